@@ -1,0 +1,3 @@
+//! The `interai` command line: `serve` runs an instance, `admin …` manages it.
+
+fn main() {}
