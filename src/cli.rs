@@ -1,0 +1,243 @@
+//! The command-line adapter: parses `interai …` and runs one command against an instance.
+
+use std::path::PathBuf;
+
+use anyhow::{Context, bail};
+use chrono::{DateTime, TimeDelta, Utc};
+use clap::{Args, Parser, Subcommand};
+
+use crate::clock::{SharedClock, SystemClock};
+use crate::config::Config;
+use crate::domain::{ActorType, PublicId, ScopeSet};
+use crate::instance::Instance;
+use crate::service::actors::NewActor;
+use crate::service::keys::NewApiKey;
+
+/// interai: a self-hosted Inter-AI instance.
+#[derive(Debug, Parser)]
+#[command(name = "interai", version, about, propagate_version = true)]
+pub struct Cli {
+    /// A TOML configuration file (also INTERAI_CONFIG); INTERAI_* variables override it.
+    #[arg(long, global = true, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Top-level commands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run the instance: MCP at /mcp, health at /healthz and /readyz.
+    Serve,
+    /// Manage the instance's actors and keys on the configured database.
+    #[command(subcommand)]
+    Admin(AdminCommand),
+}
+
+/// `interai admin …`
+#[derive(Debug, Subcommand)]
+pub enum AdminCommand {
+    /// Humans, organizations and agents.
+    #[command(subcommand)]
+    Actor(ActorCommand),
+    /// API keys.
+    #[command(subcommand)]
+    Key(KeyCommand),
+}
+
+/// `interai admin actor …`
+#[derive(Debug, Subcommand)]
+pub enum ActorCommand {
+    /// Create an actor and print its ID.
+    Create(CreateActorArguments),
+    /// List the actors of this realm.
+    List,
+}
+
+/// Arguments of `admin actor create`.
+#[derive(Debug, Args)]
+pub struct CreateActorArguments {
+    /// usr (human), org (organization) or ai (agent).
+    #[arg(long = "type", value_name = "usr|org|ai")]
+    pub actor_type: String,
+    /// The display name.
+    #[arg(long)]
+    pub name: String,
+    /// The accountable controller (a usr_ or org_ ID); required for ai.
+    #[arg(long, value_name = "ID")]
+    pub controller: Option<String>,
+}
+
+/// `interai admin key …`
+#[derive(Debug, Subcommand)]
+pub enum KeyCommand {
+    /// Issue a key and print its secret once.
+    Create(CreateKeyArguments),
+    /// List an actor's keys (never their secrets).
+    List {
+        /// The actor whose keys to list.
+        #[arg(long, value_name = "ID")]
+        actor: String,
+    },
+    /// Revoke a key at once.
+    Revoke {
+        /// The key's ID (key_…).
+        id: String,
+    },
+}
+
+/// Arguments of `admin key create`.
+#[derive(Debug, Args)]
+pub struct CreateKeyArguments {
+    /// The actor the key authenticates.
+    #[arg(long, value_name = "ID")]
+    pub actor: String,
+    /// Comma-separated scopes: read, publish, usage, review, rate, moderate, admin.
+    #[arg(long, default_value = "read,publish,usage,review,rate")]
+    pub scopes: String,
+    /// When the key expires: an RFC 3339 time (2027-01-31T00:00:00Z) or a duration from now (90d, 12h, 30m).
+    #[arg(long)]
+    pub expires: Option<String>,
+    /// A label to recognise the key by.
+    #[arg(long)]
+    pub label: Option<String>,
+}
+
+/// Runs a parsed command line.
+pub async fn run(cli: Cli) -> anyhow::Result<()> {
+    let config = Config::load(cli.config.as_deref())?;
+    crate::instance::init_logging(&config);
+    let clock: SharedClock = std::sync::Arc::new(SystemClock);
+    match cli.command {
+        Command::Serve => {
+            let listener = tokio::net::TcpListener::bind(config.listen)
+                .await
+                .with_context(|| format!("cannot listen on {} (INTERAI_LISTEN)", config.listen))?;
+            let instance = Instance::open(config, clock).await?;
+            instance.bootstrap().await?;
+            instance.serve(listener, crate::instance::shutdown_signal()).await?;
+        }
+        Command::Admin(command) => {
+            let instance = Instance::open(config, clock).await?;
+            instance.bootstrap().await?;
+            let result = run_admin(&instance, command).await;
+            instance.close().await;
+            result?;
+        }
+    }
+    Ok(())
+}
+
+async fn run_admin(instance: &Instance, command: AdminCommand) -> anyhow::Result<()> {
+    let service = instance.service();
+    match command {
+        AdminCommand::Actor(ActorCommand::Create(arguments)) => {
+            let actor_type = ActorType::parse(&arguments.actor_type)
+                .with_context(|| format!("--type must be usr, org or ai, not {:?}", arguments.actor_type))?;
+            let controller = arguments
+                .controller
+                .as_deref()
+                .map(|text| parse_id("--controller", text))
+                .transpose()?;
+            let actor = service
+                .create_actor(NewActor {
+                    actor_type,
+                    display_name: arguments.name,
+                    controller,
+                })
+                .await?;
+            println!("{}", actor.id);
+        }
+        AdminCommand::Actor(ActorCommand::List) => {
+            println!("id\ttype\tname\tcontroller\troot_controller\tcreated_at");
+            for actor in service.list_actors().await? {
+                println!(
+                    "{}\t{}\t{}\t{}\t{}\t{}",
+                    actor.id,
+                    actor.actor_type.as_str(),
+                    actor.display_name,
+                    actor.controller.as_ref().map_or("-", PublicId::as_str),
+                    actor.root_controller,
+                    actor.created_at.to_rfc3339()
+                );
+            }
+        }
+        AdminCommand::Key(KeyCommand::Create(arguments)) => {
+            let actor_id = parse_id("--actor", &arguments.actor)?;
+            let scopes = ScopeSet::parse_list(&arguments.scopes).map_err(|unknown| {
+                anyhow::anyhow!(
+                    "--scopes: unknown scope {unknown:?}; known scopes are read, publish, usage, review, rate, moderate, admin"
+                )
+            })?;
+            let expires_at = arguments
+                .expires
+                .as_deref()
+                .map(|text| parse_expiry(text, service.now()))
+                .transpose()?;
+            let issued = service
+                .create_api_key(NewApiKey {
+                    actor_id,
+                    scopes,
+                    expires_at,
+                    label: arguments.label,
+                })
+                .await?;
+            eprintln!(
+                "key {} for {} with scopes {} (the secret below is shown only once)",
+                issued.key.id,
+                issued.key.actor_id,
+                issued.key.scopes.to_list()
+            );
+            println!("{}", issued.secret);
+        }
+        AdminCommand::Key(KeyCommand::List { actor }) => {
+            let actor_id = parse_id("--actor", &actor)?;
+            println!("id\tscopes\tlabel\tcreated_at\texpires_at\trevoked_at\tlast_used_at");
+            let show = |instant: Option<DateTime<Utc>>| instant.map_or_else(|| "-".to_owned(), |value| value.to_rfc3339());
+            for key in service.list_api_keys(&actor_id).await? {
+                println!(
+                    "{}\t{}\t{}\t{}\t{}\t{}\t{}",
+                    key.id,
+                    key.scopes.to_list(),
+                    key.label.as_deref().unwrap_or("-"),
+                    key.created_at.to_rfc3339(),
+                    show(key.expires_at),
+                    show(key.revoked_at),
+                    show(key.last_used_at)
+                );
+            }
+        }
+        AdminCommand::Key(KeyCommand::Revoke { id }) => {
+            let key_id = parse_id("key ID", &id)?;
+            let key = service.revoke_api_key(&key_id).await?;
+            println!("{} revoked", key.id);
+        }
+    }
+    Ok(())
+}
+
+fn parse_id(argument: &str, text: &str) -> anyhow::Result<PublicId> {
+    PublicId::parse(text.trim()).map_err(|error| anyhow::anyhow!("{argument}: {error}"))
+}
+
+/// Parses `--expires`: an RFC 3339 instant, or a count of days, hours or minutes from `now`.
+pub fn parse_expiry(text: &str, now: DateTime<Utc>) -> anyhow::Result<DateTime<Utc>> {
+    let text = text.trim();
+    if let Ok(instant) = DateTime::parse_from_rfc3339(text) {
+        return Ok(instant.to_utc());
+    }
+    let (number, unit) = text.split_at(text.len().saturating_sub(1));
+    let Ok(amount) = number.parse::<i64>() else {
+        bail!("--expires: expected an RFC 3339 time such as 2027-01-31T00:00:00Z or a duration such as 90d, 12h, 30m");
+    };
+    let delta = match unit {
+        "d" => TimeDelta::try_days(amount),
+        "h" => TimeDelta::try_hours(amount),
+        "m" => TimeDelta::try_minutes(amount),
+        _ => None,
+    };
+    match delta {
+        Some(delta) if amount > 0 => Ok(now + delta),
+        _ => bail!("--expires: expected an RFC 3339 time such as 2027-01-31T00:00:00Z or a positive duration such as 90d, 12h, 30m"),
+    }
+}

@@ -1,0 +1,384 @@
+//! Instance configuration: plain data read from an optional TOML file, then overridden by `INTERAI_*` variables.
+//!
+//! Every setting has a documented default (docs/configuration.md) so that an instance starts with no file at all.
+//! An invalid value stops the start with a message that names the setting.
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+/// The complete, validated configuration of one instance.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Config {
+    /// Socket address the HTTP server binds (`INTERAI_LISTEN`).
+    pub listen: SocketAddr,
+    /// The realm: this instance's public domain, with a port if not the default one (`INTERAI_REALM`).
+    pub realm: String,
+    /// Directory for the embedded database and the bootstrap admin key (`INTERAI_DATA_DIR`).
+    pub data_dir: PathBuf,
+    /// Database URL, `sqlite://…` or `postgres://…` (`INTERAI_DATABASE_URL`).
+    pub database_url: String,
+    /// Upper bound of pooled database connections (`INTERAI_DATABASE_MAX_CONNECTIONS`).
+    pub database_max_connections: u32,
+    /// Host names (without port) accepted in the `Host` header of MCP requests (`INTERAI_ALLOWED_HOSTS`).
+    pub allowed_hosts: Vec<String>,
+    /// Browser origins accepted in the `Origin` header of MCP requests (`INTERAI_ALLOWED_ORIGINS`).
+    /// Requests without an `Origin` header (every non-browser client) are always accepted.
+    pub allowed_origins: Vec<String>,
+    /// Successful writes allowed per root controller per hour (`INTERAI_WRITES_PER_HOUR`).
+    pub writes_per_hour: u32,
+    /// Largest accepted HTTP request body in bytes (`INTERAI_MAX_REQUEST_BYTES`).
+    pub max_request_bytes: usize,
+    /// `text` or `json` log lines (`INTERAI_LOG_FORMAT`).
+    pub log_format: LogFormat,
+    /// A `tracing` filter such as `info` or `interai=debug` (`INTERAI_LOG`).
+    pub log_filter: String,
+    /// Seconds in-flight requests get to finish after a shutdown signal (`INTERAI_SHUTDOWN_GRACE_SECONDS`).
+    pub shutdown_grace_seconds: u64,
+}
+
+/// Format of log lines.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LogFormat {
+    /// Human-readable lines.
+    Text,
+    /// One JSON object per line.
+    Json,
+}
+
+/// A setting with an invalid value.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid configuration: {setting}: {message}")]
+pub struct ConfigError {
+    /// The environment variable (or file key) that holds the bad value.
+    pub setting: String,
+    /// What is wrong with it.
+    pub message: String,
+}
+
+impl ConfigError {
+    fn new(setting: &str, message: impl Into<String>) -> ConfigError {
+        ConfigError {
+            setting: setting.to_owned(),
+            message: message.into(),
+        }
+    }
+}
+
+/// The TOML file's shape: every key optional, unknown keys rejected.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ConfigFile {
+    listen: Option<String>,
+    realm: Option<String>,
+    data_dir: Option<String>,
+    database_url: Option<String>,
+    database_max_connections: Option<u32>,
+    allowed_hosts: Option<Vec<String>>,
+    allowed_origins: Option<Vec<String>>,
+    writes_per_hour: Option<u32>,
+    max_request_bytes: Option<usize>,
+    log_format: Option<String>,
+    log: Option<String>,
+    shutdown_grace_seconds: Option<u64>,
+}
+
+/// Default listen address.
+pub const DEFAULT_LISTEN: &str = "127.0.0.1:8080";
+/// Default realm.
+pub const DEFAULT_REALM: &str = "localhost:8080";
+/// Default data directory.
+pub const DEFAULT_DATA_DIR: &str = "./data";
+/// Default write limit per root controller and hour.
+pub const DEFAULT_WRITES_PER_HOUR: u32 = 200;
+/// Default HTTP body cap: room for a 200 KB body plus 64 KB of structured data, JSON-escaped.
+pub const DEFAULT_MAX_REQUEST_BYTES: usize = 1024 * 1024;
+
+impl Config {
+    /// Reads the configuration the way `interai` does: the file named by `file` (or `INTERAI_CONFIG`),
+    /// then the process environment.
+    pub fn load(file: Option<&Path>) -> Result<Config, ConfigError> {
+        let environment: BTreeMap<String, String> =
+            std::env::vars().filter(|(name, _)| name.starts_with("INTERAI_")).collect();
+        let file_path = file
+            .map(Path::to_path_buf)
+            .or_else(|| environment.get("INTERAI_CONFIG").map(PathBuf::from));
+        let file_text = match &file_path {
+            Some(path) => Some(std::fs::read_to_string(path).map_err(|error| {
+                ConfigError::new("INTERAI_CONFIG", format!("cannot read {}: {error}", path.display()))
+            })?),
+            None => None,
+        };
+        Config::from_sources(file_text.as_deref(), &environment)
+    }
+
+    /// Builds the configuration from a TOML text and a map of environment variables; the variables win.
+    pub fn from_sources(file_text: Option<&str>, environment: &BTreeMap<String, String>) -> Result<Config, ConfigError> {
+        let file: ConfigFile = match file_text {
+            Some(text) => toml::from_str(text).map_err(|error| ConfigError::new("INTERAI_CONFIG", error.message()))?,
+            None => ConfigFile::default(),
+        };
+        let variable = |name: &str| environment.get(name).map(String::as_str);
+
+        let listen_text = variable("INTERAI_LISTEN")
+            .map(str::to_owned)
+            .or(file.listen)
+            .unwrap_or_else(|| DEFAULT_LISTEN.to_owned());
+        let listen: SocketAddr = listen_text
+            .parse()
+            .map_err(|_| ConfigError::new("INTERAI_LISTEN", "expected an address such as 127.0.0.1:8080"))?;
+
+        let realm = variable("INTERAI_REALM")
+            .map(str::to_owned)
+            .or(file.realm)
+            .unwrap_or_else(|| DEFAULT_REALM.to_owned());
+        let realm = validate_realm(&realm)?;
+
+        let data_dir = PathBuf::from(
+            variable("INTERAI_DATA_DIR")
+                .map(str::to_owned)
+                .or(file.data_dir)
+                .unwrap_or_else(|| DEFAULT_DATA_DIR.to_owned()),
+        );
+        if data_dir.as_os_str().is_empty() {
+            return Err(ConfigError::new("INTERAI_DATA_DIR", "must not be empty"));
+        }
+
+        let database_url = variable("INTERAI_DATABASE_URL")
+            .map(str::to_owned)
+            .or(file.database_url)
+            .unwrap_or_else(|| format!("sqlite://{}", data_dir.join("interai.db").display()));
+        if !(database_url.starts_with("sqlite:")
+            || database_url.starts_with("postgres://")
+            || database_url.starts_with("postgresql://"))
+        {
+            return Err(ConfigError::new(
+                "INTERAI_DATABASE_URL",
+                "must start with sqlite:// or postgres://",
+            ));
+        }
+
+        let database_max_connections = parse_number(
+            "INTERAI_DATABASE_MAX_CONNECTIONS",
+            variable("INTERAI_DATABASE_MAX_CONNECTIONS"),
+            file.database_max_connections,
+            10,
+        )?;
+        if database_max_connections == 0 {
+            return Err(ConfigError::new("INTERAI_DATABASE_MAX_CONNECTIONS", "must be at least 1"));
+        }
+
+        let realm_host = host_without_port(&realm).to_owned();
+        let allowed_hosts = match variable("INTERAI_ALLOWED_HOSTS") {
+            Some(list) => split_list(list),
+            None => file.allowed_hosts.unwrap_or_else(|| {
+                let mut hosts = vec![realm_host.clone(), "localhost".to_owned(), "127.0.0.1".to_owned(), "::1".to_owned()];
+                hosts.dedup();
+                hosts
+            }),
+        };
+        if allowed_hosts.is_empty() {
+            return Err(ConfigError::new("INTERAI_ALLOWED_HOSTS", "must name at least one host"));
+        }
+        let allowed_hosts = allowed_hosts.into_iter().map(|host| host.to_ascii_lowercase()).collect();
+
+        let allowed_origins = match variable("INTERAI_ALLOWED_ORIGINS") {
+            Some(list) => split_list(list),
+            None => file
+                .allowed_origins
+                .unwrap_or_else(|| vec![format!("https://{realm}"), format!("http://{realm}")]),
+        };
+        for origin in &allowed_origins {
+            let parsed = url::Url::parse(origin)
+                .map_err(|_| ConfigError::new("INTERAI_ALLOWED_ORIGINS", "each origin must look like https://host[:port]"))?;
+            if parsed.path() != "/" || parsed.host_str().is_none() {
+                return Err(ConfigError::new(
+                    "INTERAI_ALLOWED_ORIGINS",
+                    "each origin must look like https://host[:port], without a path",
+                ));
+            }
+        }
+
+        let writes_per_hour = parse_number(
+            "INTERAI_WRITES_PER_HOUR",
+            variable("INTERAI_WRITES_PER_HOUR"),
+            file.writes_per_hour,
+            DEFAULT_WRITES_PER_HOUR,
+        )?;
+        if writes_per_hour == 0 {
+            return Err(ConfigError::new("INTERAI_WRITES_PER_HOUR", "must be at least 1"));
+        }
+
+        let max_request_bytes = parse_number(
+            "INTERAI_MAX_REQUEST_BYTES",
+            variable("INTERAI_MAX_REQUEST_BYTES"),
+            file.max_request_bytes,
+            DEFAULT_MAX_REQUEST_BYTES,
+        )?;
+        if max_request_bytes < 4096 {
+            return Err(ConfigError::new("INTERAI_MAX_REQUEST_BYTES", "must be at least 4096"));
+        }
+
+        let log_format = match variable("INTERAI_LOG_FORMAT")
+            .map(str::to_owned)
+            .or(file.log_format)
+            .as_deref()
+        {
+            None | Some("text") => LogFormat::Text,
+            Some("json") => LogFormat::Json,
+            Some(_) => return Err(ConfigError::new("INTERAI_LOG_FORMAT", "expected text or json")),
+        };
+        let log_filter = variable("INTERAI_LOG")
+            .map(str::to_owned)
+            .or(file.log)
+            .unwrap_or_else(|| "info".to_owned());
+        if tracing_subscriber::EnvFilter::try_new(&log_filter).is_err() {
+            return Err(ConfigError::new("INTERAI_LOG", "not a valid tracing filter (e.g. info, interai=debug)"));
+        }
+
+        let shutdown_grace_seconds = parse_number(
+            "INTERAI_SHUTDOWN_GRACE_SECONDS",
+            variable("INTERAI_SHUTDOWN_GRACE_SECONDS"),
+            file.shutdown_grace_seconds,
+            10,
+        )?;
+
+        Ok(Config {
+            listen,
+            realm,
+            data_dir,
+            database_url,
+            database_max_connections,
+            allowed_hosts,
+            allowed_origins,
+            writes_per_hour,
+            max_request_bytes,
+            log_format,
+            log_filter,
+            shutdown_grace_seconds,
+        })
+    }
+
+    /// A configuration for tests and embedding: defaults, the given realm and database.
+    pub fn for_realm(realm: &str, database_url: &str, data_dir: &Path) -> Config {
+        let mut environment = BTreeMap::new();
+        environment.insert("INTERAI_REALM".to_owned(), realm.to_owned());
+        environment.insert("INTERAI_DATABASE_URL".to_owned(), database_url.to_owned());
+        environment.insert("INTERAI_DATA_DIR".to_owned(), data_dir.display().to_string());
+        environment.insert("INTERAI_LISTEN".to_owned(), "127.0.0.1:0".to_owned());
+        Config::from_sources(None, &environment).unwrap_or_else(|error| panic!("test configuration is valid: {error}"))
+    }
+
+    /// The realm's host name without a port.
+    pub fn realm_host(&self) -> &str {
+        host_without_port(&self.realm)
+    }
+}
+
+fn parse_number<T: std::str::FromStr + Copy>(
+    setting: &str,
+    from_environment: Option<&str>,
+    from_file: Option<T>,
+    default: T,
+) -> Result<T, ConfigError> {
+    match from_environment {
+        Some(text) => text
+            .trim()
+            .parse()
+            .map_err(|_| ConfigError::new(setting, "expected a whole non-negative number")),
+        None => Ok(from_file.unwrap_or(default)),
+    }
+}
+
+fn split_list(list: &str) -> Vec<String> {
+    list.split(',')
+        .map(str::trim)
+        .filter(|item| !item.is_empty())
+        .map(str::to_owned)
+        .collect()
+}
+
+fn validate_realm(realm: &str) -> Result<String, ConfigError> {
+    let realm = realm.trim().to_ascii_lowercase();
+    let parsed = url::Url::parse(&format!("http://{realm}/"))
+        .map_err(|_| ConfigError::new("INTERAI_REALM", "expected a domain with an optional port, e.g. acme.example"))?;
+    let reconstructed = match parsed.port() {
+        Some(port) => format!("{}:{port}", parsed.host_str().unwrap_or_default()),
+        None => parsed.host_str().unwrap_or_default().to_owned(),
+    };
+    if realm.is_empty() || reconstructed != realm || parsed.path() != "/" {
+        return Err(ConfigError::new(
+            "INTERAI_REALM",
+            "expected a domain with an optional port, e.g. acme.example (no scheme, path or credentials)",
+        ));
+    }
+    Ok(realm)
+}
+
+/// The host part of `host[:port]`, handling bracketed IPv6 literals.
+pub fn host_without_port(authority: &str) -> &str {
+    if let Some(rest) = authority.strip_prefix('[') {
+        return rest.split(']').next().unwrap_or(rest);
+    }
+    match authority.rsplit_once(':') {
+        Some((host, port)) if port.chars().all(|character| character.is_ascii_digit()) && !host.contains(':') => host,
+        _ => authority,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn environment(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+        pairs.iter().map(|(name, value)| ((*name).to_owned(), (*value).to_owned())).collect()
+    }
+
+    #[test]
+    fn defaults_need_no_file_and_no_variables() {
+        let config = Config::from_sources(None, &BTreeMap::new()).expect("defaults are valid");
+        assert_eq!(config.listen.to_string(), "127.0.0.1:8080");
+        assert_eq!(config.realm, "localhost:8080");
+        assert_eq!(config.database_url, "sqlite://./data/interai.db");
+        assert_eq!(config.writes_per_hour, 200);
+        assert!(config.allowed_hosts.contains(&"localhost".to_owned()));
+    }
+
+    #[test]
+    fn variables_override_the_file() {
+        let file = "realm = \"file.example\"\nwrites_per_hour = 5\n";
+        let config = Config::from_sources(Some(file), &environment(&[("INTERAI_WRITES_PER_HOUR", "7")])).expect("valid");
+        assert_eq!(config.realm, "file.example");
+        assert_eq!(config.writes_per_hour, 7);
+        assert!(config.allowed_hosts.contains(&"file.example".to_owned()));
+    }
+
+    #[test]
+    fn invalid_values_name_their_setting() {
+        let cases = [
+            ("INTERAI_LISTEN", "not an address"),
+            ("INTERAI_REALM", "https://acme.example/path"),
+            ("INTERAI_DATABASE_URL", "mysql://x"),
+            ("INTERAI_WRITES_PER_HOUR", "many"),
+            ("INTERAI_WRITES_PER_HOUR", "0"),
+            ("INTERAI_LOG_FORMAT", "xml"),
+            ("INTERAI_ALLOWED_ORIGINS", "acme.example"),
+            ("INTERAI_MAX_REQUEST_BYTES", "12"),
+        ];
+        for (setting, value) in cases {
+            let error = Config::from_sources(None, &environment(&[(setting, value)])).expect_err(value);
+            assert_eq!(error.setting, setting, "{value}");
+        }
+        let error = Config::from_sources(Some("colour = \"blue\""), &BTreeMap::new()).expect_err("unknown key");
+        assert_eq!(error.setting, "INTERAI_CONFIG");
+    }
+
+    #[test]
+    fn host_is_split_from_port() {
+        assert_eq!(host_without_port("acme.example:8443"), "acme.example");
+        assert_eq!(host_without_port("acme.example"), "acme.example");
+        assert_eq!(host_without_port("[::1]:8080"), "::1");
+    }
+}

@@ -1,0 +1,28 @@
+//! The HTTP adapter: the axum router with health checks, the authenticated MCP endpoint and the body cap.
+
+pub mod auth;
+pub mod health;
+
+use axum::Router;
+use axum::extract::DefaultBodyLimit;
+use axum::routing::get;
+use tower_http::trace::TraceLayer;
+
+use crate::config::Config;
+use crate::service::Service;
+
+/// Builds the instance's router. The MCP endpoint sits behind bearer authentication applied with
+/// `route_layer`, so unknown paths still answer 404 rather than 401.
+pub fn router(service: Service, config: &Config) -> Router {
+    let mcp = crate::mcp::streamable_http_service(service.clone(), config);
+    let authenticated = Router::new()
+        .nest_service("/mcp", mcp)
+        .route_layer(axum::middleware::from_fn_with_state(service.clone(), auth::require_bearer_key));
+    Router::new()
+        .route("/healthz", get(health::healthz))
+        .route("/readyz", get(health::readyz))
+        .with_state(service)
+        .merge(authenticated)
+        .layer(DefaultBodyLimit::max(config.max_request_bytes))
+        .layer(TraceLayer::new_for_http())
+}

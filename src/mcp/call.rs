@@ -1,0 +1,169 @@
+//! The pipeline every tool call runs through: caller, arguments, service call, audit, result mapping.
+
+use std::future::Future;
+use std::time::Instant;
+
+use axum::http::request::Parts;
+use rmcp::RoleServer;
+use rmcp::model::{CallToolResult, ContentBlock, InitializeRequestParams, JsonObject};
+use rmcp::service::RequestContext;
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+
+use crate::domain::AuthenticatedActor;
+use crate::service::audit::CallAudit;
+use crate::service::{ErrorCode, Service, ServiceError};
+
+/// A tool's output: serialized as `structuredContent`, summarized in one line of text.
+pub trait ToolOutput: Serialize + JsonSchema {
+    /// One line for the text rendering shown to models that ignore structured content.
+    fn summary(&self) -> String;
+}
+
+/// Static facts about a tool that the pipeline needs.
+#[derive(Debug, Clone, Copy)]
+pub struct ToolFacts {
+    /// The tool's name.
+    pub name: &'static str,
+    /// Whether a success counts against the write limit.
+    pub is_write: bool,
+}
+
+/// The caller placed in the request extensions by the HTTP auth layer.
+pub fn caller_of(context: &RequestContext<RoleServer>) -> Result<AuthenticatedActor, ServiceError> {
+    context
+        .extensions
+        .get::<Parts>()
+        .and_then(|parts| parts.extensions.get::<AuthenticatedActor>())
+        .cloned()
+        .ok_or_else(|| ServiceError::new(ErrorCode::Unauthenticated, "this request carries no authenticated actor"))
+}
+
+/// The client's name and version, when the request says (current-protocol clients send it with every call).
+pub fn client_of(context: &RequestContext<RoleServer>) -> (Option<String>, Option<String>) {
+    match context.meta.client_info() {
+        Some(implementation) => (Some(implementation.name), Some(implementation.version)),
+        None => (None, None),
+    }
+}
+
+/// Parses tool arguments into the tool's input type; a mismatch is `validation_failed` naming the problem.
+pub fn parse_arguments<Input: DeserializeOwned>(arguments: &JsonObject) -> Result<Input, ServiceError> {
+    serde_path_to_error::deserialize(Value::Object(arguments.clone())).map_err(|error| {
+        let path = error.path().to_string();
+        let field = if path == "." { String::new() } else { path };
+        ServiceError::new(
+            ErrorCode::ValidationFailed,
+            format!("the arguments do not match the tool's input schema: {}", error.inner()),
+        )
+        .with_details(json!({ "field": field }))
+    })
+}
+
+/// Runs one tool call: resolves the caller, parses the arguments, calls `handler`, audits the call,
+/// and maps the outcome to a tool result (`isError: true` with the spec's error object on failure).
+pub async fn run_tool<Input, Output, Handler, HandlerFuture>(
+    service: &Service,
+    facts: ToolFacts,
+    context: &RequestContext<RoleServer>,
+    arguments: JsonObject,
+    handler: Handler,
+) -> Result<CallToolResult, CallToolResult>
+where
+    Input: DeserializeOwned,
+    Output: ToolOutput,
+    Handler: FnOnce(AuthenticatedActor, Input) -> HandlerFuture,
+    HandlerFuture: Future<Output = Result<Output, ServiceError>>,
+{
+    let started = Instant::now();
+    let caller = caller_of(context).map_err(|error| error_result(&error))?;
+    let outcome = match parse_arguments::<Input>(&arguments) {
+        Ok(input) => handler(caller.clone(), input).await,
+        Err(error) => Err(error),
+    };
+    let (client_name, client_version) = client_of(context);
+    let request = Value::Object(arguments);
+    let audited = match &outcome {
+        Ok(output) => Ok(output.summary()),
+        Err(error) => Err(error),
+    };
+    let audit = service
+        .record_call(CallAudit {
+            caller: &caller,
+            tool: facts.name,
+            is_write: facts.is_write,
+            request: &request,
+            outcome: audited,
+            duration: started.elapsed(),
+            client_name,
+            client_version,
+        })
+        .await;
+    if let Err(error) = audit {
+        // An unaudited call must not look successful: report it as the internal error it is.
+        log_error(facts.name, &error);
+        return Err(error_result(&error));
+    }
+    match outcome {
+        Ok(output) => success_result(&output).map_err(|error| error_result(&error)),
+        Err(error) => {
+            log_error(facts.name, &error);
+            Err(error_result(&error))
+        }
+    }
+}
+
+/// Audits an `initialize` handshake with the client's self-description. Failures are logged only:
+/// refusing the handshake would not make the audit trail any more complete.
+pub async fn audit_initialize(service: &Service, context: &RequestContext<RoleServer>, request: &InitializeRequestParams) {
+    let Ok(caller) = caller_of(context) else {
+        return;
+    };
+    let request_value = json!({
+        "protocolVersion": request.protocol_version.to_string(),
+        "clientInfo": { "name": request.client_info.name, "version": request.client_info.version },
+    });
+    let result = service
+        .record_call(CallAudit {
+            caller: &caller,
+            tool: "initialize",
+            is_write: false,
+            request: &request_value,
+            outcome: Ok(format!("protocol {}", request.protocol_version)),
+            duration: std::time::Duration::ZERO,
+            client_name: Some(request.client_info.name.clone()),
+            client_version: Some(request.client_info.version.clone()),
+        })
+        .await;
+    if let Err(error) = result {
+        log_error("initialize", &error);
+    }
+}
+
+fn log_error(tool: &str, error: &ServiceError) {
+    if error.code == ErrorCode::InternalError {
+        tracing::error!(tool, code = error.code.as_str(), cause = error.cause.as_deref().unwrap_or(""), "tool call failed");
+    } else {
+        tracing::debug!(tool, code = error.code.as_str(), "tool call refused");
+    }
+}
+
+/// A successful result: the output as `structuredContent`, and a text block with a summary line and the JSON,
+/// for clients that only read text.
+pub fn success_result<Output: ToolOutput>(output: &Output) -> Result<CallToolResult, ServiceError> {
+    let value = serde_json::to_value(output).map_err(|error| ServiceError::internal(error.to_string()))?;
+    let text = format!("{}\n\n{}", output.summary(), value);
+    let mut result = CallToolResult::structured(value);
+    result.content = vec![ContentBlock::text(text)];
+    Ok(result)
+}
+
+/// A failed result: `isError: true`, `structuredContent = { "error": { code, message, details } }`.
+pub fn error_result(error: &ServiceError) -> CallToolResult {
+    let body = json!({ "error": { "code": error.code.as_str(), "message": error.message, "details": error.details } });
+    let mut result = CallToolResult::structured_error(body);
+    result.content = vec![ContentBlock::text(format!("Error [{}]: {}", error.code, error.message))];
+    result
+}

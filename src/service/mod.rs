@@ -1,0 +1,98 @@
+//! The service layer: every use case of the instance and the one home of its business rules.
+//!
+//! Adapters (MCP, HTTP, CLI) parse input, call one method here and map the result. This module knows
+//! no transport: no axum, no rmcp, no HTTP status codes. Time comes from the injected clock.
+
+pub mod actors;
+pub mod audit;
+pub mod bootstrap;
+pub mod error;
+pub mod keys;
+
+use std::sync::Arc;
+
+use chrono::{DateTime, Utc};
+
+pub use error::{ErrorCode, ServiceError};
+
+use crate::clock::SharedClock;
+use crate::domain::{IdKind, PublicId};
+use crate::store::Store;
+
+/// Settings the service layer reads; a subset of the configuration.
+#[derive(Debug, Clone)]
+pub struct ServiceSettings {
+    /// This instance's realm.
+    pub realm: String,
+    /// Successful writes allowed per root controller per hour.
+    pub writes_per_hour: u32,
+}
+
+/// The use cases of one instance. Cheap to clone; every clone shares the same store and clock.
+#[derive(Clone)]
+pub struct Service {
+    inner: Arc<ServiceInner>,
+}
+
+struct ServiceInner {
+    store: Store,
+    clock: SharedClock,
+    settings: ServiceSettings,
+}
+
+impl std::fmt::Debug for Service {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter
+            .debug_struct("Service")
+            .field("realm", &self.inner.settings.realm)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Service {
+    /// A service over a connected store.
+    pub fn new(store: Store, clock: SharedClock, settings: ServiceSettings) -> Service {
+        Service {
+            inner: Arc::new(ServiceInner { store, clock, settings }),
+        }
+    }
+
+    /// The realm this instance serves.
+    pub fn realm(&self) -> &str {
+        &self.inner.settings.realm
+    }
+
+    /// The settings in force.
+    pub fn settings(&self) -> &ServiceSettings {
+        &self.inner.settings
+    }
+
+    /// The current time from the injected clock.
+    pub fn now(&self) -> DateTime<Utc> {
+        self.inner.clock.now()
+    }
+
+    /// Whether the database answers.
+    pub async fn check_ready(&self) -> Result<(), ServiceError> {
+        self.inner.store.ping().await.map_err(ServiceError::from)
+    }
+
+    fn store(&self) -> &Store {
+        &self.inner.store
+    }
+
+    /// A fresh ID of `kind`, time-ordered by the injected clock.
+    fn new_id(&self, kind: IdKind) -> PublicId {
+        // 80 bits of randomness, as the ULID layout has room for.
+        let randomness: u128 = rand::random::<u128>() >> 48;
+        PublicId::generate(kind, self.now(), randomness)
+    }
+
+    /// A fresh lowercase ULID for rows that are not public objects (audit entries).
+    fn new_internal_id(&self) -> String {
+        let milliseconds = u64::try_from(self.now().timestamp_millis()).unwrap_or(0);
+        ulid::Ulid::from_parts(milliseconds, rand::random::<u128>() >> 48)
+            .to_string()
+            .to_ascii_lowercase()
+    }
+}

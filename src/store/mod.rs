@@ -1,0 +1,271 @@
+//! Storage: the only module that names sqlx. One [`Store`] dispatches to PostgreSQL or SQLite.
+//!
+//! Queries are written once with `$1…` placeholders and compiled for both backends through the
+//! [`dispatch!`] macro; where the dialects differ a query gets two arms. SQLite runs with one writer
+//! connection and `BEGIN IMMEDIATE` transactions, because several writers that read before they write
+//! fail with "database is locked" even with a busy timeout.
+
+pub mod actors;
+pub mod audit;
+pub mod keys;
+pub mod settings;
+
+use std::str::FromStr;
+use std::time::Duration;
+
+use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
+use sqlx::{PgConnection, PgPool, Postgres, Sqlite, SqliteConnection, SqlitePool};
+
+/// Runs `$body` with `$connection` bound to a `&mut PgConnection` or a `&mut SqliteConnection`.
+///
+/// The body is compiled once per backend, so the same query text and binds serve both.
+macro_rules! dispatch {
+    ($conn:expr, |$connection:ident| $body:expr) => {
+        match $conn {
+            $crate::store::Conn::Postgres(inner) => {
+                let $connection: &mut sqlx::PgConnection = &mut **inner;
+                $body
+            }
+            $crate::store::Conn::Sqlite(inner) => {
+                let $connection: &mut sqlx::SqliteConnection = &mut **inner;
+                $body
+            }
+        }
+    };
+}
+pub(crate) use dispatch;
+
+/// A failure in the storage layer. The service layer logs it and reports `internal_error`,
+/// except for the constraint violations it can explain.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// The database reported an error.
+    #[error("database error: {0}")]
+    Database(#[from] sqlx::Error),
+    /// Applying the embedded migrations failed.
+    #[error("migration failed: {0}")]
+    Migration(#[from] sqlx::migrate::MigrateError),
+    /// A stored row could not be turned into a domain value; the database holds something this version does not understand.
+    #[error("stored data is invalid: {0}")]
+    Corrupt(String),
+    /// The database URL could not be used.
+    #[error("cannot use the database URL: {0}")]
+    Url(String),
+}
+
+impl StoreError {
+    /// Whether the error is a unique-constraint violation (a concurrent insert of the same key).
+    pub fn is_unique_violation(&self) -> bool {
+        matches!(self, StoreError::Database(sqlx::Error::Database(error)) if error.is_unique_violation())
+    }
+}
+
+/// Which backend a store uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    /// PostgreSQL.
+    Postgres,
+    /// Embedded SQLite.
+    Sqlite,
+}
+
+#[derive(Debug, Clone)]
+enum Pools {
+    Postgres(PgPool),
+    Sqlite { reader: SqlitePool, writer: SqlitePool },
+}
+
+/// The database of one instance. Cheap to clone.
+#[derive(Debug, Clone)]
+pub struct Store {
+    pools: Pools,
+}
+
+/// A borrowed database connection of either backend; the argument of every query function.
+pub enum Conn<'a> {
+    /// A PostgreSQL connection.
+    Postgres(&'a mut PgConnection),
+    /// A SQLite connection.
+    Sqlite(&'a mut SqliteConnection),
+}
+
+/// A pooled connection for reads outside a transaction.
+pub enum Reader {
+    /// From the PostgreSQL pool.
+    Postgres(sqlx::pool::PoolConnection<Postgres>),
+    /// From the SQLite read-only pool.
+    Sqlite(sqlx::pool::PoolConnection<Sqlite>),
+}
+
+impl Reader {
+    /// The connection to pass to query functions.
+    pub fn conn(&mut self) -> Conn<'_> {
+        match self {
+            Reader::Postgres(connection) => Conn::Postgres(&mut *connection),
+            Reader::Sqlite(connection) => Conn::Sqlite(&mut *connection),
+        }
+    }
+}
+
+/// A write transaction. Dropping it without [`Transaction::commit`] rolls everything back.
+pub enum Transaction {
+    /// A PostgreSQL transaction.
+    Postgres(sqlx::Transaction<'static, Postgres>),
+    /// A SQLite `BEGIN IMMEDIATE` transaction on the single writer connection.
+    Sqlite(sqlx::Transaction<'static, Sqlite>),
+}
+
+impl Transaction {
+    /// The connection to pass to query functions.
+    pub fn conn(&mut self) -> Conn<'_> {
+        match self {
+            Transaction::Postgres(transaction) => Conn::Postgres(&mut *transaction),
+            Transaction::Sqlite(transaction) => Conn::Sqlite(&mut *transaction),
+        }
+    }
+
+    /// Makes every write of the transaction durable.
+    pub async fn commit(self) -> Result<(), StoreError> {
+        match self {
+            Transaction::Postgres(transaction) => transaction.commit().await?,
+            Transaction::Sqlite(transaction) => transaction.commit().await?,
+        }
+        Ok(())
+    }
+
+    /// The backend the transaction runs on.
+    pub fn backend(&self) -> Backend {
+        match self {
+            Transaction::Postgres(_) => Backend::Postgres,
+            Transaction::Sqlite(_) => Backend::Sqlite,
+        }
+    }
+}
+
+/// Migrations for PostgreSQL, embedded in the binary.
+pub static POSTGRES_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("migrations/postgres");
+/// Migrations for SQLite, embedded in the binary.
+pub static SQLITE_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("migrations/sqlite");
+
+impl Store {
+    /// Connects to the database named by `url` (`sqlite://path` or `postgres://…`) and applies pending migrations.
+    pub async fn connect(url: &str, max_connections: u32) -> Result<Store, StoreError> {
+        let store = if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            let options = PgConnectOptions::from_str(url).map_err(|error| StoreError::Url(error.to_string()))?;
+            let pool = PgPoolOptions::new()
+                .max_connections(max_connections)
+                .acquire_timeout(Duration::from_secs(10))
+                .connect_with(options)
+                .await?;
+            POSTGRES_MIGRATIONS.run(&pool).await?;
+            Store {
+                pools: Pools::Postgres(pool),
+            }
+        } else if url.starts_with("sqlite:") {
+            let options = SqliteConnectOptions::from_str(url)
+                .map_err(|error| StoreError::Url(error.to_string()))?
+                .create_if_missing(true)
+                .journal_mode(SqliteJournalMode::Wal)
+                .synchronous(SqliteSynchronous::Normal)
+                .busy_timeout(Duration::from_secs(10))
+                .foreign_keys(true);
+            // One writer: SQLite serializes writers anyway, and a single connection with
+            // BEGIN IMMEDIATE turns lock contention into orderly queueing inside the pool.
+            let writer = SqlitePoolOptions::new()
+                .max_connections(1)
+                .acquire_timeout(Duration::from_secs(30))
+                .connect_with(options.clone())
+                .await?;
+            SQLITE_MIGRATIONS.run(&writer).await?;
+            let reader = SqlitePoolOptions::new()
+                .max_connections(max_connections.max(2))
+                .acquire_timeout(Duration::from_secs(10))
+                .connect_with(options.read_only(true))
+                .await?;
+            Store {
+                pools: Pools::Sqlite { reader, writer },
+            }
+        } else {
+            return Err(StoreError::Url("the URL must start with sqlite:// or postgres://".to_owned()));
+        };
+        Ok(store)
+    }
+
+    /// The backend in use.
+    pub fn backend(&self) -> Backend {
+        match self.pools {
+            Pools::Postgres(_) => Backend::Postgres,
+            Pools::Sqlite { .. } => Backend::Sqlite,
+        }
+    }
+
+    /// Opens a write transaction.
+    pub async fn begin(&self) -> Result<Transaction, StoreError> {
+        Ok(match &self.pools {
+            Pools::Postgres(pool) => Transaction::Postgres(pool.begin().await?),
+            Pools::Sqlite { writer, .. } => Transaction::Sqlite(writer.begin_with("BEGIN IMMEDIATE").await?),
+        })
+    }
+
+    /// A connection for reads that need no transaction.
+    pub async fn reader(&self) -> Result<Reader, StoreError> {
+        Ok(match &self.pools {
+            Pools::Postgres(pool) => Reader::Postgres(pool.acquire().await?),
+            Pools::Sqlite { reader, .. } => Reader::Sqlite(reader.acquire().await?),
+        })
+    }
+
+    /// Checks that the database answers (for `/readyz`).
+    pub async fn ping(&self) -> Result<(), StoreError> {
+        let mut reader = self.reader().await?;
+        dispatch!(&mut reader.conn(), |connection| {
+            sqlx::query("SELECT 1").execute(&mut *connection).await?;
+        });
+        Ok(())
+    }
+
+    /// Closes every connection, waiting for checked-out ones to come back.
+    pub async fn close(&self) {
+        match &self.pools {
+            Pools::Postgres(pool) => pool.close().await,
+            Pools::Sqlite { reader, writer } => {
+                reader.close().await;
+                writer.close().await;
+            }
+        }
+    }
+
+    /// Names and columns of every table, for the test that keeps the two migration folders equivalent.
+    pub async fn describe_tables(&self) -> Result<Vec<(String, Vec<String>)>, StoreError> {
+        let mut reader = self.reader().await?;
+        let pairs: Vec<(String, String)> = match &mut reader.conn() {
+            Conn::Postgres(connection) => {
+                sqlx::query_as(
+                    "SELECT table_name::TEXT, column_name::TEXT FROM information_schema.columns \
+                     WHERE table_schema = current_schema() AND table_name <> '_sqlx_migrations' \
+                     ORDER BY table_name, column_name",
+                )
+                .fetch_all(&mut **connection)
+                .await?
+            }
+            Conn::Sqlite(connection) => {
+                sqlx::query_as(
+                    "SELECT m.name, p.name FROM sqlite_master m JOIN pragma_table_info(m.name) p \
+                     WHERE m.type = 'table' AND m.name NOT LIKE 'sqlite_%' AND m.name <> '_sqlx_migrations' \
+                     AND m.name NOT LIKE '%_fts%' ORDER BY m.name, p.name",
+                )
+                .fetch_all(&mut **connection)
+                .await?
+            }
+        };
+        let mut tables: Vec<(String, Vec<String>)> = Vec::new();
+        for (table, column) in pairs {
+            match tables.last_mut() {
+                Some((name, columns)) if *name == table => columns.push(column),
+                _ => tables.push((table, vec![column])),
+            }
+        }
+        Ok(tables)
+    }
+}
