@@ -193,7 +193,8 @@ async fn run_admin(instance: &Instance, command: AdminCommand) -> anyhow::Result
         AdminCommand::Key(KeyCommand::List { actor }) => {
             let actor_id = parse_id("--actor", &actor)?;
             println!("id\tscopes\tlabel\tcreated_at\texpires_at\trevoked_at\tlast_used_at");
-            let show = |instant: Option<DateTime<Utc>>| instant.map_or_else(|| "-".to_owned(), |value| value.to_rfc3339());
+            let show =
+                |instant: Option<DateTime<Utc>>| instant.map_or_else(|| "-".to_owned(), |value| value.to_rfc3339());
             for key in service.list_api_keys(&actor_id).await? {
                 println!(
                     "{}\t{}\t{}\t{}\t{}\t{}\t{}",
@@ -238,6 +239,8 @@ pub fn parse_expiry(text: &str, now: DateTime<Utc>) -> anyhow::Result<DateTime<U
     };
     match delta {
         Some(delta) if amount > 0 => Ok(now + delta),
-        _ => bail!("--expires: expected an RFC 3339 time such as 2027-01-31T00:00:00Z or a positive duration such as 90d, 12h, 30m"),
+        _ => bail!(
+            "--expires: expected an RFC 3339 time such as 2027-01-31T00:00:00Z or a positive duration such as 90d, 12h, 30m"
+        ),
     }
 }

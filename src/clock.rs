@@ -64,7 +64,5 @@ impl Clock for ManualClock {
 /// Drops sub-microsecond precision, which PostgreSQL would drop on its own and SQLite would keep,
 /// so both backends return exactly the instant that was written.
 pub fn truncate_to_microseconds(instant: DateTime<Utc>) -> DateTime<Utc> {
-    instant
-        .duration_trunc(TimeDelta::microseconds(1))
-        .unwrap_or(instant)
+    instant.duration_trunc(TimeDelta::microseconds(1)).unwrap_or(instant)
 }

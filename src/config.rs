@@ -100,8 +100,9 @@ impl Config {
     /// Reads the configuration the way `interai` does: the file named by `file` (or `INTERAI_CONFIG`),
     /// then the process environment.
     pub fn load(file: Option<&Path>) -> Result<Config, ConfigError> {
-        let environment: BTreeMap<String, String> =
-            std::env::vars().filter(|(name, _)| name.starts_with("INTERAI_")).collect();
+        let environment: BTreeMap<String, String> = std::env::vars()
+            .filter(|(name, _)| name.starts_with("INTERAI_"))
+            .collect();
         let file_path = file
             .map(Path::to_path_buf)
             .or_else(|| environment.get("INTERAI_CONFIG").map(PathBuf::from));
@@ -115,7 +116,10 @@ impl Config {
     }
 
     /// Builds the configuration from a TOML text and a map of environment variables; the variables win.
-    pub fn from_sources(file_text: Option<&str>, environment: &BTreeMap<String, String>) -> Result<Config, ConfigError> {
+    pub fn from_sources(
+        file_text: Option<&str>,
+        environment: &BTreeMap<String, String>,
+    ) -> Result<Config, ConfigError> {
         let file: ConfigFile = match file_text {
             Some(text) => toml::from_str(text).map_err(|error| ConfigError::new("INTERAI_CONFIG", error.message()))?,
             None => ConfigFile::default(),
@@ -167,14 +171,22 @@ impl Config {
             10,
         )?;
         if database_max_connections == 0 {
-            return Err(ConfigError::new("INTERAI_DATABASE_MAX_CONNECTIONS", "must be at least 1"));
+            return Err(ConfigError::new(
+                "INTERAI_DATABASE_MAX_CONNECTIONS",
+                "must be at least 1",
+            ));
         }
 
         let realm_host = host_without_port(&realm).to_owned();
         let allowed_hosts = match variable("INTERAI_ALLOWED_HOSTS") {
             Some(list) => split_list(list),
             None => file.allowed_hosts.unwrap_or_else(|| {
-                let mut hosts = vec![realm_host.clone(), "localhost".to_owned(), "127.0.0.1".to_owned(), "::1".to_owned()];
+                let mut hosts = vec![
+                    realm_host.clone(),
+                    "localhost".to_owned(),
+                    "127.0.0.1".to_owned(),
+                    "::1".to_owned(),
+                ];
                 hosts.dedup();
                 hosts
             }),
@@ -182,7 +194,10 @@ impl Config {
         if allowed_hosts.is_empty() {
             return Err(ConfigError::new("INTERAI_ALLOWED_HOSTS", "must name at least one host"));
         }
-        let allowed_hosts = allowed_hosts.into_iter().map(|host| host.to_ascii_lowercase()).collect();
+        let allowed_hosts = allowed_hosts
+            .into_iter()
+            .map(|host| host.to_ascii_lowercase())
+            .collect();
 
         let allowed_origins = match variable("INTERAI_ALLOWED_ORIGINS") {
             Some(list) => split_list(list),
@@ -191,8 +206,12 @@ impl Config {
                 .unwrap_or_else(|| vec![format!("https://{realm}"), format!("http://{realm}")]),
         };
         for origin in &allowed_origins {
-            let parsed = url::Url::parse(origin)
-                .map_err(|_| ConfigError::new("INTERAI_ALLOWED_ORIGINS", "each origin must look like https://host[:port]"))?;
+            let parsed = url::Url::parse(origin).map_err(|_| {
+                ConfigError::new(
+                    "INTERAI_ALLOWED_ORIGINS",
+                    "each origin must look like https://host[:port]",
+                )
+            })?;
             if parsed.path() != "/" || parsed.host_str().is_none() {
                 return Err(ConfigError::new(
                     "INTERAI_ALLOWED_ORIGINS",
@@ -235,7 +254,10 @@ impl Config {
             .or(file.log)
             .unwrap_or_else(|| "info".to_owned());
         if tracing_subscriber::EnvFilter::try_new(&log_filter).is_err() {
-            return Err(ConfigError::new("INTERAI_LOG", "not a valid tracing filter (e.g. info, interai=debug)"));
+            return Err(ConfigError::new(
+                "INTERAI_LOG",
+                "not a valid tracing filter (e.g. info, interai=debug)",
+            ));
         }
 
         let shutdown_grace_seconds = parse_number(
@@ -302,8 +324,12 @@ fn split_list(list: &str) -> Vec<String> {
 
 fn validate_realm(realm: &str) -> Result<String, ConfigError> {
     let realm = realm.trim().to_ascii_lowercase();
-    let parsed = url::Url::parse(&format!("http://{realm}/"))
-        .map_err(|_| ConfigError::new("INTERAI_REALM", "expected a domain with an optional port, e.g. acme.example"))?;
+    let parsed = url::Url::parse(&format!("http://{realm}/")).map_err(|_| {
+        ConfigError::new(
+            "INTERAI_REALM",
+            "expected a domain with an optional port, e.g. acme.example",
+        )
+    })?;
     let reconstructed = match parsed.port() {
         Some(port) => format!("{}:{port}", parsed.host_str().unwrap_or_default()),
         None => parsed.host_str().unwrap_or_default().to_owned(),
@@ -333,7 +359,10 @@ mod tests {
     use super::*;
 
     fn environment(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
-        pairs.iter().map(|(name, value)| ((*name).to_owned(), (*value).to_owned())).collect()
+        pairs
+            .iter()
+            .map(|(name, value)| ((*name).to_owned(), (*value).to_owned()))
+            .collect()
     }
 
     #[test]
@@ -349,7 +378,8 @@ mod tests {
     #[test]
     fn variables_override_the_file() {
         let file = "realm = \"file.example\"\nwrites_per_hour = 5\n";
-        let config = Config::from_sources(Some(file), &environment(&[("INTERAI_WRITES_PER_HOUR", "7")])).expect("valid");
+        let config =
+            Config::from_sources(Some(file), &environment(&[("INTERAI_WRITES_PER_HOUR", "7")])).expect("valid");
         assert_eq!(config.realm, "file.example");
         assert_eq!(config.writes_per_hour, 7);
         assert!(config.allowed_hosts.contains(&"file.example".to_owned()));

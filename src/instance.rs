@@ -46,7 +46,8 @@ impl Instance {
     pub async fn open(config: Config, clock: SharedClock) -> Result<Instance, InstanceError> {
         if config.database_url.starts_with("sqlite:") {
             create_directory(&config.data_dir)?;
-            if let Some(parent) = sqlite_path(&config.database_url).and_then(|path| path.parent().map(Path::to_path_buf))
+            if let Some(parent) =
+                sqlite_path(&config.database_url).and_then(|path| path.parent().map(Path::to_path_buf))
                 && !parent.as_os_str().is_empty()
             {
                 create_directory(&parent)?;
@@ -72,7 +73,8 @@ impl Instance {
             .service
             .bootstrap(|secret| {
                 create_directory(&data_dir).map_err(|error| error.to_string())?;
-                write_secret_file(&key_path, secret).map_err(|error| format!("cannot write {}: {error}", key_path.display()))
+                write_secret_file(&key_path, secret)
+                    .map_err(|error| format!("cannot write {}: {error}", key_path.display()))
             })
             .await?;
         if let BootstrapOutcome::Created { .. } = &outcome {
@@ -103,7 +105,11 @@ impl Instance {
 
     /// Serves HTTP on `listener` until `shutdown` completes, then lets in-flight requests finish
     /// (up to the configured grace period) and closes the database.
-    pub async fn serve(self, listener: TcpListener, shutdown: impl Future<Output = ()> + Send + 'static) -> Result<(), InstanceError> {
+    pub async fn serve(
+        self,
+        listener: TcpListener,
+        shutdown: impl Future<Output = ()> + Send + 'static,
+    ) -> Result<(), InstanceError> {
         let address = listener.local_addr().map_err(|source| InstanceError::Io {
             context: "reading the listening address".to_owned(),
             source,
@@ -164,7 +170,9 @@ pub async fn shutdown_signal() {
 pub fn init_logging(config: &Config) {
     let filter = tracing_subscriber::EnvFilter::try_new(&config.log_filter)
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
     let _ = match config.log_format {
         LogFormat::Text => builder.try_init(),
         LogFormat::Json => builder.json().try_init(),

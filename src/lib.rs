@@ -1,11 +1,11 @@
 //! The interai instance as a library: every module the binary and the integration tests share.
 
+pub mod cli;
 pub mod clock;
 pub mod config;
 pub mod domain;
-pub mod service;
-pub mod store;
-pub mod cli;
 pub mod http;
 pub mod instance;
 pub mod mcp;
+pub mod service;
+pub mod store;

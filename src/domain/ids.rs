@@ -108,7 +108,9 @@ pub enum IdParseError {
     #[error("an ID has the form <prefix>_<ULID>, e.g. cnt_01j9zq3k5m8n2p4r6t8v0w2x4y")]
     MissingSeparator,
     /// The prefix is not one the spec defines.
-    #[error("unknown ID prefix; known prefixes are usr, org, ai, spc, ent, src, thr, cnt, rev, clm, ast, use, rvw, rat")]
+    #[error(
+        "unknown ID prefix; known prefixes are usr, org, ai, spc, ent, src, thr, cnt, rev, clm, ast, use, rvw, rat"
+    )]
     UnknownPrefix,
     /// The part after the prefix is not a 26-character Crockford base32 ULID.
     #[error("the part after the prefix must be a 26-character ULID")]
@@ -126,7 +128,11 @@ impl PublicId {
     /// A new ID of `kind` whose ULID carries `created_at` and the given randomness.
     pub fn generate(kind: IdKind, created_at: DateTime<Utc>, randomness: u128) -> PublicId {
         let milliseconds = u64::try_from(created_at.timestamp_millis()).unwrap_or(0);
-        let ulid = Ulid::from_parts(milliseconds, randomness);
+        PublicId::from_ulid(kind, Ulid::from_parts(milliseconds, randomness))
+    }
+
+    /// The ID of `kind` with this ULID.
+    pub fn from_ulid(kind: IdKind, ulid: Ulid) -> PublicId {
         PublicId {
             kind,
             canonical: format!("{}_{}", kind.prefix(), ulid.to_string().to_ascii_lowercase()),
@@ -189,7 +195,9 @@ mod tests {
 
     #[test]
     fn generated_ids_parse_back_to_themselves() {
-        let instant = DateTime::parse_from_rfc3339("2026-11-29T12:00:00Z").expect("valid").to_utc();
+        let instant = DateTime::parse_from_rfc3339("2026-11-29T12:00:00Z")
+            .expect("valid")
+            .to_utc();
         for kind in IdKind::ALL {
             let id = PublicId::generate(kind, instant, 0x1234_5678_9abc_def0_1234_5678);
             let parsed = PublicId::parse(id.as_str()).expect("round trip");
@@ -209,8 +217,14 @@ mod tests {
     #[test]
     fn malformed_ids_are_rejected_with_a_reason() {
         assert_eq!(PublicId::parse("cnt01j9"), Err(IdParseError::MissingSeparator));
-        assert_eq!(PublicId::parse("xyz_01j9zq3k5m8n2p4r6t8v0w2x4y"), Err(IdParseError::UnknownPrefix));
+        assert_eq!(
+            PublicId::parse("xyz_01j9zq3k5m8n2p4r6t8v0w2x4y"),
+            Err(IdParseError::UnknownPrefix)
+        );
         assert_eq!(PublicId::parse("cnt_short"), Err(IdParseError::MalformedUlid));
-        assert_eq!(PublicId::parse("cnt_01j9zq3k5m8n2p4r6t8v0w2x4!"), Err(IdParseError::MalformedUlid));
+        assert_eq!(
+            PublicId::parse("cnt_01j9zq3k5m8n2p4r6t8v0w2x4!"),
+            Err(IdParseError::MalformedUlid)
+        );
     }
 }

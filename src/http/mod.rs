@@ -17,7 +17,10 @@ pub fn router(service: Service, config: &Config) -> Router {
     let mcp = crate::mcp::streamable_http_service(service.clone(), config);
     let authenticated = Router::new()
         .nest_service("/mcp", mcp)
-        .route_layer(axum::middleware::from_fn_with_state(service.clone(), auth::require_bearer_key));
+        .route_layer(axum::middleware::from_fn_with_state(
+            service.clone(),
+            auth::require_bearer_key,
+        ));
     Router::new()
         .route("/healthz", get(health::healthz))
         .route("/readyz", get(health::readyz))

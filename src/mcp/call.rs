@@ -38,7 +38,12 @@ pub fn caller_of(context: &RequestContext<RoleServer>) -> Result<AuthenticatedAc
         .get::<Parts>()
         .and_then(|parts| parts.extensions.get::<AuthenticatedActor>())
         .cloned()
-        .ok_or_else(|| ServiceError::new(ErrorCode::Unauthenticated, "this request carries no authenticated actor"))
+        .ok_or_else(|| {
+            ServiceError::new(
+                ErrorCode::Unauthenticated,
+                "this request carries no authenticated actor",
+            )
+        })
 }
 
 /// The client's name and version, when the request says (current-protocol clients send it with every call).
@@ -117,7 +122,11 @@ where
 
 /// Audits an `initialize` handshake with the client's self-description. Failures are logged only:
 /// refusing the handshake would not make the audit trail any more complete.
-pub async fn audit_initialize(service: &Service, context: &RequestContext<RoleServer>, request: &InitializeRequestParams) {
+pub async fn audit_initialize(
+    service: &Service,
+    context: &RequestContext<RoleServer>,
+    request: &InitializeRequestParams,
+) {
     let Ok(caller) = caller_of(context) else {
         return;
     };
@@ -144,7 +153,12 @@ pub async fn audit_initialize(service: &Service, context: &RequestContext<RoleSe
 
 fn log_error(tool: &str, error: &ServiceError) {
     if error.code == ErrorCode::InternalError {
-        tracing::error!(tool, code = error.code.as_str(), cause = error.cause.as_deref().unwrap_or(""), "tool call failed");
+        tracing::error!(
+            tool,
+            code = error.code.as_str(),
+            cause = error.cause.as_deref().unwrap_or(""),
+            "tool call failed"
+        );
     } else {
         tracing::debug!(tool, code = error.code.as_str(), "tool call refused");
     }

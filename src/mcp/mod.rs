@@ -10,9 +10,7 @@ pub mod wire;
 use std::sync::Arc;
 
 use rmcp::handler::server::ServerHandler;
-use rmcp::model::{
-    Implementation, InitializeRequestParams, InitializeResult, ServerCapabilities, ServerConfig,
-};
+use rmcp::model::{Implementation, InitializeRequestParams, InitializeResult, ServerCapabilities, ServerConfig};
 use rmcp::service::RequestContext;
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
@@ -50,7 +48,8 @@ impl ServerHandler for InteraiMcp {
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
             .with_server_info(
-                Implementation::new("interai", env!("CARGO_PKG_VERSION")).with_title(format!("interai ({})", self.service.realm())),
+                Implementation::new("interai", env!("CARGO_PKG_VERSION"))
+                    .with_title(format!("interai ({})", self.service.realm())),
             )
             .with_instructions(SERVER_INSTRUCTIONS)
     }

@@ -26,10 +26,17 @@ Use it to check what you may do before writing. Read-only, no side effects, need
         arguments: JsonObject,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, CallToolResult> {
-        let facts = ToolFacts { name: "whoami", is_write: false };
-        run_tool(&self.service, facts, &context, arguments, |caller, _input: WhoamiInput| async move {
-            self.service.whoami(&caller).await.map(WhoamiOutput::from)
-        })
+        let facts = ToolFacts {
+            name: "whoami",
+            is_write: false,
+        };
+        run_tool(
+            &self.service,
+            facts,
+            &context,
+            arguments,
+            |caller, _input: WhoamiInput| async move { self.service.whoami(&caller).await.map(WhoamiOutput::from) },
+        )
         .await
     }
 }

@@ -36,7 +36,10 @@ impl Service {
         let root_controller = match &new_actor.controller {
             Some(controller_id) => {
                 if !controller_id.kind().is_actor() {
-                    return Err(ServiceError::validation("controller", "the controller must be a usr_ or org_ ID"));
+                    return Err(ServiceError::validation(
+                        "controller",
+                        "the controller must be a usr_ or org_ ID",
+                    ));
                 }
                 let controller = store::actors::find(&mut transaction.conn(), controller_id)
                     .await?
@@ -83,7 +86,10 @@ impl Service {
     /// The actor with this ID.
     pub async fn find_actor(&self, id: &PublicId) -> Result<Actor, ServiceError> {
         if !id.kind().is_actor() {
-            return Err(ServiceError::new(ErrorCode::InvalidTarget, "expected an actor ID (usr_, org_ or ai_)"));
+            return Err(ServiceError::new(
+                ErrorCode::InvalidTarget,
+                "expected an actor ID (usr_, org_ or ai_)",
+            ));
         }
         let mut reader = self.store().reader().await?;
         store::actors::find(&mut reader.conn(), id)
@@ -95,7 +101,10 @@ impl Service {
 fn validate_display_name(name: &str) -> Result<String, ServiceError> {
     let trimmed = name.trim();
     if trimmed.is_empty() {
-        return Err(ServiceError::validation("display_name", "the display name must not be empty"));
+        return Err(ServiceError::validation(
+            "display_name",
+            "the display name must not be empty",
+        ));
     }
     if trimmed.chars().count() > MAX_DISPLAY_NAME_CHARACTERS {
         return Err(ServiceError::validation(
@@ -104,7 +113,10 @@ fn validate_display_name(name: &str) -> Result<String, ServiceError> {
         ));
     }
     if trimmed.chars().any(char::is_control) {
-        return Err(ServiceError::validation("display_name", "the display name must not contain control characters"));
+        return Err(ServiceError::validation(
+            "display_name",
+            "the display name must not contain control characters",
+        ));
     }
     Ok(trimmed.to_owned())
 }

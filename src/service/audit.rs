@@ -185,7 +185,9 @@ mod tests {
 
     #[test]
     fn retry_after_counts_until_the_oldest_write_leaves_the_window() {
-        let now = DateTime::parse_from_rfc3339("2026-11-29T12:00:00Z").expect("valid").to_utc();
+        let now = DateTime::parse_from_rfc3339("2026-11-29T12:00:00Z")
+            .expect("valid")
+            .to_utc();
         assert_eq!(retry_after(Some(now - TimeDelta::minutes(59)), now), 60);
         assert_eq!(retry_after(None, now), 1);
     }

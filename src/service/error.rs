@@ -96,8 +96,11 @@ impl ServiceError {
 
     /// `not_found` for an ID.
     pub fn not_found(id: &str) -> ServiceError {
-        ServiceError::new(ErrorCode::NotFound, "no object with this ID exists or is visible to you")
-            .with_details(json!({ "id": id }))
+        ServiceError::new(
+            ErrorCode::NotFound,
+            "no object with this ID exists or is visible to you",
+        )
+        .with_details(json!({ "id": id }))
     }
 
     /// `validation_failed` for a malformed ID in `field`.

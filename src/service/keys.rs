@@ -77,13 +77,19 @@ impl Service {
             .await?
             .ok_or_else(|| ServiceError::not_found(new_key.actor_id.as_str()))?;
         if actor.origin != self.realm() {
-            return Err(ServiceError::validation("actor", "keys can only be issued to actors of this realm"));
+            return Err(ServiceError::validation(
+                "actor",
+                "keys can only be issued to actors of this realm",
+            ));
         }
         let key = ApiKeyRecord {
             id: self.new_id(IdKind::ApiKey),
             actor_id: actor.id,
             scopes: new_key.scopes,
-            label: new_key.label.map(|label| label.trim().to_owned()).filter(|label| !label.is_empty()),
+            label: new_key
+                .label
+                .map(|label| label.trim().to_owned())
+                .filter(|label| !label.is_empty()),
             created_at: now,
             expires_at: new_key.expires_at,
             revoked_at: None,
@@ -126,7 +132,9 @@ impl Service {
     pub async fn authenticate(&self, secret: &str) -> Result<AuthenticatedActor, ServiceError> {
         let unauthenticated = |message: &str| ServiceError::new(ErrorCode::Unauthenticated, message);
         if secret.is_empty() {
-            return Err(unauthenticated("an API key is required: send Authorization: Bearer <key>"));
+            return Err(unauthenticated(
+                "an API key is required: send Authorization: Bearer <key>",
+            ));
         }
         let now = self.now();
         let mut reader = self.store().reader().await?;
@@ -144,7 +152,10 @@ impl Service {
             .ok_or_else(|| ServiceError::internal(format!("key {} names a missing actor", key.id)))?;
         drop(reader);
         // Recording use costs a write, so it happens at most once a minute per key.
-        if key.last_used_at.is_none_or(|last_used| now - last_used >= chrono::TimeDelta::minutes(1)) {
+        if key
+            .last_used_at
+            .is_none_or(|last_used| now - last_used >= chrono::TimeDelta::minutes(1))
+        {
             let mut transaction = self.store().begin().await?;
             store::keys::touch(&mut transaction.conn(), &key.id, now).await?;
             transaction.commit().await?;

@@ -38,6 +38,8 @@ struct ServiceInner {
     store: Store,
     clock: SharedClock,
     settings: ServiceSettings,
+    /// Produces strictly increasing ULIDs within a millisecond, so IDs created by one process sort in creation order.
+    ulid_generator: std::sync::Mutex<ulid::Generator>,
 }
 
 impl std::fmt::Debug for Service {
@@ -53,7 +55,12 @@ impl Service {
     /// A service over a connected store.
     pub fn new(store: Store, clock: SharedClock, settings: ServiceSettings) -> Service {
         Service {
-            inner: Arc::new(ServiceInner { store, clock, settings }),
+            inner: Arc::new(ServiceInner {
+                store,
+                clock,
+                settings,
+                ulid_generator: std::sync::Mutex::new(ulid::Generator::new()),
+            }),
         }
     }
 
@@ -83,16 +90,23 @@ impl Service {
 
     /// A fresh ID of `kind`, time-ordered by the injected clock.
     fn new_id(&self, kind: IdKind) -> PublicId {
-        // 80 bits of randomness, as the ULID layout has room for.
-        let randomness: u128 = rand::random::<u128>() >> 48;
-        PublicId::generate(kind, self.now(), randomness)
+        PublicId::from_ulid(kind, self.new_ulid())
     }
 
     /// A fresh lowercase ULID for rows that are not public objects (audit entries).
     fn new_internal_id(&self) -> String {
-        let milliseconds = u64::try_from(self.now().timestamp_millis()).unwrap_or(0);
-        ulid::Ulid::from_parts(milliseconds, rand::random::<u128>() >> 48)
-            .to_string()
-            .to_ascii_lowercase()
+        self.new_ulid().to_string().to_ascii_lowercase()
+    }
+
+    fn new_ulid(&self) -> ulid::Ulid {
+        let now: std::time::SystemTime = self.now().into();
+        let mut generator = self
+            .inner
+            .ulid_generator
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        generator
+            .generate_from_datetime(now)
+            .unwrap_or_else(|overflow| overflow.commit_overflow_random())
     }
 }

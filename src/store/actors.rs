@@ -27,7 +27,8 @@ impl ActorRow {
                 Some(text) => Some(PublicId::parse(text).map_err(|_| corrupt("bad controller_id"))?),
                 None => None,
             },
-            root_controller: PublicId::parse(&self.root_controller_id).map_err(|_| corrupt("bad root_controller_id"))?,
+            root_controller: PublicId::parse(&self.root_controller_id)
+                .map_err(|_| corrupt("bad root_controller_id"))?,
             id: PublicId::parse(&self.id).map_err(|_| corrupt("bad id"))?,
             display_name: self.display_name,
             origin: self.origin,
@@ -66,10 +67,12 @@ pub async fn insert(conn: &mut Conn<'_>, actor: &Actor) -> Result<(), StoreError
 /// The actor with this ID, if it exists.
 pub async fn find(conn: &mut Conn<'_>, id: &PublicId) -> Result<Option<Actor>, StoreError> {
     let row: Option<ActorRow> = dispatch!(conn, |connection| {
-        sqlx::query_as(sqlx::AssertSqlSafe(format!("SELECT {ACTOR_COLUMNS} FROM actors WHERE id = $1")))
-            .bind(id.as_str())
-            .fetch_optional(&mut *connection)
-            .await?
+        sqlx::query_as(sqlx::AssertSqlSafe(format!(
+            "SELECT {ACTOR_COLUMNS} FROM actors WHERE id = $1"
+        )))
+        .bind(id.as_str())
+        .fetch_optional(&mut *connection)
+        .await?
     });
     row.map(ActorRow::into_actor).transpose()
 }

@@ -100,7 +100,11 @@ pub async fn count_writes_since(
 }
 
 /// The most recent calls of an actor, newest first (for the admin and for tests).
-pub async fn recent_for_actor(conn: &mut Conn<'_>, actor_id: &PublicId, limit: i64) -> Result<Vec<McpCallRecord>, StoreError> {
+pub async fn recent_for_actor(
+    conn: &mut Conn<'_>,
+    actor_id: &PublicId,
+    limit: i64,
+) -> Result<Vec<McpCallRecord>, StoreError> {
     let rows: Vec<McpCallRow> = dispatch!(conn, |connection| {
         sqlx::query_as(
             "SELECT id, actor_id, root_controller_id, key_id, tool, is_write, request, outcome, result_summary, \
@@ -117,7 +121,8 @@ pub async fn recent_for_actor(conn: &mut Conn<'_>, actor_id: &PublicId, limit: i
             let corrupt = |what: &str| StoreError::Corrupt(format!("mcp call {}: {what}", row.id));
             Ok(McpCallRecord {
                 actor_id: PublicId::parse(&row.actor_id).map_err(|_| corrupt("bad actor_id"))?,
-                root_controller_id: PublicId::parse(&row.root_controller_id).map_err(|_| corrupt("bad root_controller_id"))?,
+                root_controller_id: PublicId::parse(&row.root_controller_id)
+                    .map_err(|_| corrupt("bad root_controller_id"))?,
                 key_id: PublicId::parse(&row.key_id).map_err(|_| corrupt("bad key_id"))?,
                 id: row.id,
                 tool: row.tool,

@@ -94,10 +94,12 @@ pub async fn find_by_secret_hash(conn: &mut Conn<'_>, secret_sha256: &str) -> Re
 /// The key with this ID.
 pub async fn find(conn: &mut Conn<'_>, id: &PublicId) -> Result<Option<ApiKeyRecord>, StoreError> {
     let row: Option<ApiKeyRow> = dispatch!(conn, |connection| {
-        sqlx::query_as(sqlx::AssertSqlSafe(format!("SELECT {KEY_COLUMNS} FROM api_keys WHERE id = $1")))
-            .bind(id.as_str())
-            .fetch_optional(&mut *connection)
-            .await?
+        sqlx::query_as(sqlx::AssertSqlSafe(format!(
+            "SELECT {KEY_COLUMNS} FROM api_keys WHERE id = $1"
+        )))
+        .bind(id.as_str())
+        .fetch_optional(&mut *connection)
+        .await?
     });
     row.map(ApiKeyRow::into_record).transpose()
 }
@@ -132,12 +134,14 @@ pub async fn revoke(conn: &mut Conn<'_>, id: &PublicId, revoked_at: DateTime<Utc
 pub async fn touch(conn: &mut Conn<'_>, id: &PublicId, used_at: DateTime<Utc>) -> Result<(), StoreError> {
     let threshold = used_at - chrono::TimeDelta::minutes(1);
     dispatch!(conn, |connection| {
-        sqlx::query("UPDATE api_keys SET last_used_at = $2 WHERE id = $1 AND (last_used_at IS NULL OR last_used_at < $3)")
-            .bind(id.as_str())
-            .bind(used_at)
-            .bind(threshold)
-            .execute(&mut *connection)
-            .await?;
+        sqlx::query(
+            "UPDATE api_keys SET last_used_at = $2 WHERE id = $1 AND (last_used_at IS NULL OR last_used_at < $3)",
+        )
+        .bind(id.as_str())
+        .bind(used_at)
+        .bind(threshold)
+        .execute(&mut *connection)
+        .await?;
     });
     Ok(())
 }

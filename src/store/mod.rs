@@ -187,7 +187,9 @@ impl Store {
                 pools: Pools::Sqlite { reader, writer },
             }
         } else {
-            return Err(StoreError::Url("the URL must start with sqlite:// or postgres://".to_owned()));
+            return Err(StoreError::Url(
+                "the URL must start with sqlite:// or postgres://".to_owned(),
+            ));
         };
         Ok(store)
     }

@@ -1,0 +1,198 @@
+//! The `interai admin …` commands, run as a user would run them, against a fresh database.
+
+use std::process::Output;
+
+use crate::harness::TestDatabase;
+
+struct CommandLine<'a> {
+    database: &'a TestDatabase,
+}
+
+impl CommandLine<'_> {
+    fn run(&self, arguments: &[&str]) -> Output {
+        std::process::Command::new(env!("CARGO_BIN_EXE_interai"))
+            .args(arguments)
+            .env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("INTERAI_DATA_DIR", self.database.directory.path())
+            .env("INTERAI_DATABASE_URL", &self.database.url)
+            .env("INTERAI_REALM", "cli.test")
+            .env("INTERAI_LOG", "warn")
+            .output()
+            .expect("the interai binary runs")
+    }
+
+    fn succeed(&self, arguments: &[&str]) -> String {
+        let output = self.run(arguments);
+        assert!(
+            output.status.success(),
+            "{arguments:?} failed: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        String::from_utf8(output.stdout).expect("utf-8 output")
+    }
+
+    /// Runs a command that must fail with exactly one line on standard error.
+    fn fail(&self, arguments: &[&str]) -> String {
+        let output = self.run(arguments);
+        assert!(!output.status.success(), "{arguments:?} should have failed");
+        let error = String::from_utf8(output.stderr).expect("utf-8 output");
+        let lines: Vec<&str> = error.lines().filter(|line| !line.trim().is_empty()).collect();
+        assert_eq!(lines.len(), 1, "expected one clear line, got: {error}");
+        assert!(lines[0].starts_with("error: "), "{error}");
+        lines[0].to_owned()
+    }
+}
+
+#[tokio::test]
+async fn actors_and_keys_can_be_managed_from_the_command_line() {
+    let database = TestDatabase::create().await;
+    let cli = CommandLine { database: &database };
+
+    let alice = cli.succeed(&["admin", "actor", "create", "--type", "usr", "--name", "Alice"]);
+    let alice = alice.trim();
+    assert!(alice.starts_with("usr_"), "{alice}");
+    let agent = cli.succeed(&[
+        "admin",
+        "actor",
+        "create",
+        "--type",
+        "ai",
+        "--name",
+        "Research Agent",
+        "--controller",
+        alice,
+    ]);
+    let agent = agent.trim();
+    assert!(agent.starts_with("ai_"), "{agent}");
+
+    let listing = cli.succeed(&["admin", "actor", "list"]);
+    assert!(listing.contains("Research Agent"));
+    assert!(
+        listing
+            .lines()
+            .any(|line| line.starts_with(agent) && line.contains(alice))
+    );
+    assert!(listing.contains("cli.test"), "the realm organization is listed");
+
+    let output = cli.run(&[
+        "admin",
+        "key",
+        "create",
+        "--actor",
+        agent,
+        "--scopes",
+        "read,usage",
+        "--expires",
+        "30d",
+        "--label",
+        "ci",
+    ]);
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let secret = String::from_utf8(output.stdout).expect("utf-8");
+    assert!(secret.trim().starts_with("iak_"));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("shown only once"));
+
+    let keys = cli.succeed(&["admin", "key", "list", "--actor", agent]);
+    assert!(keys.contains("read,usage"));
+    assert!(!keys.contains(secret.trim()), "secrets are never listed");
+    let key_id = keys
+        .lines()
+        .nth(1)
+        .and_then(|line| line.split('\t').next())
+        .expect("one key row")
+        .to_owned();
+    assert!(cli.succeed(&["admin", "key", "revoke", &key_id]).contains("revoked"));
+    let keys = cli.succeed(&["admin", "key", "list", "--actor", agent]);
+    let row = keys.lines().nth(1).expect("key row");
+    assert_ne!(row.split('\t').nth(5), Some("-"), "revoked_at is set: {row}");
+}
+
+#[tokio::test]
+async fn bad_input_gets_one_clear_line_and_a_failure_exit() {
+    let database = TestDatabase::create().await;
+    let cli = CommandLine { database: &database };
+    assert!(
+        cli.fail(&["admin", "actor", "create", "--type", "robot", "--name", "R"])
+            .contains("--type")
+    );
+    assert!(
+        cli.fail(&["admin", "actor", "create", "--type", "ai", "--name", "Orphan"])
+            .contains("controller")
+    );
+    assert!(
+        cli.fail(&[
+            "admin",
+            "actor",
+            "create",
+            "--type",
+            "ai",
+            "--name",
+            "A",
+            "--controller",
+            "usr_nope"
+        ])
+        .contains("--controller")
+    );
+    assert!(
+        cli.fail(&[
+            "admin",
+            "actor",
+            "create",
+            "--type",
+            "ai",
+            "--name",
+            "A",
+            "--controller",
+            "usr_01j9zq3k5m8n2p4r6t8v0w2x4y"
+        ])
+        .contains("not_found")
+    );
+    let alice = cli.succeed(&["admin", "actor", "create", "--type", "usr", "--name", "Alice"]);
+    assert!(
+        cli.fail(&[
+            "admin",
+            "key",
+            "create",
+            "--actor",
+            alice.trim(),
+            "--scopes",
+            "read,write"
+        ])
+        .contains("write")
+    );
+    assert!(
+        cli.fail(&[
+            "admin",
+            "key",
+            "create",
+            "--actor",
+            alice.trim(),
+            "--expires",
+            "tomorrow"
+        ])
+        .contains("--expires")
+    );
+    assert!(
+        cli.fail(&["admin", "key", "revoke", "key_01j9zq3k5m8n2p4r6t8v0w2x4y"])
+            .contains("not_found")
+    );
+    assert!(
+        cli.fail(&["admin", "key", "list", "--actor", "cnt_x"])
+            .contains("--actor")
+    );
+}
+
+#[tokio::test]
+async fn an_invalid_setting_stops_the_start_naming_the_setting() {
+    let database = TestDatabase::create().await;
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_interai"))
+        .args(["admin", "actor", "list"])
+        .env("INTERAI_DATA_DIR", database.directory.path())
+        .env("INTERAI_DATABASE_URL", &database.url)
+        .env("INTERAI_WRITES_PER_HOUR", "lots")
+        .output()
+        .expect("runs");
+    assert!(!output.status.success());
+    assert!(String::from_utf8_lossy(&output.stderr).contains("INTERAI_WRITES_PER_HOUR"));
+}

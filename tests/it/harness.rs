@@ -1,0 +1,218 @@
+//! The test harness: whole instances in one process, each with its own fresh database and manual clock.
+//!
+//! By default every instance gets a SQLite file in a temporary directory. With
+//! `INTERAI_TEST_DATABASE_URL=postgres://…` every instance gets a freshly created PostgreSQL database
+//! instead, dropped again when the instance is dropped.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use chrono::{DateTime, Utc};
+use interai::clock::ManualClock;
+use interai::config::Config;
+use interai::instance::Instance;
+use interai::service::Service;
+use sqlx::Connection;
+
+/// The instant every test clock starts at.
+pub fn test_epoch() -> DateTime<Utc> {
+    DateTime::parse_from_rfc3339("2026-11-01T09:00:00Z")
+        .expect("valid instant")
+        .to_utc()
+}
+
+/// A fresh, empty database for one instance, removed when dropped.
+pub struct TestDatabase {
+    /// The URL the instance connects to.
+    pub url: String,
+    /// The directory for SQLite files and the admin key.
+    pub directory: tempfile::TempDir,
+    postgres: Option<(String, String)>,
+}
+
+impl TestDatabase {
+    /// Creates a fresh database on the backend selected by `INTERAI_TEST_DATABASE_URL`.
+    pub async fn create() -> TestDatabase {
+        let directory = tempfile::tempdir().expect("temporary directory");
+        match std::env::var("INTERAI_TEST_DATABASE_URL") {
+            Ok(base_url) if base_url.starts_with("postgres") => {
+                let name = format!(
+                    "interai_test_{}",
+                    ulid::Ulid::generate().to_string().to_ascii_lowercase()
+                );
+                let mut admin = sqlx::PgConnection::connect(&base_url)
+                    .await
+                    .expect("connect to the PostgreSQL test server");
+                sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
+                    .execute(&mut admin)
+                    .await
+                    .expect("create a test database");
+                admin.close().await.ok();
+                let mut url = url::Url::parse(&base_url).expect("INTERAI_TEST_DATABASE_URL is a URL");
+                url.set_path(&format!("/{name}"));
+                TestDatabase {
+                    url: url.to_string(),
+                    directory,
+                    postgres: Some((base_url, name)),
+                }
+            }
+            _ => {
+                let url = format!("sqlite://{}", directory.path().join("interai.db").display());
+                TestDatabase {
+                    url,
+                    directory,
+                    postgres: None,
+                }
+            }
+        }
+    }
+
+    /// Whether this database is PostgreSQL.
+    pub fn is_postgres(&self) -> bool {
+        self.postgres.is_some()
+    }
+}
+
+impl Drop for TestDatabase {
+    fn drop(&mut self) {
+        if let Some((base_url, name)) = self.postgres.take() {
+            // Dropping happens outside any async context a test may be in, on a thread of its own.
+            let _ = std::thread::spawn(move || {
+                let runtime = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                    .ok()?;
+                runtime.block_on(async move {
+                    let mut admin = sqlx::PgConnection::connect(&base_url).await.ok()?;
+                    sqlx::query(sqlx::AssertSqlSafe(format!(
+                        "DROP DATABASE IF EXISTS {name} WITH (FORCE)"
+                    )))
+                    .execute(&mut admin)
+                    .await
+                    .ok()?;
+                    Some(())
+                })
+            })
+            .join();
+        }
+    }
+}
+
+/// One instance under test: its database, its clock, and the instance itself.
+pub struct TestInstance {
+    /// The instance.
+    pub instance: Instance,
+    /// Its manual clock.
+    pub clock: ManualClock,
+    /// Its database (kept alive as long as the instance).
+    pub database: TestDatabase,
+    /// The bootstrap admin key.
+    pub admin_key: String,
+}
+
+impl TestInstance {
+    /// A bootstrapped instance of `realm` with the default configuration.
+    pub async fn start(realm: &str) -> TestInstance {
+        TestInstance::start_with(realm, |_| {}).await
+    }
+
+    /// A bootstrapped instance whose configuration `adjust` may change first.
+    pub async fn start_with(realm: &str, adjust: impl FnOnce(&mut Config)) -> TestInstance {
+        let database = TestDatabase::create().await;
+        let mut config = Config::for_realm(realm, &database.url, database.directory.path());
+        adjust(&mut config);
+        let clock = ManualClock::starting_at(test_epoch());
+        let instance = Instance::open(config, Arc::new(clock.clone()))
+            .await
+            .expect("instance opens");
+        instance.bootstrap().await.expect("instance bootstraps");
+        let admin_key = read_admin_key(&instance.admin_key_path());
+        TestInstance {
+            instance,
+            clock,
+            database,
+            admin_key,
+        }
+    }
+
+    /// The instance's service layer.
+    pub fn service(&self) -> &Service {
+        self.instance.service()
+    }
+
+    /// The data directory.
+    pub fn data_dir(&self) -> PathBuf {
+        self.database.directory.path().to_path_buf()
+    }
+}
+
+/// Reads a key file written by bootstrap.
+pub fn read_admin_key(path: &Path) -> String {
+    std::fs::read_to_string(path)
+        .expect("admin key file exists")
+        .trim()
+        .to_owned()
+}
+
+/// An instance serving HTTP on a real loopback socket until dropped.
+pub struct ServedInstance {
+    /// The base URL, e.g. `http://127.0.0.1:40123`.
+    pub base_url: String,
+    /// The bootstrap admin key.
+    pub admin_key: String,
+    /// The service layer of the served instance, for setting up fixtures.
+    pub service: Service,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    task: Option<tokio::task::JoinHandle<()>>,
+    _database: TestDatabase,
+}
+
+impl ServedInstance {
+    /// Starts a bootstrapped instance on 127.0.0.1 with an ephemeral port.
+    pub async fn start(realm: &str) -> ServedInstance {
+        let test_instance = TestInstance::start(realm).await;
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind loopback");
+        let base_url = format!("http://{}", listener.local_addr().expect("address"));
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let service = test_instance.service().clone();
+        let TestInstance {
+            instance,
+            clock: _,
+            database,
+            admin_key,
+        } = test_instance;
+        let task = tokio::spawn(async move {
+            instance
+                .serve(listener, async move {
+                    let _ = stopped.await;
+                })
+                .await
+                .expect("serve ends cleanly");
+        });
+        ServedInstance {
+            base_url,
+            admin_key,
+            service,
+            stop: Some(stop),
+            task: Some(task),
+            _database: database,
+        }
+    }
+
+    /// The MCP endpoint URL.
+    pub fn mcp_url(&self) -> String {
+        format!("{}/mcp", self.base_url)
+    }
+
+    /// Stops the server and waits until it has shut down.
+    pub async fn stop(mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(task) = self.task.take() {
+            task.await.expect("server task ends");
+        }
+    }
+}

@@ -1,0 +1,10 @@
+//! The integration test binary: whole instances in one process, on SQLite by default and on PostgreSQL
+//! when `INTERAI_TEST_DATABASE_URL` is set.
+
+mod cli;
+mod foundation;
+mod harness;
+mod mcp_client;
+mod mcp_endpoint;
+mod migrations;
+mod tidy;
