@@ -9,3 +9,4 @@ pub mod instance;
 pub mod mcp;
 pub mod service;
 pub mod store;
+pub mod trust;

@@ -1,0 +1,184 @@
+//! Instance trust t_I from the admin level plus observed agreement (§2.10). Never transitive: t_I is what this
+//! instance observed of I directly.
+//!
+//! Agreement events come only from first-party-only decisions, so remote evidence cannot feed back into the trust
+//! that weighs it; one event per (instance, target) means floods cannot farm agreement.
+
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, Utc};
+
+use super::evidence::Stance;
+use super::fixed_point::{days_between, decay_factor};
+use super::params::TrustParameters;
+use super::status::TrustStatus;
+
+/// Rounds `value` to a multiple of `quantum`. When the quantum is 1/n for a whole n (0.01, 0.05) the result is
+/// computed as round(value·n)/n, which gives the nearest double to the decimal (0.57, not 0.5700000000000001).
+pub(crate) fn quantise(value: f64, quantum: f64) -> f64 {
+    if quantum <= 0.0 || !quantum.is_finite() {
+        return value;
+    }
+    let steps_per_unit = 1.0 / quantum;
+    if (steps_per_unit - steps_per_unit.round()).abs() < 1e-9 {
+        let steps_per_unit = steps_per_unit.round();
+        (value * steps_per_unit).round() / steps_per_unit
+    } else {
+        (value / quantum).round() * quantum
+    }
+}
+
+/// The admin's level for a peer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum AdminTrustLevel {
+    Blocked,
+    Quarantine,
+    Low,
+    Standard,
+    High,
+}
+
+/// The admin's setting for a peer: a level, optionally a pinned trust that overrides observation.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct InstanceTrustSetting {
+    pub level: AdminTrustLevel,
+    pub pinned: Option<f64>,
+}
+
+/// A decided first-party-only status: positive for supported/high_confidence, negative for incorrect.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum FirstPartyDecision {
+    Positive,
+    Negative,
+}
+
+impl FirstPartyDecision {
+    /// The decision a status stands for, if any (other statuses give no event).
+    pub fn from_status(status: TrustStatus) -> Option<FirstPartyDecision> {
+        match status {
+            TrustStatus::Supported | TrustStatus::HighConfidence => Some(FirstPartyDecision::Positive),
+            TrustStatus::Incorrect => Some(FirstPartyDecision::Negative),
+            _ => None,
+        }
+    }
+
+    /// Whether a stance agrees with this decision (`None` for a neutral stance).
+    pub fn agrees_with(self, stance: Stance) -> Option<bool> {
+        match stance {
+            Stance::Positive => Some(self == FirstPartyDecision::Positive),
+            Stance::Negative => Some(self == FirstPartyDecision::Negative),
+            Stance::Neutral => None,
+        }
+    }
+}
+
+/// One observation of instance I on target x: the first-party-only decision on x and I's stance on x with the time
+/// this instance received it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AgreementObservation {
+    pub target_id: String,
+    pub decision: FirstPartyDecision,
+    pub decided_at: DateTime<Utc>,
+    pub instance_stance: Stance,
+    pub stance_received_at: DateTime<Utc>,
+}
+
+/// The computed trust of one instance, with its ingredients for the admin API.
+#[derive(Debug, Clone, PartialEq)]
+pub struct InstanceTrust {
+    /// The base from the admin level.
+    pub base: f64,
+    /// min(t_max, base + bonus).
+    pub ceiling: f64,
+    /// Valid agreement and disagreement events (one per target at most).
+    pub agreements: u32,
+    pub disagreements: u32,
+    /// g_I and b_I: decayed event counts.
+    pub agreement_mass: f64,
+    pub disagreement_mass: f64,
+    /// A_I = (g + K/2)/(g + 2b + K).
+    pub agreement: f64,
+    /// t_I before quantisation.
+    pub unquantised: f64,
+    /// t_I quantised to the trust quantum: the value the trust table uses.
+    pub trust: f64,
+    /// Whether an admin pin decided the value.
+    pub pinned: bool,
+}
+
+/// t_I from the admin setting and the observations (§2.10). An observation yields an event only if I's stance was
+/// received before the decision and is not neutral; of several observations of one target the earliest decision
+/// counts. Blocked and quarantined instances have t = 0 whatever they agreed with.
+pub fn instance_trust(
+    setting: &InstanceTrustSetting,
+    observations: &[AgreementObservation],
+    now: DateTime<Utc>,
+    params: &TrustParameters,
+) -> InstanceTrust {
+    let base = match setting.level {
+        AdminTrustLevel::Blocked | AdminTrustLevel::Quarantine => 0.0,
+        AdminTrustLevel::Low => params.admin_level_low,
+        AdminTrustLevel::Standard => params.admin_level_standard,
+        AdminTrustLevel::High => params.admin_level_high,
+    };
+    let ceiling = (base + params.instance_trust_ceiling_bonus).min(params.max_instance_trust);
+
+    let mut first_decision_per_target: BTreeMap<&str, &AgreementObservation> = BTreeMap::new();
+    for observation in observations {
+        let entry = first_decision_per_target
+            .entry(observation.target_id.as_str())
+            .or_insert(observation);
+        if (observation.decided_at, observation.stance_received_at) < (entry.decided_at, entry.stance_received_at) {
+            *entry = observation;
+        }
+    }
+    let (mut agreements, mut disagreements) = (0u32, 0u32);
+    let (mut agreement_mass, mut disagreement_mass) = (0.0f64, 0.0f64);
+    for observation in first_decision_per_target.values() {
+        if observation.stance_received_at >= observation.decided_at {
+            continue;
+        }
+        let Some(agrees) = observation.decision.agrees_with(observation.instance_stance) else {
+            continue;
+        };
+        let weight = decay_factor(
+            days_between(observation.decided_at, now),
+            params.agreement_half_life_days,
+        );
+        if agrees {
+            agreements += 1;
+            agreement_mass += weight;
+        } else {
+            disagreements += 1;
+            disagreement_mass += weight;
+        }
+    }
+    let pseudo = params.agreement_pseudo_count;
+    let agreement =
+        (agreement_mass + pseudo / 2.0) / (agreement_mass + params.disagreement_weight * disagreement_mass + pseudo);
+    let observed = if agreement >= 0.5 {
+        base + (ceiling - base) * (2.0 * agreement - 1.0)
+    } else {
+        base * 2.0 * agreement
+    };
+    let blocked = matches!(setting.level, AdminTrustLevel::Blocked | AdminTrustLevel::Quarantine);
+    let (unquantised, pinned) = match setting.pinned {
+        Some(pin) => (pin, true),
+        None if blocked => (0.0, false),
+        None => (observed, false),
+    };
+    let unquantised = unquantised.clamp(0.0, params.max_instance_trust);
+    let trust = quantise(unquantised, params.instance_trust_quantum);
+    InstanceTrust {
+        base,
+        ceiling,
+        agreements,
+        disagreements,
+        agreement_mass,
+        disagreement_mass,
+        agreement,
+        unquantised,
+        trust: trust.clamp(0.0, params.max_instance_trust),
+        pinned,
+    }
+}
