@@ -3,6 +3,7 @@
 pub mod actor;
 pub mod ids;
 pub mod scope;
+pub mod text;
 
 pub use actor::{Actor, ActorType, AuthenticatedActor};
 pub use ids::{IdKind, IdParseError, PublicId};

@@ -8,6 +8,9 @@ pub mod audit;
 pub mod bootstrap;
 pub mod error;
 pub mod keys;
+pub mod markdown;
+pub mod scan;
+pub mod structured_data;
 
 use std::sync::Arc;
 
