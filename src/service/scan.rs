@@ -197,7 +197,7 @@ const PLACEHOLDER_PASSWORDS: &[&str] = &[
     "yourpassword",
 ];
 
-/// Query-free hosts that cannot belong to a third party: loopback, unspecified, and the names RFC 2606
+/// Hosts that cannot belong to a third party: loopback, unspecified, and the names RFC 2606
 /// and RFC 6761 reserve for documentation and testing.
 ///
 /// `example.com`, `example.org`, `example.net` and their subdomains; any name under `.example`, `.test`,
