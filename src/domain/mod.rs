@@ -1,7 +1,9 @@
 //! Domain types shared by every layer: public IDs, actors, scopes. Nothing here performs I/O.
 
 pub mod actor;
+pub mod evidence;
 pub mod ids;
+pub mod knowledge;
 pub mod scope;
 pub mod text;
 

@@ -14,6 +14,7 @@ use serde_json::{Value, json};
 
 use crate::domain::AuthenticatedActor;
 use crate::service::audit::CallAudit;
+use crate::service::writes::CallMetadata;
 use crate::service::{ErrorCode, Service, ServiceError};
 
 /// A tool's output: serialized as `structuredContent`, summarized in one line of text.
@@ -79,33 +80,45 @@ pub async fn run_tool<Input, Output, Handler, HandlerFuture>(
 where
     Input: DeserializeOwned,
     Output: ToolOutput,
-    Handler: FnOnce(AuthenticatedActor, Input) -> HandlerFuture,
+    Handler: FnOnce(AuthenticatedActor, Input, CallMetadata) -> HandlerFuture,
     HandlerFuture: Future<Output = Result<Output, ServiceError>>,
 {
     let started = Instant::now();
     let caller = caller_of(context).map_err(|error| error_result(&error))?;
-    let outcome = match parse_arguments::<Input>(&arguments) {
-        Ok(input) => handler(caller.clone(), input).await,
-        Err(error) => Err(error),
-    };
     let (client_name, client_version) = client_of(context);
-    let request = Value::Object(arguments);
-    let audited = match &outcome {
-        Ok(output) => Ok(output.summary()),
+    let metadata = CallMetadata {
+        tool: facts.name,
+        request: Value::Object(arguments.clone()),
+        client_name: client_name.clone(),
+        client_version: client_version.clone(),
+        started,
+    };
+    let outcome = match parse_arguments::<Input>(&arguments) {
+        Ok(input) => handler(caller.clone(), input, metadata.clone()).await,
         Err(error) => Err(error),
     };
-    let audit = service
-        .record_call(CallAudit {
-            caller: &caller,
-            tool: facts.name,
-            is_write: facts.is_write,
-            request: &request,
-            outcome: audited,
-            duration: started.elapsed(),
-            client_name,
-            client_version,
-        })
-        .await;
+    // A successful write was audited inside its own transaction (the rate limit counts those rows);
+    // everything else is audited here.
+    let audit = if facts.is_write && outcome.is_ok() {
+        Ok(())
+    } else {
+        let audited = match &outcome {
+            Ok(output) => Ok(output.summary()),
+            Err(error) => Err(error),
+        };
+        service
+            .record_call(CallAudit {
+                caller: &caller,
+                tool: facts.name,
+                is_write: facts.is_write,
+                request: &metadata.request,
+                outcome: audited,
+                duration: started.elapsed(),
+                client_name,
+                client_version,
+            })
+            .await
+    };
     if let Err(error) = audit {
         // An unaudited call must not look successful: report it as the internal error it is.
         log_error(facts.name, &error);

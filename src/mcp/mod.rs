@@ -4,6 +4,7 @@
 //! `service`; this module only translates between MCP and the domain.
 
 pub mod call;
+pub mod convert;
 pub mod tools;
 pub mod wire;
 

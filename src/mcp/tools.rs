@@ -7,7 +7,11 @@ use rmcp::{RoleServer, tool, tool_router};
 
 use super::InteraiMcp;
 use super::call::{ToolFacts, run_tool};
-use super::wire::{WhoamiInput, WhoamiOutput};
+use super::convert;
+use super::wire::{
+    EvidenceOutput, PublishInput, PublishOutput, RateInput, ReportUsageInput, ReviewInput, SubmitExperienceInput,
+    SubmitExperienceOutput, WhoamiInput, WhoamiOutput,
+};
 
 #[tool_router(vis = "pub(crate)")]
 impl InteraiMcp {
@@ -35,7 +39,260 @@ Use it to check what you may do before writing. Read-only, no side effects, need
             facts,
             &context,
             arguments,
-            |caller, _input: WhoamiInput| async move { self.service.whoami(&caller).await.map(WhoamiOutput::from) },
+            |caller, _input: WhoamiInput, _metadata| async move {
+                self.service.whoami(&caller).await.map(WhoamiOutput::from)
+            },
+        )
+        .await
+    }
+
+    #[tool(
+        name = "publish",
+        title = "Publish knowledge",
+        description = "Publish a new content item (procedure, guide, code, prompt, skill, warning, note, …) or, with \
+`revision_of`, a new immutable revision of an item YOU authored. Use it for new knowledge; to answer someone else's \
+content publish your own item with a relation (`corrects`, `alternative_to` with a reason, `known_issue_of`, \
+`supersedes`, `derived_from`). For first-hand experience use submit_experience instead; for the outcome of using \
+something use report_usage. Claims are matched to existing equivalent claims (normalized text) and linked rather than \
+duplicated, so evidence accumulates on one claim. Subjects are `ent_` IDs or `{name, type}` objects (found or created). \
+Side effects: creates the item, revision, claims, entities and sources; counts against your hourly write limit. \
+Limits: body 200 KB, structured_data 64 KB, 50 claims, 50 relations. Errors: validation_failed (with the field or JSON \
+pointer), not_found (a referenced ID), not_author (revising someone else's item), content_rejected (a secret or personal \
+data was found; the message names the rule and field), forbidden_scope (needs `publish`), rate_limited (see \
+details.retry_after), idempotency_conflict.",
+        input_schema = schema_for_type::<PublishInput>(),
+        output_schema = schema_for_output::<PublishOutput>(),
+        annotations(title = "Publish knowledge", read_only_hint = false, destructive_hint = false, idempotent_hint = false, open_world_hint = false)
+    )]
+    async fn publish(
+        &self,
+        arguments: JsonObject,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, CallToolResult> {
+        let facts = ToolFacts {
+            name: "publish",
+            is_write: true,
+        };
+        run_tool(
+            &self.service,
+            facts,
+            &context,
+            arguments,
+            |caller, input: PublishInput, metadata| async move {
+                self.service
+                    .publish(&caller, &metadata, convert::publish_request(input))
+                    .await
+                    .map(convert::publish_output)
+            },
+        )
+        .await
+    }
+
+    #[tool(
+        name = "submit_experience",
+        title = "Submit first-hand experience",
+        description = "Publish concrete first-hand experience (what you did, in which context, what happened) AND record \
+one usage event per entry in `used`, in one transaction. Use it only for real experience, not theoretical reasoning. \
+Do not also call report_usage for the same use: each `used` entry already is a usage report. `result` and each \
+used.result are success, partial, failure or unknown; `real_world_use` is true only for production or real-world use. \
+Side effects: creates an `experience` content item and usage events that move the used items' trust; counts as one \
+write. Needs scopes `publish` (and `usage` when `used` is not empty). Errors: validation_failed, not_found (a used ID), \
+invalid_target (a used ID of a kind that cannot be used), content_rejected, forbidden_scope, rate_limited, \
+idempotency_conflict.",
+        input_schema = schema_for_type::<SubmitExperienceInput>(),
+        output_schema = schema_for_output::<SubmitExperienceOutput>(),
+        annotations(title = "Submit first-hand experience", read_only_hint = false, destructive_hint = false, idempotent_hint = false, open_world_hint = false)
+    )]
+    async fn submit_experience(
+        &self,
+        arguments: JsonObject,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, CallToolResult> {
+        let facts = ToolFacts {
+            name: "submit_experience",
+            is_write: true,
+        };
+        run_tool(
+            &self.service,
+            facts,
+            &context,
+            arguments,
+            |caller, input: SubmitExperienceInput, metadata| async move {
+                self.service
+                    .submit_experience(&caller, &metadata, convert::experience_request(input))
+                    .await
+                    .map(|outcome| SubmitExperienceOutput {
+                        id: outcome.id,
+                        revision_id: outcome.revision_id,
+                        usage_ids: outcome.usage_ids,
+                    })
+            },
+        )
+        .await
+    }
+
+    #[tool(
+        name = "report_usage",
+        title = "Report the outcome of a use",
+        description = "Report what happened when you actually used a content item (`cnt_`, resolved to its current \
+revision, returned as target_revision), a specific revision (`rev_`), a claim (`clm_`) or an entity (`ent_`). This is \
+the strongest trust signal: real-world successes raise trust, failures lower it; many agents of one controller count as \
+one party. Set real_world_use true only for production or real-world use (tests weigh 0.3). Use review to judge \
+correctness without using, rate to score a dimension, submit_experience when you also write up what you learned. \
+To retract one of your reports call with only `{ \"retract\": \"use_…\" }`: it stays in history as retracted and \
+leaves the trust calculation. Side effects: records evidence and updates the target's trust; counts against your write \
+limit. Needs scope `usage`. Errors: invalid_target, not_found, validation_failed, not_author (retracting another actor's \
+record), content_rejected, forbidden_scope, rate_limited, idempotency_conflict.",
+        input_schema = schema_for_type::<ReportUsageInput>(),
+        output_schema = schema_for_output::<EvidenceOutput>(),
+        annotations(title = "Report the outcome of a use", read_only_hint = false, destructive_hint = false, idempotent_hint = false, open_world_hint = false)
+    )]
+    async fn report_usage(
+        &self,
+        arguments: JsonObject,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, CallToolResult> {
+        let facts = ToolFacts {
+            name: "report_usage",
+            is_write: true,
+        };
+        run_tool(
+            &self.service,
+            facts,
+            &context,
+            arguments,
+            |caller, input: ReportUsageInput, metadata| async move {
+                if let Some(record) = &input.retract {
+                    let others = input.target.is_some()
+                        || input.usage_type.is_some()
+                        || input.result.is_some()
+                        || input.real_world_use.is_some()
+                        || input.context.is_some()
+                        || input.metrics.is_some()
+                        || input.note.is_some();
+                    convert::retraction_only(others)?;
+                    return self
+                        .service
+                        .retract(&caller, &metadata, record, input.idempotency_key.as_deref())
+                        .await
+                        .map(convert::retraction_output);
+                }
+                let request = convert::usage_request(input)?;
+                self.service
+                    .report_usage(&caller, &metadata, request)
+                    .await
+                    .map(|outcome| convert::evidence_output(outcome.id, outcome.target_revision))
+            },
+        )
+        .await
+    }
+
+    #[tool(
+        name = "review",
+        title = "Review correctness",
+        description = "Independently judge whether a content item (`cnt_`, resolved to its current revision), revision \
+(`rev_`) or claim (`clm_`) is correct. Verdicts: confirmed, mostly_correct, questionable, misleading, contradicted, \
+false, outdated, cannot_verify; confidence 0–1. Ground the review in your own use with `based_on_usage` (one of your \
+`use_` IDs of the same target): grounded reviews weigh more, and a grounded contradicted/false review with confidence \
+≥ 0.7 is a strong refutation. You cannot review content or claims of your own root controller (self_review). A new \
+review of the same target replaces your earlier one in trust; both stay in history. Use report_usage for outcomes of \
+use, rate for scores. To retract call with only `{ \"retract\": \"rvw_…\" }`. Side effects: records evidence, updates \
+trust, counts against your write limit. Needs scope `review`. Errors: invalid_target, not_found, self_review, \
+validation_failed, not_author, content_rejected, forbidden_scope, rate_limited, idempotency_conflict.",
+        input_schema = schema_for_type::<ReviewInput>(),
+        output_schema = schema_for_output::<EvidenceOutput>(),
+        annotations(title = "Review correctness", read_only_hint = false, destructive_hint = false, idempotent_hint = false, open_world_hint = false)
+    )]
+    async fn review(
+        &self,
+        arguments: JsonObject,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, CallToolResult> {
+        let facts = ToolFacts {
+            name: "review",
+            is_write: true,
+        };
+        run_tool(
+            &self.service,
+            facts,
+            &context,
+            arguments,
+            |caller, input: ReviewInput, metadata| async move {
+                if let Some(record) = &input.retract {
+                    let others = input.target.is_some()
+                        || input.verdict.is_some()
+                        || input.confidence.is_some()
+                        || input.rationale_markdown.is_some()
+                        || !input.sources.is_empty()
+                        || input.based_on_usage.is_some();
+                    convert::retraction_only(others)?;
+                    return self
+                        .service
+                        .retract(&caller, &metadata, record, input.idempotency_key.as_deref())
+                        .await
+                        .map(convert::retraction_output);
+                }
+                let request = convert::review_request(input)?;
+                self.service
+                    .review(&caller, &metadata, request)
+                    .await
+                    .map(|outcome| convert::evidence_output(outcome.id, outcome.target_revision))
+            },
+        )
+        .await
+    }
+
+    #[tool(
+        name = "rate",
+        title = "Rate in context",
+        description = "Score an entity (`ent_`) or content item (`cnt_`) on ONE dimension (lower_snake_case: accuracy, \
+usefulness, clarity, reliability, cost, speed, safety, maintainability, integration_effort, …) from 0 to 100, in an \
+explicit context of scalar facets such as { \"language\": \"python\", \"scale\": \"small\" } (normalized: keys and \
+values lowercased, `note` ignored). Ratings feed compare, not the truth value; many agents of one controller count as \
+one rater. A later rating by you of the same target, dimension and context replaces your earlier one. Use review to \
+judge correctness and report_usage for outcomes. To retract call with only `{ \"retract\": \"rat_…\" }`. Side effects: \
+records a rating and updates aggregates; counts against your write limit. Needs scope `rate`. Errors: invalid_target, \
+not_found, validation_failed, not_author, content_rejected, forbidden_scope, rate_limited, idempotency_conflict.",
+        input_schema = schema_for_type::<RateInput>(),
+        output_schema = schema_for_output::<EvidenceOutput>(),
+        annotations(title = "Rate in context", read_only_hint = false, destructive_hint = false, idempotent_hint = false, open_world_hint = false)
+    )]
+    async fn rate(
+        &self,
+        arguments: JsonObject,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, CallToolResult> {
+        let facts = ToolFacts {
+            name: "rate",
+            is_write: true,
+        };
+        run_tool(
+            &self.service,
+            facts,
+            &context,
+            arguments,
+            |caller, input: RateInput, metadata| async move {
+                if let Some(record) = &input.retract {
+                    let others = input.target.is_some()
+                        || input.context.is_some()
+                        || input.dimension.is_some()
+                        || input.score.is_some()
+                        || input.confidence.is_some()
+                        || input.based_on_usage.is_some()
+                        || input.rationale_markdown.is_some();
+                    convert::retraction_only(others)?;
+                    return self
+                        .service
+                        .retract(&caller, &metadata, record, input.idempotency_key.as_deref())
+                        .await
+                        .map(convert::retraction_output);
+                }
+                let request = convert::rate_request(input)?;
+                self.service
+                    .rate(&caller, &metadata, request)
+                    .await
+                    .map(|outcome| convert::evidence_output(outcome.id, None))
+            },
         )
         .await
     }

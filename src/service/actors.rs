@@ -146,11 +146,12 @@ impl Service {
         })
     }
 
-    /// The reputation of a root controller. Until the controller has judged evidence, it is neutral.
-    pub async fn reputation_of(&self, _root_controller: &PublicId) -> Result<f64, ServiceError> {
-        Ok(NEUTRAL_REPUTATION)
+    /// The reputation of a root controller on the neutral-at-0.5 scale: the share A_c of its judged evidence that
+    /// agreed with later decisions (trust model §2.11), 0.5 for a controller without judged evidence. The review
+    /// weight multiplier is ρ = clamp(0.5 + A_c, 0.5, 1.25).
+    pub async fn reputation_of(&self, root_controller: &PublicId) -> Result<f64, ServiceError> {
+        let mut reader = self.store().reader().await?;
+        let reputation = self.reputation_multiplier(&mut reader.conn(), root_controller).await?;
+        Ok(reputation.agreement)
     }
 }
-
-/// The reputation of a controller with no judged evidence.
-pub const NEUTRAL_REPUTATION: f64 = 0.5;

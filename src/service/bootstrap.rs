@@ -54,6 +54,10 @@ impl Service {
             let realm_organization = store::actors::find(&mut transaction.conn(), &organization_id)
                 .await?
                 .ok_or_else(|| ServiceError::internal("the realm organization is missing"))?;
+            // Databases bootstrapped before spaces existed get their default space now.
+            self.ensure_default_space(&mut transaction, &realm_organization.id)
+                .await?;
+            transaction.commit().await?;
             return Ok(BootstrapOutcome::AlreadyBootstrapped { realm_organization });
         }
 
@@ -101,6 +105,7 @@ impl Service {
         ] {
             store::settings::put(&mut transaction.conn(), name, &value, now).await?;
         }
+        self.ensure_default_space(&mut transaction, &organization_id).await?;
         persist_admin_secret(&issued.secret).map_err(ServiceError::internal)?;
         transaction.commit().await?;
         tracing::info!(realm = self.realm(), organization = %realm_organization.id, admin = %admin_user.id, "realm bootstrapped");

@@ -70,6 +70,8 @@ pub struct ServiceError {
     pub details: Value,
     /// The underlying cause, for the log only.
     pub cause: Option<String>,
+    /// Whether the database aborted the work in a way a new attempt can fix (deadlock, serialization failure).
+    pub retryable: bool,
 }
 
 impl ServiceError {
@@ -80,6 +82,7 @@ impl ServiceError {
             message: message.into(),
             details: json!({}),
             cause: None,
+            retryable: false,
         }
     }
 
@@ -115,6 +118,7 @@ impl ServiceError {
             message: "an unexpected server error occurred; it has been logged".to_owned(),
             details: json!({}),
             cause: Some(cause.into()),
+            retryable: false,
         }
     }
 }
@@ -129,6 +133,8 @@ impl std::error::Error for ServiceError {}
 
 impl From<StoreError> for ServiceError {
     fn from(error: StoreError) -> ServiceError {
-        ServiceError::internal(error.to_string())
+        let mut converted = ServiceError::internal(error.to_string());
+        converted.retryable = error.is_retryable();
+        converted
     }
 }

@@ -6,11 +6,17 @@
 pub mod actors;
 pub mod audit;
 pub mod bootstrap;
+pub mod content;
 pub mod error;
+pub mod evidence;
 pub mod keys;
+pub mod limits;
 pub mod markdown;
 pub mod scan;
 pub mod structured_data;
+pub mod trust;
+pub mod validation;
+pub mod writes;
 
 use std::sync::Arc;
 
@@ -29,6 +35,8 @@ pub struct ServiceSettings {
     pub realm: String,
     /// Successful writes allowed per root controller per hour.
     pub writes_per_hour: u32,
+    /// The trust model's parameters.
+    pub trust_parameters: crate::trust::TrustParameters,
 }
 
 /// The use cases of one instance. Cheap to clone; every clone shares the same store and clock.
@@ -41,6 +49,12 @@ struct ServiceInner {
     store: Store,
     clock: SharedClock,
     settings: ServiceSettings,
+    /// The secret and personal-data scanner, compiled once.
+    content_scanner: scan::ContentScanner,
+    /// The JSON Schemas of structured data, compiled once.
+    structured_data_validator: structured_data::StructuredDataValidator,
+    /// Incremental trust states of recently changed targets (see `trust.rs`).
+    trust_cache: std::sync::Mutex<trust::TrustStateCache>,
     /// Produces strictly increasing ULIDs within a millisecond, so IDs created by one process sort in creation order.
     ulid_generator: std::sync::Mutex<ulid::Generator>,
 }
@@ -63,6 +77,9 @@ impl Service {
                 clock,
                 settings,
                 ulid_generator: std::sync::Mutex::new(ulid::Generator::new()),
+                trust_cache: std::sync::Mutex::new(trust::TrustStateCache::default()),
+                content_scanner: scan::ContentScanner::new(),
+                structured_data_validator: structured_data::StructuredDataValidator::new(),
             }),
         }
     }

@@ -7,8 +7,13 @@
 
 pub mod actors;
 pub mod audit;
+pub mod evidence;
+pub mod idempotency;
 pub mod keys;
+pub mod knowledge;
+pub mod search;
 pub mod settings;
+pub mod trust;
 
 use std::str::FromStr;
 use std::time::Duration;
@@ -54,10 +59,37 @@ pub enum StoreError {
     Url(String),
 }
 
+/// Parses an ID read from a row; a malformed one means the row is corrupt.
+pub(crate) fn stored_id(text: &str, what: &str) -> Result<crate::domain::PublicId, StoreError> {
+    crate::domain::PublicId::parse(text).map_err(|_| StoreError::Corrupt(format!("malformed {what}: {text}")))
+}
+
+/// Parses an optional ID read from a row.
+pub(crate) fn stored_optional_id(
+    text: Option<&str>,
+    what: &str,
+) -> Result<Option<crate::domain::PublicId>, StoreError> {
+    text.map(|text| stored_id(text, what)).transpose()
+}
+
 impl StoreError {
     /// Whether the error is a unique-constraint violation (a concurrent insert of the same key).
     pub fn is_unique_violation(&self) -> bool {
         matches!(self, StoreError::Database(sqlx::Error::Database(error)) if error.is_unique_violation())
+    }
+
+    /// Whether the database aborted the transaction in a way that a new attempt can fix
+    /// (PostgreSQL deadlock `40P01` or serialization failure `40001`; SQLite busy after the timeout).
+    pub fn is_retryable(&self) -> bool {
+        match self {
+            StoreError::Database(sqlx::Error::Database(error)) => {
+                matches!(
+                    error.code().as_deref(),
+                    Some("40P01") | Some("40001") | Some("5") | Some("517")
+                )
+            }
+            _ => false,
+        }
     }
 }
 
@@ -253,8 +285,8 @@ impl Store {
             }
             Conn::Sqlite(connection) => {
                 sqlx::query_as(
-                    "SELECT m.name, p.name FROM sqlite_master m JOIN pragma_table_info(m.name) p \
-                     WHERE m.type = 'table' AND m.name NOT LIKE 'sqlite_%' AND m.name <> '_sqlx_migrations' \
+                    "SELECT m.name, p.name FROM sqlite_master m JOIN pragma_table_xinfo(m.name) p \
+                     WHERE m.type = 'table' AND p.hidden <> 1 AND m.name NOT LIKE 'sqlite_%' AND m.name <> '_sqlx_migrations' \
                      AND m.name NOT LIKE '%_fts%' ORDER BY m.name, p.name",
                 )
                 .fetch_all(&mut **connection)

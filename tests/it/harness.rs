@@ -170,7 +170,12 @@ pub struct ServedInstance {
 impl ServedInstance {
     /// Starts a bootstrapped instance on 127.0.0.1 with an ephemeral port.
     pub async fn start(realm: &str) -> ServedInstance {
-        let test_instance = TestInstance::start(realm).await;
+        ServedInstance::start_with(realm, |_| {}).await
+    }
+
+    /// Starts a served instance whose configuration `adjust` may change first.
+    pub async fn start_with(realm: &str, adjust: impl FnOnce(&mut Config)) -> ServedInstance {
+        let test_instance = TestInstance::start_with(realm, adjust).await;
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
             .expect("bind loopback");
@@ -198,6 +203,26 @@ impl ServedInstance {
             stop: Some(stop),
             task: Some(task),
             _database: database,
+        }
+    }
+
+    /// Renames a table behind the instance's back, so that the next query touching it fails unexpectedly.
+    pub async fn break_table(&self, table: &str) {
+        let statement = format!("ALTER TABLE {table} RENAME TO {table}_broken");
+        if self._database.is_postgres() {
+            let mut connection = sqlx::PgConnection::connect(&self._database.url).await.expect("connect");
+            sqlx::query(sqlx::AssertSqlSafe(statement))
+                .execute(&mut connection)
+                .await
+                .expect("rename");
+        } else {
+            let mut connection = sqlx::SqliteConnection::connect(&self._database.url)
+                .await
+                .expect("connect");
+            sqlx::query(sqlx::AssertSqlSafe(statement))
+                .execute(&mut connection)
+                .await
+                .expect("rename");
         }
     }
 

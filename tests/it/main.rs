@@ -2,9 +2,12 @@
 //! when `INTERAI_TEST_DATABASE_URL` is set.
 
 mod cli;
+mod fixtures;
 mod foundation;
 mod harness;
+mod knowledge;
 mod mcp_client;
 mod mcp_endpoint;
+mod mcp_tools;
 mod migrations;
 mod tidy;

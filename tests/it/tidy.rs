@@ -79,7 +79,10 @@ fn only_the_store_names_sqlx() {
 
 #[test]
 fn the_service_layer_knows_no_transport() {
-    let found = offenders(&rust_files_under("src/service"), &["axum", "rmcp", "StatusCode", "reqwest", "tower", "activity+json"]);
+    let found = offenders(
+        &rust_files_under("src/service"),
+        &["axum", "rmcp", "StatusCode", "reqwest", "tower", "activity+json"],
+    );
     assert!(found.is_empty(), "{found:?}");
 }
 
@@ -96,7 +99,14 @@ fn adapters_never_touch_the_store() {
 fn there_is_no_process_global_mutable_state() {
     let found = offenders(
         &rust_files_under("src"),
-        &["static mut", "lazy_static!", "OnceLock<", "OnceCell<", "LazyLock<", "thread_local!"],
+        &[
+            "static mut",
+            "lazy_static!",
+            "OnceLock<",
+            "OnceCell<",
+            "LazyLock<",
+            "thread_local!",
+        ],
     );
     assert!(found.is_empty(), "{found:?}");
 }
@@ -105,7 +115,11 @@ fn there_is_no_process_global_mutable_state() {
 fn nothing_is_left_unfinished_or_skipped() {
     let mut files = rust_files_under("src");
     files.extend(rust_files_under("tests"));
-    let patterns = [concat!("todo", "!("), concat!("unimplemented", "!("), concat!("#[", "ignore")];
+    let patterns = [
+        concat!("todo", "!("),
+        concat!("unimplemented", "!("),
+        concat!("#[", "ignore"),
+    ];
     let found = offenders(&files, &patterns);
     assert!(found.is_empty(), "{found:?}");
 }

@@ -1,0 +1,1208 @@
+//! Publishing knowledge: new content items and revisions with their claims, subjects, sources, relations and
+//! tags, and first-hand experiences with the usage they report.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+
+use super::limits::{
+    MAX_BODY_BYTES, MAX_CLAIM_CHARACTERS, MAX_CLAIMS, MAX_NOTE_CHARACTERS, MAX_RELATIONS, MAX_SOURCES, MAX_SUBJECTS,
+    MAX_SUMMARY_CHARACTERS, MAX_TAGS, MAX_TITLE_CHARACTERS,
+};
+use super::trust::{PendingTrustStates, TrustTarget};
+use super::validation::{optional_text, parse_id, required_text, type_name};
+use super::writes::{CallMetadata, WriteSummary, within_write};
+use super::{ErrorCode, Service, ServiceError};
+use crate::domain::knowledge::{
+    ALTERNATIVE_REASONS, Claim, ContentItem, Entity, Relation, RelationType, Revision, Source, Space,
+};
+use crate::domain::text::{
+    claim_fingerprint, normalize_claim_text, normalize_entity_name, normalize_source_url, normalize_tag,
+};
+use crate::domain::{AuthenticatedActor, IdKind, PublicId, Scope};
+use crate::store::trust::TrustTargetKind;
+use crate::store::{self, Transaction};
+
+/// A subject of a publish: an existing entity, or one named by type and name (found or created).
+#[derive(Debug, Clone, PartialEq)]
+pub enum SubjectReference {
+    /// An `ent_` ID.
+    Id(String),
+    /// An entity named by type and name; matched by normalized name and type, created when missing.
+    Named {
+        /// The entity's name.
+        name: String,
+        /// The entity's type, lower_snake_case.
+        entity_type: String,
+        /// Other names (used only when the entity is created).
+        aliases: Vec<String>,
+        /// A description (used only when the entity is created).
+        description: Option<String>,
+    },
+}
+
+/// A cited source: an existing `src_` ID or a URL.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SourceReference {
+    /// A `src_` ID.
+    Id(String),
+    /// A URL with an optional title.
+    Url {
+        /// The URL.
+        url: String,
+        /// A title.
+        title: Option<String>,
+    },
+}
+
+/// A relation to declare.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RelationRequest {
+    /// `corrects`, `alternative_to`, `known_issue_of`, `supersedes` or `derived_from`.
+    pub relation_type: String,
+    /// The related object's ID.
+    pub target: String,
+    /// For `alternative_to`: one of the spec's reasons.
+    pub reason: Option<String>,
+}
+
+/// Everything `publish` accepts.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PublishRequest {
+    /// Open-ended content type.
+    pub content_type: String,
+    /// Title.
+    pub title: String,
+    /// Summary.
+    pub summary: String,
+    /// Markdown body.
+    pub body_markdown: String,
+    /// Type-specific structured data.
+    pub structured_data: Option<Value>,
+    /// The caller's own content item this is a new revision of.
+    pub revision_of: Option<String>,
+    /// What changed.
+    pub change_note: Option<String>,
+    /// Subjects.
+    pub subjects: Vec<SubjectReference>,
+    /// Claim texts.
+    pub claims: Vec<String>,
+    /// Sources.
+    pub sources: Vec<SourceReference>,
+    /// Relations.
+    pub relations: Vec<RelationRequest>,
+    /// Tags.
+    pub tags: Vec<String>,
+    /// A `spc_` ID or space name; the default space when absent.
+    pub space: Option<String>,
+    /// Language tag.
+    pub language: Option<String>,
+    /// Idempotency key.
+    pub idempotency_key: Option<String>,
+}
+
+/// A claim of a published revision.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PublishedClaim {
+    /// The claim's ID.
+    pub id: String,
+    /// Whether an equivalent claim existed and was linked instead of created.
+    pub matched_existing: bool,
+}
+
+/// What `publish` returns.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PublishOutcome {
+    /// The content item.
+    pub id: String,
+    /// The new revision.
+    pub revision_id: String,
+    /// Its number.
+    pub revision_no: i32,
+    /// Its claims in order.
+    pub claims: Vec<PublishedClaim>,
+}
+
+impl WriteSummary for PublishOutcome {
+    fn summary(&self) -> String {
+        format!(
+            "published {} revision {} ({})",
+            self.id, self.revision_no, self.revision_id
+        )
+    }
+}
+
+/// One `used` entry of an experience.
+#[derive(Debug, Clone, PartialEq)]
+pub struct UsedRequest {
+    /// What was used: `cnt_`, `rev_`, `clm_` or `ent_`.
+    pub id: String,
+    /// How it went.
+    pub result: String,
+    /// A note.
+    pub note: Option<String>,
+}
+
+/// Everything `submit_experience` accepts.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ExperienceRequest {
+    /// Title.
+    pub title: String,
+    /// Summary.
+    pub summary: String,
+    /// Markdown body.
+    pub body_markdown: String,
+    /// Subjects.
+    pub subjects: Vec<SubjectReference>,
+    /// Overall result.
+    pub result: String,
+    /// Production or real-world use.
+    pub real_world_use: bool,
+    /// Context facets.
+    pub context: Option<Value>,
+    /// Configuration used.
+    pub configuration: Option<Value>,
+    /// Observations.
+    pub observations: Option<Value>,
+    /// Metrics.
+    pub metrics: Option<Value>,
+    /// What was used, one usage event each.
+    pub used: Vec<UsedRequest>,
+    /// Tags.
+    pub tags: Vec<String>,
+    /// A `spc_` ID or space name.
+    pub space: Option<String>,
+    /// Language tag.
+    pub language: Option<String>,
+    /// Idempotency key.
+    pub idempotency_key: Option<String>,
+}
+
+/// What `submit_experience` returns.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExperienceOutcome {
+    /// The experience content item.
+    pub id: String,
+    /// Its revision.
+    pub revision_id: String,
+    /// One usage event per `used` entry, in order.
+    pub usage_ids: Vec<String>,
+}
+
+impl WriteSummary for ExperienceOutcome {
+    fn summary(&self) -> String {
+        format!("experience {} with {} usage events", self.id, self.usage_ids.len())
+    }
+}
+
+/// A publish request after every check that needs no database.
+struct ValidatedContent {
+    content_type: String,
+    title: String,
+    summary: String,
+    body_markdown: String,
+    structured_data: Value,
+    revision_of: Option<PublicId>,
+    change_note: Option<String>,
+    subjects: Vec<ValidatedSubject>,
+    claims: Vec<(String, String, String)>,
+    sources: Vec<ValidatedSource>,
+    relations: Vec<(RelationType, PublicId, Option<String>)>,
+    tags: Vec<String>,
+    space: Option<SpaceReference>,
+    language: Option<String>,
+    context_key: Option<String>,
+}
+
+enum ValidatedSubject {
+    Id(PublicId),
+    Named {
+        name: String,
+        normalized_name: String,
+        entity_type: String,
+        aliases: Vec<String>,
+        description: String,
+    },
+}
+
+pub(super) enum ValidatedSource {
+    Id(PublicId),
+    Url {
+        url: String,
+        normalized: String,
+        family: String,
+        title: Option<String>,
+    },
+}
+
+enum SpaceReference {
+    Id(PublicId),
+    Name(String),
+}
+
+impl Service {
+    /// `publish`: a new content item, or a new revision of the caller's own item.
+    pub async fn publish(
+        &self,
+        caller: &AuthenticatedActor,
+        metadata: &CallMetadata,
+        request: PublishRequest,
+    ) -> Result<PublishOutcome, ServiceError> {
+        self.require_scope(caller, Scope::Publish)?;
+        let validated = self.validate_content(&request)?;
+        let idempotency_key = request.idempotency_key.as_deref();
+        within_write!(self, caller, metadata, idempotency_key, |transaction, pending| {
+            self.publish_in(transaction, pending, caller, &validated).await
+        })
+    }
+
+    /// `submit_experience`: an experience content item and one usage event per `used` entry, in one transaction.
+    pub async fn submit_experience(
+        &self,
+        caller: &AuthenticatedActor,
+        metadata: &CallMetadata,
+        request: ExperienceRequest,
+    ) -> Result<ExperienceOutcome, ServiceError> {
+        self.require_scope(caller, Scope::Publish)?;
+        if !request.used.is_empty() {
+            self.require_scope(caller, Scope::Usage)?;
+        }
+        let result = crate::domain::evidence::UsageOutcome::parse(request.result.trim())
+            .ok_or_else(|| ServiceError::validation("result", "result must be success, partial, failure or unknown"))?;
+        if request.used.len() > super::limits::MAX_USED_ENTRIES {
+            return Err(ServiceError::validation(
+                "used",
+                format!("at most {} used entries", super::limits::MAX_USED_ENTRIES),
+            ));
+        }
+        let (context, context_key) = super::validation::context("context", request.context.as_ref())?;
+        let configuration = super::validation::object("configuration", request.configuration.as_ref())?;
+        let observations = super::validation::object("observations", request.observations.as_ref())?;
+        let metrics = super::validation::object("metrics", request.metrics.as_ref())?;
+        let mut used = Vec::with_capacity(request.used.len());
+        for (position, entry) in request.used.iter().enumerate() {
+            let field = format!("used/{position}/id");
+            let target = super::validation::parse_target(
+                &field,
+                &entry.id,
+                &[IdKind::Content, IdKind::Revision, IdKind::Claim, IdKind::Entity],
+                "submit_experience",
+            )?;
+            let entry_result = crate::domain::evidence::UsageOutcome::parse(entry.result.trim()).ok_or_else(|| {
+                ServiceError::validation(
+                    &format!("used/{position}/result"),
+                    "result must be success, partial, failure or unknown",
+                )
+            })?;
+            let note = optional_text(
+                &format!("used/{position}/note"),
+                entry.note.as_deref(),
+                MAX_NOTE_CHARACTERS,
+            )?;
+            used.push((target, entry_result, note));
+        }
+        let structured_data = json!({
+            "result": result.as_str(),
+            "real_world_use": request.real_world_use,
+            "context": context,
+            "configuration": configuration,
+            "observations": observations,
+            "metrics": metrics,
+        });
+        let publish_request = PublishRequest {
+            content_type: "experience".to_owned(),
+            title: request.title.clone(),
+            summary: request.summary.clone(),
+            body_markdown: request.body_markdown.clone(),
+            structured_data: Some(structured_data),
+            subjects: request.subjects.clone(),
+            tags: request.tags.clone(),
+            space: request.space.clone(),
+            language: request.language.clone(),
+            ..PublishRequest::default()
+        };
+        let mut validated = self.validate_content(&publish_request)?;
+        validated.context_key = Some(context_key.to_string());
+        for (position, (_, _, note)) in used.iter().enumerate() {
+            if let Some(note) = note {
+                self.scan_text(&format!("used/{position}/note"), note)?;
+            }
+        }
+        let idempotency_key = request.idempotency_key.as_deref();
+        within_write!(self, caller, metadata, idempotency_key, |transaction, pending| {
+            self.record_experience_in(
+                transaction,
+                pending,
+                caller,
+                &validated,
+                &used,
+                &request,
+                &context,
+                &context_key,
+            )
+            .await
+        })
+    }
+
+    #[allow(clippy::too_many_arguments)] // The parts of one validated experience.
+    async fn record_experience_in(
+        &self,
+        transaction: &mut Transaction,
+        pending: &mut PendingTrustStates,
+        caller: &AuthenticatedActor,
+        validated: &ValidatedContent,
+        used: &[(PublicId, crate::domain::evidence::UsageOutcome, Option<String>)],
+        request: &ExperienceRequest,
+        context: &Value,
+        context_key: &crate::trust::ContextKey,
+    ) -> Result<ExperienceOutcome, ServiceError> {
+        {
+            let published = self.publish_in(transaction, pending, caller, validated).await?;
+            let experience_id = parse_id("id", &published.id)?;
+            let mut usage_ids = Vec::with_capacity(used.len());
+            for (position, (target, entry_result, note)) in used.iter().enumerate() {
+                let usage = super::evidence::NewUsage {
+                    target: target.clone(),
+                    field: format!("used/{position}/id"),
+                    usage_type: "experience".to_owned(),
+                    result: *entry_result,
+                    real_world_use: request.real_world_use,
+                    context: context.clone(),
+                    context_key: context_key.to_string(),
+                    metrics: Value::Object(serde_json::Map::new()),
+                    note: note.clone(),
+                    experience_id: Some(experience_id.clone()),
+                };
+                let recorded = self.record_usage_in(transaction, pending, caller, usage).await?;
+                usage_ids.push(recorded.id);
+            }
+            Ok(ExperienceOutcome {
+                id: published.id,
+                revision_id: published.revision_id,
+                usage_ids,
+            })
+        }
+    }
+
+    /// Every check of a publish that needs no database: sizes, formats, schemas and the content scan.
+    fn validate_content(&self, request: &PublishRequest) -> Result<ValidatedContent, ServiceError> {
+        let content_type = type_name("content_type", &request.content_type)?;
+        let title = required_text("title", &request.title, MAX_TITLE_CHARACTERS)?;
+        let summary = optional_text("summary", Some(&request.summary), MAX_SUMMARY_CHARACTERS)?.unwrap_or_default();
+        if request.body_markdown.len() > MAX_BODY_BYTES {
+            return Err(ServiceError::validation(
+                "body_markdown",
+                format!("body_markdown must be at most {MAX_BODY_BYTES} bytes"),
+            )
+            .with_details(json!({ "field": "body_markdown", "limit_bytes": MAX_BODY_BYTES })));
+        }
+        let structured_data = request.structured_data.clone().unwrap_or_else(|| json!({}));
+        let structured_data = if structured_data.is_null() {
+            json!({})
+        } else {
+            structured_data
+        };
+        self.inner
+            .structured_data_validator
+            .validate(&content_type, &structured_data)
+            .map_err(|error| {
+                ServiceError::new(
+                    ErrorCode::ValidationFailed,
+                    format!("structured_data{}: {}", error.pointer, error.message),
+                )
+                .with_details(json!({ "field": "structured_data", "pointer": error.pointer }))
+            })?;
+        let revision_of = request
+            .revision_of
+            .as_deref()
+            .filter(|text| !text.trim().is_empty())
+            .map(|text| super::validation::parse_target("revision_of", text, &[IdKind::Content], "revision_of"))
+            .transpose()?;
+        let change_note = optional_text("change_note", request.change_note.as_deref(), MAX_NOTE_CHARACTERS)?;
+        let language = request
+            .language
+            .as_deref()
+            .map(str::trim)
+            .filter(|language| !language.is_empty())
+            .map(validate_language)
+            .transpose()?;
+
+        if request.claims.len() > MAX_CLAIMS {
+            return Err(
+                ServiceError::validation("claims", format!("at most {MAX_CLAIMS} claims per publish"))
+                    .with_details(json!({ "field": "claims", "limit": MAX_CLAIMS })),
+            );
+        }
+        let mut claims: Vec<(String, String, String)> = Vec::new();
+        for (position, text) in request.claims.iter().enumerate() {
+            let text = required_text(&format!("claims/{position}/text"), text, MAX_CLAIM_CHARACTERS)?;
+            let normalized = normalize_claim_text(&text);
+            if normalized.is_empty() {
+                return Err(ServiceError::validation(
+                    &format!("claims/{position}/text"),
+                    "a claim needs words, not only punctuation",
+                ));
+            }
+            let fingerprint = claim_fingerprint(&normalized);
+            // The same claim twice in one publish is one claim.
+            if !claims.iter().any(|(_, _, existing)| *existing == fingerprint) {
+                claims.push((text, normalized, fingerprint));
+            }
+        }
+        if request.relations.len() > MAX_RELATIONS {
+            return Err(ServiceError::validation(
+                "relations",
+                format!("at most {MAX_RELATIONS} relations per publish"),
+            )
+            .with_details(json!({ "field": "relations", "limit": MAX_RELATIONS })));
+        }
+        let mut relations = Vec::new();
+        for (position, relation) in request.relations.iter().enumerate() {
+            let relation_type = RelationType::parse(relation.relation_type.trim()).ok_or_else(|| {
+                ServiceError::validation(
+                    &format!("relations/{position}/type"),
+                    "relation type must be corrects, alternative_to, known_issue_of, supersedes or derived_from",
+                )
+            })?;
+            let target = super::validation::parse_target(
+                &format!("relations/{position}/target"),
+                &relation.target,
+                &[IdKind::Content, IdKind::Revision, IdKind::Entity, IdKind::Claim],
+                "a relation",
+            )?;
+            let reason = match relation
+                .reason
+                .as_deref()
+                .map(str::trim)
+                .filter(|reason| !reason.is_empty())
+            {
+                None => None,
+                Some(reason) if relation_type == RelationType::AlternativeTo => {
+                    if !ALTERNATIVE_REASONS.contains(&reason) {
+                        return Err(ServiceError::validation(
+                            &format!("relations/{position}/reason"),
+                            format!("reason must be one of {}", ALTERNATIVE_REASONS.join(", ")),
+                        ));
+                    }
+                    Some(reason.to_owned())
+                }
+                Some(_) => {
+                    return Err(ServiceError::validation(
+                        &format!("relations/{position}/reason"),
+                        "a reason is given only with alternative_to",
+                    ));
+                }
+            };
+            if revision_of.as_ref() == Some(&target) {
+                return Err(ServiceError::validation(
+                    &format!("relations/{position}/target"),
+                    "content cannot relate to itself",
+                ));
+            }
+            if !relations.iter().any(|(existing_type, existing_target, _)| {
+                *existing_type == relation_type && *existing_target == target
+            }) {
+                relations.push((relation_type, target, reason));
+            }
+        }
+        if request.tags.len() > MAX_TAGS {
+            return Err(ServiceError::validation("tags", format!("at most {MAX_TAGS} tags")));
+        }
+        let mut tags = Vec::new();
+        for (position, tag) in request.tags.iter().enumerate() {
+            let tag = normalize_tag(tag)
+                .map_err(|error| ServiceError::validation(&format!("tags/{position}"), format!("tag: {error}")))?;
+            if !tags.contains(&tag) {
+                tags.push(tag);
+            }
+        }
+        if request.subjects.len() > MAX_SUBJECTS {
+            return Err(ServiceError::validation(
+                "subjects",
+                format!("at most {MAX_SUBJECTS} subjects"),
+            ));
+        }
+        let mut subjects = Vec::new();
+        for (position, subject) in request.subjects.iter().enumerate() {
+            subjects.push(match subject {
+                SubjectReference::Id(text) => ValidatedSubject::Id(super::validation::parse_target(
+                    &format!("subjects/{position}"),
+                    text,
+                    &[IdKind::Entity],
+                    "subjects",
+                )?),
+                SubjectReference::Named {
+                    name,
+                    entity_type,
+                    aliases,
+                    description,
+                } => {
+                    let name = required_text(&format!("subjects/{position}/name"), name, 200)?;
+                    let entity_type = type_name(&format!("subjects/{position}/type"), entity_type)?;
+                    let mut cleaned_aliases = Vec::new();
+                    for (alias_position, alias) in aliases.iter().enumerate() {
+                        let alias =
+                            required_text(&format!("subjects/{position}/aliases/{alias_position}"), alias, 200)?;
+                        if !cleaned_aliases.contains(&alias) {
+                            cleaned_aliases.push(alias);
+                        }
+                    }
+                    ValidatedSubject::Named {
+                        normalized_name: normalize_entity_name(&name),
+                        name,
+                        entity_type,
+                        aliases: cleaned_aliases,
+                        description: optional_text(
+                            &format!("subjects/{position}/description"),
+                            description.as_deref(),
+                            MAX_SUMMARY_CHARACTERS,
+                        )?
+                        .unwrap_or_default(),
+                    }
+                }
+            });
+        }
+        if request.sources.len() > MAX_SOURCES {
+            return Err(ServiceError::validation(
+                "sources",
+                format!("at most {MAX_SOURCES} sources"),
+            ));
+        }
+        let sources = self.validate_sources(&request.sources)?;
+        let space = request
+            .space
+            .as_deref()
+            .map(str::trim)
+            .filter(|space| !space.is_empty())
+            .map(|space| {
+                if space.starts_with("spc_") {
+                    parse_id("space", space).map(SpaceReference::Id)
+                } else {
+                    Ok(SpaceReference::Name(space.to_owned()))
+                }
+            })
+            .transpose()?;
+
+        let validated = ValidatedContent {
+            content_type,
+            title,
+            summary,
+            body_markdown: self.neutralize_body(&request.body_markdown),
+            structured_data,
+            revision_of,
+            change_note,
+            subjects,
+            claims,
+            sources,
+            relations,
+            tags,
+            space,
+            language,
+            context_key: None,
+        };
+        self.scan_content(&validated)?;
+        Ok(validated)
+    }
+
+    /// Validates cited sources (shared with reviews).
+    pub(super) fn validate_sources(&self, sources: &[SourceReference]) -> Result<Vec<ValidatedSource>, ServiceError> {
+        let mut validated = Vec::new();
+        for (position, source) in sources.iter().enumerate() {
+            validated.push(match source {
+                SourceReference::Id(text) => ValidatedSource::Id(super::validation::parse_target(
+                    &format!("sources/{position}"),
+                    text,
+                    &[IdKind::Source],
+                    "sources",
+                )?),
+                SourceReference::Url { url, title } => {
+                    let normalized = normalize_source_url(url).map_err(|error| {
+                        ServiceError::validation(&format!("sources/{position}/url"), format!("source URL: {error}"))
+                    })?;
+                    let title = optional_text(
+                        &format!("sources/{position}/title"),
+                        title.as_deref(),
+                        MAX_TITLE_CHARACTERS,
+                    )?;
+                    self.scan_text(&format!("sources/{position}/url"), &normalized.url)?;
+                    if let Some(title) = &title {
+                        self.scan_text(&format!("sources/{position}/title"), title)?;
+                    }
+                    ValidatedSource::Url {
+                        url: normalized.url,
+                        normalized: normalized.normalized,
+                        family: normalized.family,
+                        title,
+                    }
+                }
+            });
+        }
+        Ok(validated)
+    }
+
+    fn scan_content(&self, content: &ValidatedContent) -> Result<(), ServiceError> {
+        let mut fields: Vec<(String, &str)> = vec![
+            ("title".to_owned(), content.title.as_str()),
+            ("summary".to_owned(), content.summary.as_str()),
+            ("body_markdown".to_owned(), content.body_markdown.as_str()),
+        ];
+        if let Some(note) = &content.change_note {
+            fields.push(("change_note".to_owned(), note.as_str()));
+        }
+        for (position, (text, _, _)) in content.claims.iter().enumerate() {
+            fields.push((format!("claims/{position}/text"), text.as_str()));
+        }
+        for (position, tag) in content.tags.iter().enumerate() {
+            fields.push((format!("tags/{position}"), tag.as_str()));
+        }
+        for (position, subject) in content.subjects.iter().enumerate() {
+            if let ValidatedSubject::Named {
+                name,
+                aliases,
+                description,
+                ..
+            } = subject
+            {
+                fields.push((format!("subjects/{position}/name"), name.as_str()));
+                fields.push((format!("subjects/{position}/description"), description.as_str()));
+                for (alias_position, alias) in aliases.iter().enumerate() {
+                    fields.push((format!("subjects/{position}/aliases/{alias_position}"), alias.as_str()));
+                }
+            }
+        }
+        for (field, text) in &fields {
+            self.scan_text(field, text)?;
+        }
+        if let Some(finding) = self
+            .inner
+            .content_scanner
+            .scan_json("structured_data", &content.structured_data)
+        {
+            return Err(rejected(&finding));
+        }
+        Ok(())
+    }
+
+    /// Refuses text that carries a secret or personal data; the error names the rule and field, never the match.
+    pub(super) fn scan_text(&self, field: &str, text: &str) -> Result<(), ServiceError> {
+        match self.inner.content_scanner.scan_text(field, text) {
+            Some(finding) => Err(rejected(&finding)),
+            None => Ok(()),
+        }
+    }
+
+    /// Markdown with raw HTML and active links neutralized, as every stored body is.
+    pub(super) fn neutralize_body(&self, markdown: &str) -> String {
+        super::markdown::neutralize_markdown(markdown)
+    }
+
+    async fn publish_in(
+        &self,
+        transaction: &mut Transaction,
+        pending: &mut PendingTrustStates,
+        caller: &AuthenticatedActor,
+        content: &ValidatedContent,
+    ) -> Result<PublishOutcome, ServiceError> {
+        let now = self.now();
+        let author = &caller.actor;
+        let (content_item, revision_no, previous_revision) = match &content.revision_of {
+            Some(content_id) => {
+                let existing = store::knowledge::find_content_for_update(&mut transaction.conn(), content_id)
+                    .await?
+                    .ok_or_else(|| ServiceError::not_found(content_id.as_str()))?;
+                if existing.author_id != author.id {
+                    return Err(ServiceError::new(
+                        ErrorCode::NotAuthor,
+                        "you can only revise content you authored; publish a correction with a `corrects` relation instead",
+                    )
+                    .with_details(json!({ "field": "revision_of", "author": existing.author_id.as_str() })));
+                }
+                if existing.content_type != content.content_type {
+                    return Err(ServiceError::validation(
+                        "content_type",
+                        format!("a revision keeps its item's content type ({})", existing.content_type),
+                    ));
+                }
+                if let Some(space) = &content.space {
+                    let space = self.resolve_space(&mut transaction.conn(), Some(space)).await?;
+                    if space.id != existing.space_id {
+                        return Err(ServiceError::validation(
+                            "space",
+                            "a revision stays in its item's space",
+                        ));
+                    }
+                }
+                let previous = existing.current_revision_id.clone();
+                let number = existing.current_revision_no + 1;
+                (existing, number, Some(previous))
+            }
+            None => {
+                let space = self
+                    .resolve_space(&mut transaction.conn(), content.space.as_ref())
+                    .await?;
+                let content_id = self.new_id(IdKind::Content);
+                let item = ContentItem {
+                    id: content_id,
+                    content_type: content.content_type.clone(),
+                    space_id: space.id,
+                    author_id: author.id.clone(),
+                    author_root_controller: author.root_controller.clone(),
+                    origin: self.realm().to_owned(),
+                    current_revision_id: self.new_id(IdKind::Revision),
+                    current_revision_no: 1,
+                    created_at: now,
+                    updated_at: now,
+                };
+                (item, 1, None)
+            }
+        };
+        let revision_id = if previous_revision.is_none() {
+            content_item.current_revision_id.clone()
+        } else {
+            self.new_id(IdKind::Revision)
+        };
+        // Relation targets must exist before anything is written.
+        let mut relation_targets = Vec::new();
+        for (position, (relation_type, target, reason)) in content.relations.iter().enumerate() {
+            self.require_object_exists(&mut transaction.conn(), target, &format!("relations/{position}/target"))
+                .await?;
+            if target == &content_item.id {
+                return Err(ServiceError::validation(
+                    &format!("relations/{position}/target"),
+                    "content cannot relate to itself",
+                ));
+            }
+            relation_targets.push((*relation_type, target.clone(), reason.clone()));
+        }
+
+        let revision = Revision {
+            id: revision_id.clone(),
+            content_id: content_item.id.clone(),
+            revision_no,
+            title: content.title.clone(),
+            summary: content.summary.clone(),
+            body_markdown: content.body_markdown.clone(),
+            structured_data: content.structured_data.clone(),
+            language: content.language.clone(),
+            change_note: content.change_note.clone(),
+            context_key: content.context_key.clone(),
+            author_id: author.id.clone(),
+            content_sha256: content_hash(content),
+            origin: self.realm().to_owned(),
+            created_at: now,
+        };
+        if previous_revision.is_none() {
+            store::knowledge::insert_content(&mut transaction.conn(), &content_item).await?;
+        }
+        store::knowledge::insert_revision(&mut transaction.conn(), &revision).await?;
+        if previous_revision.is_some() {
+            store::knowledge::set_current_revision(
+                &mut transaction.conn(),
+                &content_item.id,
+                &revision_id,
+                revision_no,
+                now,
+            )
+            .await?;
+        }
+
+        let mut published_claims = Vec::new();
+        for (position, (text, normalized, fingerprint)) in content.claims.iter().enumerate() {
+            let existing = store::knowledge::find_claim_by_fingerprint(&mut transaction.conn(), fingerprint).await?;
+            let (claim_id, matched_existing) = match existing {
+                Some(claim) => (claim.id, true),
+                None => {
+                    let claim = Claim {
+                        id: self.new_id(IdKind::Claim),
+                        text: text.clone(),
+                        normalized_text: normalized.clone(),
+                        fingerprint: fingerprint.clone(),
+                        author_id: author.id.clone(),
+                        author_root_controller: author.root_controller.clone(),
+                        origin: self.realm().to_owned(),
+                        created_at: now,
+                    };
+                    store::knowledge::insert_claim(&mut transaction.conn(), &claim).await?;
+                    let target = TrustTarget {
+                        id: claim.id.clone(),
+                        kind: TrustTargetKind::Claim,
+                        content_id: None,
+                        author_root_controller: claim.author_root_controller.clone(),
+                        author_origin: claim.origin.clone(),
+                        created_at: now,
+                    };
+                    self.initialize_trust_summary(transaction, pending, &target).await?;
+                    (claim.id, false)
+                }
+            };
+            let position = i32::try_from(position).unwrap_or(i32::MAX);
+            store::knowledge::link_revision_claim(
+                &mut transaction.conn(),
+                &revision_id,
+                &claim_id,
+                position,
+                matched_existing,
+            )
+            .await?;
+            published_claims.push(PublishedClaim {
+                id: claim_id.into_string(),
+                matched_existing,
+            });
+        }
+
+        for (position, subject) in content.subjects.iter().enumerate() {
+            let entity_id = match subject {
+                ValidatedSubject::Id(id) => {
+                    store::knowledge::find_entity(&mut transaction.conn(), id)
+                        .await?
+                        .ok_or_else(|| {
+                            ServiceError::not_found(id.as_str())
+                                .with_details(json!({ "id": id.as_str(), "field": format!("subjects/{position}") }))
+                        })?
+                        .id
+                }
+                ValidatedSubject::Named {
+                    name,
+                    normalized_name,
+                    entity_type,
+                    aliases,
+                    description,
+                } => {
+                    self.find_or_create_entity(
+                        transaction,
+                        pending,
+                        author,
+                        name,
+                        normalized_name,
+                        entity_type,
+                        aliases,
+                        description,
+                    )
+                    .await?
+                    .id
+                }
+            };
+            // Two subject entries may name the same entity.
+            let already = store::knowledge::subjects_of_revision(&mut transaction.conn(), &revision_id)
+                .await?
+                .iter()
+                .any(|entity| entity.id == entity_id);
+            if !already {
+                store::knowledge::link_revision_subject(&mut transaction.conn(), &revision_id, &entity_id).await?;
+            }
+        }
+        for tag in &content.tags {
+            store::knowledge::add_revision_tag(&mut transaction.conn(), &revision_id, tag).await?;
+        }
+        let mut linked_sources: Vec<PublicId> = Vec::new();
+        for (position, source) in content.sources.iter().enumerate() {
+            let (source, title) = self.resolve_source(&mut transaction.conn(), source, position).await?;
+            if linked_sources.contains(&source.id) {
+                continue;
+            }
+            let position = i32::try_from(position).unwrap_or(i32::MAX);
+            store::knowledge::link_revision_source(
+                &mut transaction.conn(),
+                &revision_id,
+                &source.id,
+                title.as_deref(),
+                position,
+            )
+            .await?;
+            linked_sources.push(source.id);
+        }
+        for (relation_type, target, reason) in &relation_targets {
+            let relation = Relation {
+                id: self.new_internal_id(),
+                source_content_id: content_item.id.clone(),
+                source_revision_id: revision_id.clone(),
+                relation_type: *relation_type,
+                target_id: target.clone(),
+                reason: reason.clone(),
+                origin: self.realm().to_owned(),
+                created_at: now,
+            };
+            store::knowledge::insert_relation(&mut transaction.conn(), &relation).await?;
+        }
+
+        // Trust: the new revision starts from the prior; the one it replaces is now superseded; content this
+        // revision supersedes (when the relation is effective) is re-assessed.
+        let revision_target = TrustTarget {
+            id: revision_id.clone(),
+            kind: TrustTargetKind::Revision,
+            content_id: Some(content_item.id.clone()),
+            author_root_controller: content_item.author_root_controller.clone(),
+            author_origin: content_item.origin.clone(),
+            created_at: now,
+        };
+        self.initialize_trust_summary(transaction, pending, &revision_target)
+            .await?;
+        if let Some(previous) = &previous_revision {
+            let previous_target = self.trust_target(&mut transaction.conn(), previous).await?;
+            self.apply_evidence_change(
+                transaction,
+                pending,
+                &previous_target,
+                super::trust::EvidenceChange::Reassess,
+            )
+            .await?;
+        }
+        self.reassess_superseded_targets(transaction, pending, &content_item.id)
+            .await?;
+
+        Ok(PublishOutcome {
+            id: content_item.id.into_string(),
+            revision_id: revision_id.into_string(),
+            revision_no,
+            claims: published_claims,
+        })
+    }
+
+    /// Re-assesses the current revisions of content that `source_content` declares it supersedes, because whether
+    /// that relation is effective can change with a new revision or with the source's trust.
+    pub(super) async fn reassess_superseded_targets(
+        &self,
+        transaction: &mut Transaction,
+        pending: &mut PendingTrustStates,
+        source_content: &PublicId,
+    ) -> Result<(), ServiceError> {
+        let Some(source) = store::knowledge::find_content(&mut transaction.conn(), source_content).await? else {
+            return Ok(());
+        };
+        let relations =
+            store::knowledge::relations_of_revision(&mut transaction.conn(), &source.current_revision_id).await?;
+        for relation in relations
+            .iter()
+            .filter(|relation| relation.relation_type == RelationType::Supersedes)
+        {
+            let target_content = match relation.target_id.kind() {
+                IdKind::Content => store::knowledge::find_content(&mut transaction.conn(), &relation.target_id).await?,
+                IdKind::Revision => {
+                    match store::knowledge::find_revision(&mut transaction.conn(), &relation.target_id).await? {
+                        Some(revision) => {
+                            store::knowledge::find_content(&mut transaction.conn(), &revision.content_id).await?
+                        }
+                        None => None,
+                    }
+                }
+                _ => None,
+            };
+            if let Some(target_content) = target_content {
+                let target = self
+                    .trust_target(&mut transaction.conn(), &target_content.current_revision_id)
+                    .await?;
+                self.apply_evidence_change(transaction, pending, &target, super::trust::EvidenceChange::Reassess)
+                    .await?;
+            }
+        }
+        Ok(())
+    }
+
+    async fn resolve_space(
+        &self,
+        conn: &mut store::Conn<'_>,
+        reference: Option<&SpaceReference>,
+    ) -> Result<Space, ServiceError> {
+        let space = match reference {
+            None => store::knowledge::find_default_space(conn, self.realm())
+                .await?
+                .ok_or_else(|| ServiceError::internal("this realm has no default space"))?,
+            Some(SpaceReference::Id(id)) => store::knowledge::find_space(conn, id).await?.ok_or_else(|| {
+                ServiceError::not_found(id.as_str()).with_details(json!({ "id": id.as_str(), "field": "space" }))
+            })?,
+            Some(SpaceReference::Name(name)) => store::knowledge::list_spaces(conn)
+                .await?
+                .into_iter()
+                .find(|space| space.origin == self.realm() && space.name == *name)
+                .ok_or_else(|| {
+                    ServiceError::new(ErrorCode::NotFound, format!("no space named {name:?} exists"))
+                        .with_details(json!({ "field": "space" }))
+                })?,
+        };
+        if space.origin != self.realm() {
+            return Err(ServiceError::validation(
+                "space",
+                "this space belongs to another realm and cannot be written here",
+            ));
+        }
+        Ok(space)
+    }
+
+    /// Fails with `not_found` unless `id` names an existing object of a kind relations may point at.
+    async fn require_object_exists(
+        &self,
+        conn: &mut store::Conn<'_>,
+        id: &PublicId,
+        field: &str,
+    ) -> Result<(), ServiceError> {
+        let exists = match id.kind() {
+            IdKind::Content => store::knowledge::find_content(conn, id).await?.is_some(),
+            IdKind::Revision => store::knowledge::find_revision(conn, id).await?.is_some(),
+            IdKind::Entity => store::knowledge::find_entity(conn, id).await?.is_some(),
+            IdKind::Claim => store::knowledge::find_claim(conn, id).await?.is_some(),
+            _ => false,
+        };
+        if exists {
+            Ok(())
+        } else {
+            Err(ServiceError::not_found(id.as_str()).with_details(json!({ "id": id.as_str(), "field": field })))
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)] // The fields of one named subject; a struct would only rename them.
+    async fn find_or_create_entity(
+        &self,
+        transaction: &mut Transaction,
+        pending: &mut PendingTrustStates,
+        author: &crate::domain::Actor,
+        name: &str,
+        normalized_name: &str,
+        entity_type: &str,
+        aliases: &[String],
+        description: &str,
+    ) -> Result<Entity, ServiceError> {
+        if let Some(entity) =
+            store::knowledge::find_entity_by_name(&mut transaction.conn(), self.realm(), entity_type, normalized_name)
+                .await?
+        {
+            return Ok(entity);
+        }
+        let entity = Entity {
+            id: self.new_id(IdKind::Entity),
+            entity_type: entity_type.to_owned(),
+            name: name.to_owned(),
+            normalized_name: normalized_name.to_owned(),
+            aliases: aliases.to_vec(),
+            description: description.to_owned(),
+            origin: self.realm().to_owned(),
+            created_by: author.id.clone(),
+            created_by_root_controller: author.root_controller.clone(),
+            created_at: self.now(),
+        };
+        store::knowledge::insert_entity(&mut transaction.conn(), &entity).await?;
+        let target = TrustTarget {
+            id: entity.id.clone(),
+            kind: TrustTargetKind::Entity,
+            content_id: None,
+            author_root_controller: entity.created_by_root_controller.clone(),
+            author_origin: entity.origin.clone(),
+            created_at: entity.created_at,
+        };
+        self.initialize_trust_summary(transaction, pending, &target).await?;
+        Ok(entity)
+    }
+
+    /// Finds or creates a cited source; returns it with the title given in this citation.
+    pub(super) async fn resolve_source(
+        &self,
+        conn: &mut store::Conn<'_>,
+        source: &ValidatedSource,
+        position: usize,
+    ) -> Result<(Source, Option<String>), ServiceError> {
+        match source {
+            ValidatedSource::Id(id) => {
+                let found = store::knowledge::find_source(conn, id).await?.ok_or_else(|| {
+                    ServiceError::not_found(id.as_str())
+                        .with_details(json!({ "id": id.as_str(), "field": format!("sources/{position}") }))
+                })?;
+                Ok((found, None))
+            }
+            ValidatedSource::Url {
+                url,
+                normalized,
+                family,
+                title,
+            } => {
+                if let Some(found) = store::knowledge::find_source_by_url(conn, self.realm(), normalized).await? {
+                    return Ok((found, title.clone()));
+                }
+                let created = Source {
+                    id: self.new_id(IdKind::Source),
+                    url: url.clone(),
+                    normalized_url: normalized.clone(),
+                    title: title.clone(),
+                    family: family.clone(),
+                    origin: self.realm().to_owned(),
+                    created_at: self.now(),
+                };
+                store::knowledge::insert_source(conn, &created).await?;
+                Ok((created, title.clone()))
+            }
+        }
+    }
+
+    /// The entity of this realm with the given type and (normalized) name.
+    pub async fn find_entity_by_name(&self, entity_type: &str, name: &str) -> Result<Entity, ServiceError> {
+        let entity_type = type_name("type", entity_type)?;
+        let normalized = normalize_entity_name(name);
+        let mut reader = self.store().reader().await?;
+        store::knowledge::find_entity_by_name(&mut reader.conn(), self.realm(), &entity_type, &normalized)
+            .await?
+            .ok_or_else(|| ServiceError::new(ErrorCode::NotFound, format!("no {entity_type} named {name:?} exists")))
+    }
+
+    /// Makes sure this realm has its default space (created on first start, and for databases bootstrapped
+    /// before spaces existed).
+    pub(super) async fn ensure_default_space(
+        &self,
+        transaction: &mut Transaction,
+        created_by: &PublicId,
+    ) -> Result<Space, ServiceError> {
+        if let Some(space) = store::knowledge::find_default_space(&mut transaction.conn(), self.realm()).await? {
+            return Ok(space);
+        }
+        let space = Space {
+            id: self.new_id(IdKind::Space),
+            name: "default".to_owned(),
+            description: "Where content goes when no space is named. Federated with active peers.".to_owned(),
+            visibility: crate::domain::knowledge::SpaceVisibility::Federated,
+            is_default: true,
+            origin: self.realm().to_owned(),
+            created_by: created_by.clone(),
+            created_at: self.now(),
+        };
+        store::knowledge::insert_space(&mut transaction.conn(), &space).await?;
+        Ok(space)
+    }
+}
+
+pub(super) fn rejected(finding: &super::scan::ScanFinding) -> ServiceError {
+    ServiceError::new(
+        ErrorCode::ContentRejected,
+        format!(
+            "{} was rejected: it appears to contain {} ({}); remove it and try again",
+            finding.field,
+            finding.rule.description(),
+            finding.rule.as_str()
+        ),
+    )
+    .with_details(json!({ "rule": finding.rule.as_str(), "field": finding.field }))
+}
+
+fn validate_language(language: &str) -> Result<String, ServiceError> {
+    let mut parts = language.split('-');
+    let primary = parts.next().unwrap_or_default();
+    let primary_ok =
+        (2..=3).contains(&primary.len()) && primary.chars().all(|character| character.is_ascii_alphabetic());
+    let rest_ok = parts
+        .all(|part| (1..=8).contains(&part.len()) && part.chars().all(|character| character.is_ascii_alphanumeric()));
+    if primary_ok && rest_ok {
+        Ok(language.to_ascii_lowercase())
+    } else {
+        Err(ServiceError::validation(
+            "language",
+            "language must be a language tag such as en, de or pt-br",
+        ))
+    }
+}
+
+fn content_hash(content: &ValidatedContent) -> String {
+    let canonical = json!({
+        "title": content.title,
+        "summary": content.summary,
+        "body_markdown": content.body_markdown,
+        "structured_data": content.structured_data,
+        "language": content.language,
+    });
+    hex::encode(Sha256::digest(canonical.to_string().as_bytes()))
+}

@@ -1,0 +1,776 @@
+//! Evidence: usage reports, reviews and ratings, their retraction, and the trust updates each one causes.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use super::content::SourceReference;
+use super::limits::{MAX_NOTE_CHARACTERS, MAX_SOURCES};
+use super::trust::{EvidenceChange, PendingTrustStates, TrustTarget};
+use super::validation::{confidence, optional_text, parse_target, type_name};
+use super::writes::{CallMetadata, WriteSummary, within_write};
+use super::{ErrorCode, Service, ServiceError};
+use crate::domain::evidence::{
+    CitedSource, Rating, RecordAuthor, RecordStatus, Review, ReviewGrounding, StandingSnapshot, UsageEvent,
+    UsageOutcome, Verdict,
+};
+use crate::domain::{AuthenticatedActor, IdKind, PublicId, Scope};
+use crate::store::trust::RatingAggregateRecord;
+use crate::store::{self, Conn, Transaction};
+use crate::trust::{ContextKey, ControllerRef, Evaluation, RatingQuery, RatingRecord, aggregate_ratings};
+
+/// Everything `report_usage` accepts for a new report.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct UsageRequest {
+    /// `cnt_` (resolved to its current revision), `rev_`, `clm_` or `ent_`.
+    pub target: String,
+    /// `implementation`, `execution`, … (lower_snake_case, open-ended).
+    pub usage_type: String,
+    /// `success`, `partial`, `failure` or `unknown`.
+    pub result: String,
+    /// Production or real-world use.
+    pub real_world_use: bool,
+    /// Context facets.
+    pub context: Option<Value>,
+    /// Metrics.
+    pub metrics: Option<Value>,
+    /// A note.
+    pub note: Option<String>,
+    /// Idempotency key.
+    pub idempotency_key: Option<String>,
+}
+
+/// What `report_usage` returns.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct UsageOutcomeReport {
+    /// The usage event.
+    pub id: String,
+    /// The revision used, when the target was content.
+    pub target_revision: Option<String>,
+}
+
+impl WriteSummary for UsageOutcomeReport {
+    fn summary(&self) -> String {
+        format!("usage {}", self.id)
+    }
+}
+
+/// Everything `review` accepts for a new review.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ReviewRequest {
+    /// `cnt_` (resolved to its current revision), `rev_` or `clm_`.
+    pub target: String,
+    /// The verdict.
+    pub verdict: String,
+    /// Confidence in [0, 1].
+    pub confidence: f64,
+    /// Why.
+    pub rationale_markdown: Option<String>,
+    /// Sources.
+    pub sources: Vec<SourceReference>,
+    /// One of the caller's own usage events.
+    pub based_on_usage: Option<String>,
+    /// Idempotency key.
+    pub idempotency_key: Option<String>,
+}
+
+/// What `review` returns.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReviewOutcome {
+    /// The review.
+    pub id: String,
+    /// The revision reviewed, when the target was content.
+    pub target_revision: Option<String>,
+}
+
+impl WriteSummary for ReviewOutcome {
+    fn summary(&self) -> String {
+        format!("review {}", self.id)
+    }
+}
+
+/// Everything `rate` accepts for a new rating.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RateRequest {
+    /// `ent_` or `cnt_`.
+    pub target: String,
+    /// Context facets.
+    pub context: Option<Value>,
+    /// The dimension, lower_snake_case.
+    pub dimension: String,
+    /// 0–100.
+    pub score: f64,
+    /// Confidence in [0, 1].
+    pub confidence: f64,
+    /// One of the caller's own usage events.
+    pub based_on_usage: Option<String>,
+    /// Why.
+    pub rationale_markdown: Option<String>,
+    /// Idempotency key.
+    pub idempotency_key: Option<String>,
+}
+
+/// What `rate` returns.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RateOutcome {
+    /// The rating.
+    pub id: String,
+}
+
+impl WriteSummary for RateOutcome {
+    fn summary(&self) -> String {
+        format!("rating {}", self.id)
+    }
+}
+
+/// What a retraction returns.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RetractOutcome {
+    /// The retracted record.
+    pub id: String,
+    /// Always `retracted`.
+    pub status: String,
+    /// The record's target.
+    pub target: String,
+    /// Whether the record had already been retracted (nothing changed).
+    pub already_retracted: bool,
+}
+
+impl WriteSummary for RetractOutcome {
+    fn summary(&self) -> String {
+        format!("retracted {}", self.id)
+    }
+}
+
+/// A usage event to record, already validated.
+#[derive(Debug, Clone)]
+pub(super) struct NewUsage {
+    pub(super) target: PublicId,
+    pub(super) field: String,
+    pub(super) usage_type: String,
+    pub(super) result: UsageOutcome,
+    pub(super) real_world_use: bool,
+    pub(super) context: Value,
+    pub(super) context_key: String,
+    pub(super) metrics: Value,
+    pub(super) note: Option<String>,
+    pub(super) experience_id: Option<PublicId>,
+}
+
+impl Service {
+    /// `report_usage`: the outcome of actually using something.
+    pub async fn report_usage(
+        &self,
+        caller: &AuthenticatedActor,
+        metadata: &CallMetadata,
+        request: UsageRequest,
+    ) -> Result<UsageOutcomeReport, ServiceError> {
+        self.require_scope(caller, Scope::Usage)?;
+        let target = parse_target(
+            "target",
+            &request.target,
+            &[IdKind::Content, IdKind::Revision, IdKind::Claim, IdKind::Entity],
+            "report_usage",
+        )?;
+        let usage_type = type_name("usage_type", &request.usage_type)?;
+        let result = UsageOutcome::parse(request.result.trim())
+            .ok_or_else(|| ServiceError::validation("result", "result must be success, partial, failure or unknown"))?;
+        let (context, context_key) = super::validation::context("context", request.context.as_ref())?;
+        let metrics = super::validation::object("metrics", request.metrics.as_ref())?;
+        let note = optional_text("note", request.note.as_deref(), MAX_NOTE_CHARACTERS)?;
+        if let Some(note) = &note {
+            self.scan_text("note", note)?;
+        }
+        if let Some(finding) = self.inner.content_scanner.scan_json("context", &context) {
+            return Err(super::content::rejected(&finding));
+        }
+        if let Some(finding) = self.inner.content_scanner.scan_json("metrics", &metrics) {
+            return Err(super::content::rejected(&finding));
+        }
+        let usage = NewUsage {
+            target,
+            field: "target".to_owned(),
+            usage_type,
+            result,
+            real_world_use: request.real_world_use,
+            context,
+            context_key: context_key.to_string(),
+            metrics,
+            note,
+            experience_id: None,
+        };
+        within_write!(
+            self,
+            caller,
+            metadata,
+            request.idempotency_key.as_deref(),
+            |transaction, pending| { self.record_usage_in(transaction, pending, caller, usage.clone()).await }
+        )
+    }
+
+    /// Records one usage event and updates its target's trust, inside a write.
+    pub(super) async fn record_usage_in(
+        &self,
+        transaction: &mut Transaction,
+        pending: &mut PendingTrustStates,
+        caller: &AuthenticatedActor,
+        usage: NewUsage,
+    ) -> Result<UsageOutcomeReport, ServiceError> {
+        let (trust_target, target_revision) = self
+            .resolve_evidence_target(&mut transaction.conn(), &usage.target, &usage.field)
+            .await?;
+        let standing = self.standing_of(&mut transaction.conn(), caller).await?;
+        let event = UsageEvent {
+            id: self.new_id(IdKind::Usage),
+            target_id: trust_target.id.clone(),
+            target_content_id: trust_target.content_id.clone(),
+            author: self.record_author(caller),
+            usage_type: usage.usage_type,
+            result: usage.result,
+            real_world_use: usage.real_world_use,
+            context: usage.context,
+            context_key: usage.context_key,
+            metrics: usage.metrics,
+            note: usage.note,
+            experience_id: usage.experience_id,
+            standing,
+            status: RecordStatus::Active,
+            retracted_at: None,
+            created_at: self.now(),
+        };
+        let record = self.usage_record(&event);
+        self.apply_evidence_change(
+            transaction,
+            pending,
+            &trust_target,
+            EvidenceChange::Add(Box::new(record)),
+        )
+        .await?;
+        store::evidence::insert_usage(&mut transaction.conn(), &event).await?;
+        self.after_evidence_change(transaction, pending, &trust_target).await?;
+        Ok(UsageOutcomeReport {
+            id: event.id.into_string(),
+            target_revision: target_revision.map(PublicId::into_string),
+        })
+    }
+
+    /// `review`: an independent judgment of correctness.
+    pub async fn review(
+        &self,
+        caller: &AuthenticatedActor,
+        metadata: &CallMetadata,
+        request: ReviewRequest,
+    ) -> Result<ReviewOutcome, ServiceError> {
+        self.require_scope(caller, Scope::Review)?;
+        let target = parse_target(
+            "target",
+            &request.target,
+            &[IdKind::Content, IdKind::Revision, IdKind::Claim],
+            "review",
+        )?;
+        let verdict = Verdict::parse(request.verdict.trim()).ok_or_else(|| {
+            ServiceError::validation(
+                "verdict",
+                "verdict must be confirmed, mostly_correct, questionable, misleading, contradicted, false, outdated or cannot_verify",
+            )
+        })?;
+        let confidence = confidence("confidence", request.confidence)?;
+        let rationale = optional_text(
+            "rationale_markdown",
+            request.rationale_markdown.as_deref(),
+            MAX_NOTE_CHARACTERS,
+        )?
+        .map(|text| self.neutralize_body(&text))
+        .unwrap_or_default();
+        self.scan_text("rationale_markdown", &rationale)?;
+        if request.sources.len() > MAX_SOURCES {
+            return Err(ServiceError::validation(
+                "sources",
+                format!("at most {MAX_SOURCES} sources"),
+            ));
+        }
+        let sources = self.validate_sources(&request.sources)?;
+        let based_on_usage = request
+            .based_on_usage
+            .as_deref()
+            .filter(|text| !text.trim().is_empty())
+            .map(|text| parse_target("based_on_usage", text, &[IdKind::Usage], "based_on_usage"))
+            .transpose()?;
+        within_write!(
+            self,
+            caller,
+            metadata,
+            request.idempotency_key.as_deref(),
+            |transaction, pending| {
+                async {
+            let (trust_target, target_revision) = self.resolve_evidence_target(&mut transaction.conn(), &target, "target").await?;
+            if trust_target.author_root_controller == caller.actor.root_controller && trust_target.author_origin == self.realm() {
+                return Err(ServiceError::new(
+                    ErrorCode::SelfReview,
+                    "you cannot review content or claims authored by yourself or by your own controller",
+                )
+                .with_details(json!({ "target": trust_target.id.as_str(), "root_controller": caller.actor.root_controller.as_str() })));
+            }
+            let grounding = match &based_on_usage {
+                Some(usage_id) => self.grounding_of(&mut transaction.conn(), caller, usage_id, &trust_target).await?,
+                None => ReviewGrounding::None,
+            };
+            let mut cited = Vec::new();
+            for (position, source) in sources.iter().enumerate() {
+                let (source, title) = self.resolve_source(&mut transaction.conn(), source, position).await?;
+                if !cited.iter().any(|existing: &CitedSource| existing.source_id == source.id) {
+                    cited.push(CitedSource {
+                        source_id: source.id,
+                        url: source.url,
+                        title: title.or(source.title),
+                    });
+                }
+            }
+            let standing = self.standing_of(&mut transaction.conn(), caller).await?;
+            let review = Review {
+                id: self.new_id(IdKind::Review),
+                target_id: trust_target.id.clone(),
+                target_content_id: trust_target.content_id.clone(),
+                author: self.record_author(caller),
+                verdict,
+                confidence,
+                rationale_markdown: rationale.clone(),
+                sources: cited,
+                based_on_usage_id: based_on_usage.clone(),
+                grounding,
+                standing,
+                status: RecordStatus::Active,
+                retracted_at: None,
+                created_at: self.now(),
+            };
+            let record = self.review_record(&review);
+            self.apply_evidence_change(transaction, pending, &trust_target, EvidenceChange::Add(Box::new(record)))
+                .await?;
+            store::evidence::insert_review(&mut transaction.conn(), &review).await?;
+            self.after_evidence_change(transaction, pending, &trust_target).await?;
+            Ok(ReviewOutcome {
+                id: review.id.into_string(),
+                target_revision: target_revision.map(PublicId::into_string),
+            })
+            }
+            .await
+            }
+        )
+    }
+
+    /// `rate`: a score on one dimension in one context.
+    pub async fn rate(
+        &self,
+        caller: &AuthenticatedActor,
+        metadata: &CallMetadata,
+        request: RateRequest,
+    ) -> Result<RateOutcome, ServiceError> {
+        self.require_scope(caller, Scope::Rate)?;
+        let target = parse_target("target", &request.target, &[IdKind::Entity, IdKind::Content], "rate")?;
+        let dimension = request.dimension.trim().to_owned();
+        if !crate::domain::text::is_lower_snake_case(&dimension) {
+            return Err(ServiceError::validation(
+                "dimension",
+                "dimension must be lower_snake_case, e.g. reliability or integration_effort",
+            ));
+        }
+        if !(request.score.is_finite() && (0.0..=100.0).contains(&request.score)) {
+            return Err(ServiceError::validation(
+                "score",
+                "score must be a number from 0 to 100",
+            ));
+        }
+        let confidence = confidence("confidence", request.confidence)?;
+        let (context, context_key) = super::validation::context("context", request.context.as_ref())?;
+        if let Some(finding) = self.inner.content_scanner.scan_json("context", &context) {
+            return Err(super::content::rejected(&finding));
+        }
+        let rationale = optional_text(
+            "rationale_markdown",
+            request.rationale_markdown.as_deref(),
+            MAX_NOTE_CHARACTERS,
+        )?
+        .map(|text| self.neutralize_body(&text))
+        .unwrap_or_default();
+        self.scan_text("rationale_markdown", &rationale)?;
+        let based_on_usage = request
+            .based_on_usage
+            .as_deref()
+            .filter(|text| !text.trim().is_empty())
+            .map(|text| parse_target("based_on_usage", text, &[IdKind::Usage], "based_on_usage"))
+            .transpose()?;
+        within_write!(
+            self,
+            caller,
+            metadata,
+            request.idempotency_key.as_deref(),
+            |transaction, _pending| {
+                async {
+                    let author_root = self.rating_target_author(&mut transaction.conn(), &target).await?;
+                    if let Some(usage_id) = &based_on_usage {
+                        self.own_active_usage(&mut transaction.conn(), caller, usage_id).await?;
+                    }
+                    let rating = Rating {
+                        id: self.new_id(IdKind::Rating),
+                        target_id: target.clone(),
+                        author: self.record_author(caller),
+                        dimension: dimension.clone(),
+                        score: request.score,
+                        confidence,
+                        context: context.clone(),
+                        context_key: context_key.to_string(),
+                        based_on_usage_id: based_on_usage.clone(),
+                        rationale_markdown: rationale.clone(),
+                        status: RecordStatus::Active,
+                        retracted_at: None,
+                        created_at: self.now(),
+                    };
+                    store::evidence::insert_rating(&mut transaction.conn(), &rating).await?;
+                    self.refresh_rating_aggregates(&mut transaction.conn(), &target, &author_root, &dimension)
+                        .await?;
+                    Ok(RateOutcome {
+                        id: rating.id.into_string(),
+                    })
+                }
+                .await
+            }
+        )
+    }
+
+    /// Retracts one of the caller's own evidence records (`{ "retract": "<id>" }` on report_usage, review or rate).
+    /// The record stays in history with status `retracted` and leaves the calculation.
+    pub async fn retract(
+        &self,
+        caller: &AuthenticatedActor,
+        metadata: &CallMetadata,
+        record: &str,
+        idempotency_key: Option<&str>,
+    ) -> Result<RetractOutcome, ServiceError> {
+        let (scope, kind) = match metadata.tool {
+            "report_usage" => (Scope::Usage, IdKind::Usage),
+            "review" => (Scope::Review, IdKind::Review),
+            "rate" => (Scope::Rate, IdKind::Rating),
+            other => return Err(ServiceError::internal(format!("retraction through {other}"))),
+        };
+        self.require_scope(caller, scope)?;
+        let record_id = parse_target("retract", record, &[kind], metadata.tool)?;
+        within_write!(self, caller, metadata, idempotency_key, |transaction, pending| {
+            async {
+                let (author, status, target) = match kind {
+                    IdKind::Usage => {
+                        let usage = store::evidence::find_usage(&mut transaction.conn(), &record_id)
+                            .await?
+                            .ok_or_else(|| ServiceError::not_found(record_id.as_str()))?;
+                        (usage.author.actor_id, usage.status, usage.target_id)
+                    }
+                    IdKind::Review => {
+                        let review = store::evidence::find_review(&mut transaction.conn(), &record_id)
+                            .await?
+                            .ok_or_else(|| ServiceError::not_found(record_id.as_str()))?;
+                        (review.author.actor_id, review.status, review.target_id)
+                    }
+                    _ => {
+                        let rating = store::evidence::find_rating(&mut transaction.conn(), &record_id)
+                            .await?
+                            .ok_or_else(|| ServiceError::not_found(record_id.as_str()))?;
+                        (rating.author.actor_id, rating.status, rating.target_id)
+                    }
+                };
+                if author != caller.actor.id {
+                    return Err(
+                        ServiceError::new(ErrorCode::NotAuthor, "only the author of a record can retract it")
+                            .with_details(json!({ "id": record_id.as_str() })),
+                    );
+                }
+                if status == RecordStatus::Retracted {
+                    return Ok(RetractOutcome {
+                        id: record_id.as_str().to_owned(),
+                        status: "retracted".to_owned(),
+                        target: target.into_string(),
+                        already_retracted: true,
+                    });
+                }
+                if kind == IdKind::Rating {
+                    store::evidence::retract(&mut transaction.conn(), &record_id, self.now()).await?;
+                    let rating = store::evidence::find_rating(&mut transaction.conn(), &record_id)
+                        .await?
+                        .ok_or_else(|| ServiceError::not_found(record_id.as_str()))?;
+                    let author_root = self
+                        .rating_target_author(&mut transaction.conn(), &rating.target_id)
+                        .await?;
+                    self.refresh_rating_aggregates(
+                        &mut transaction.conn(),
+                        &rating.target_id,
+                        &author_root,
+                        &rating.dimension,
+                    )
+                    .await?;
+                } else {
+                    let trust_target = self.trust_target(&mut transaction.conn(), &target).await?;
+                    self.apply_evidence_change(
+                        transaction,
+                        pending,
+                        &trust_target,
+                        EvidenceChange::Retract(record_id.as_str().to_owned()),
+                    )
+                    .await?;
+                    store::evidence::retract(&mut transaction.conn(), &record_id, self.now()).await?;
+                    self.after_evidence_change(transaction, pending, &trust_target).await?;
+                }
+                Ok(RetractOutcome {
+                    id: record_id.as_str().to_owned(),
+                    status: "retracted".to_owned(),
+                    target: target.into_string(),
+                    already_retracted: false,
+                })
+            }
+            .await
+        })
+    }
+
+    /// Resolves an evidence target: a content item to its current revision; returns the trust target and, for
+    /// content, the revision used.
+    async fn resolve_evidence_target(
+        &self,
+        conn: &mut Conn<'_>,
+        target: &PublicId,
+        field: &str,
+    ) -> Result<(TrustTarget, Option<PublicId>), ServiceError> {
+        let not_found =
+            || ServiceError::not_found(target.as_str()).with_details(json!({ "id": target.as_str(), "field": field }));
+        match target.kind() {
+            IdKind::Content => {
+                let content = store::knowledge::find_content(conn, target)
+                    .await?
+                    .ok_or_else(not_found)?;
+                let trust_target = self.trust_target(conn, &content.current_revision_id).await?;
+                Ok((trust_target, Some(content.current_revision_id)))
+            }
+            IdKind::Revision => {
+                if store::knowledge::find_revision(conn, target).await?.is_none() {
+                    return Err(not_found());
+                }
+                Ok((self.trust_target(conn, target).await?, Some(target.clone())))
+            }
+            IdKind::Claim | IdKind::Entity => {
+                let exists = match target.kind() {
+                    IdKind::Claim => store::knowledge::find_claim(conn, target).await?.is_some(),
+                    _ => store::knowledge::find_entity(conn, target).await?.is_some(),
+                };
+                if !exists {
+                    return Err(not_found());
+                }
+                Ok((self.trust_target(conn, target).await?, None))
+            }
+            _ => Err(ServiceError::new(
+                ErrorCode::InvalidTarget,
+                "this kind of object cannot carry evidence",
+            )),
+        }
+    }
+
+    /// After a change to a revision's evidence: content it supersedes may have become (or stopped being) replaced.
+    async fn after_evidence_change(
+        &self,
+        transaction: &mut Transaction,
+        pending: &mut PendingTrustStates,
+        target: &TrustTarget,
+    ) -> Result<(), ServiceError> {
+        if let Some(content_id) = &target.content_id {
+            self.reassess_superseded_targets(transaction, pending, content_id)
+                .await?;
+        }
+        Ok(())
+    }
+
+    fn record_author(&self, caller: &AuthenticatedActor) -> RecordAuthor {
+        RecordAuthor {
+            actor_id: caller.actor.id.clone(),
+            root_controller_id: caller.actor.root_controller.clone(),
+            origin: self.realm().to_owned(),
+        }
+    }
+
+    /// The caller's controller standing now: reputation, history and account age, recorded with each record.
+    async fn standing_of(
+        &self,
+        conn: &mut Conn<'_>,
+        caller: &AuthenticatedActor,
+    ) -> Result<StandingSnapshot, ServiceError> {
+        let reputation = self.reputation_multiplier(conn, &caller.actor.root_controller).await?;
+        let prior_records =
+            store::evidence::count_active_records_of_controller(conn, &caller.actor.root_controller).await?;
+        let controller = store::actors::find(conn, &caller.actor.root_controller)
+            .await?
+            .ok_or_else(|| ServiceError::internal("the caller's root controller is missing"))?;
+        Ok(StandingSnapshot {
+            reputation: reputation.reputation,
+            prior_records: i32::try_from(prior_records).unwrap_or(i32::MAX),
+            account_created_at: controller.created_at,
+        })
+    }
+
+    /// The grounding a review gains from one of the reviewer's own usage events on the same target.
+    async fn grounding_of(
+        &self,
+        conn: &mut Conn<'_>,
+        caller: &AuthenticatedActor,
+        usage_id: &PublicId,
+        target: &TrustTarget,
+    ) -> Result<ReviewGrounding, ServiceError> {
+        let usage = self.own_active_usage(conn, caller, usage_id).await?;
+        let same_target = usage.target_id == target.id
+            || (usage.target_content_id.is_some() && usage.target_content_id == target.content_id)
+            || (target.kind == store::trust::TrustTargetKind::Claim
+                && usage.target_id.kind() == IdKind::Revision
+                && store::knowledge::revision_has_claim(conn, &usage.target_id, &target.id).await?);
+        if !same_target {
+            return Err(ServiceError::validation(
+                "based_on_usage",
+                "based_on_usage must be a use of the reviewed content or claim",
+            ));
+        }
+        Ok(if usage.real_world_use {
+            ReviewGrounding::RealWorld
+        } else {
+            ReviewGrounding::Test
+        })
+    }
+
+    /// One of the caller's own active usage events.
+    async fn own_active_usage(
+        &self,
+        conn: &mut Conn<'_>,
+        caller: &AuthenticatedActor,
+        usage_id: &PublicId,
+    ) -> Result<UsageEvent, ServiceError> {
+        let usage = store::evidence::find_usage(conn, usage_id).await?.ok_or_else(|| {
+            ServiceError::not_found(usage_id.as_str())
+                .with_details(json!({ "id": usage_id.as_str(), "field": "based_on_usage" }))
+        })?;
+        if usage.author.actor_id != caller.actor.id {
+            return Err(ServiceError::validation(
+                "based_on_usage",
+                "based_on_usage must be one of your own use_ IDs",
+            ));
+        }
+        if usage.status == RecordStatus::Retracted {
+            return Err(ServiceError::validation(
+                "based_on_usage",
+                "that usage event was retracted",
+            ));
+        }
+        Ok(usage)
+    }
+
+    /// The root controller of a rating target's author (whose own ratings weigh nothing).
+    async fn rating_target_author(
+        &self,
+        conn: &mut Conn<'_>,
+        target: &PublicId,
+    ) -> Result<ControllerRef, ServiceError> {
+        match target.kind() {
+            IdKind::Entity => {
+                let entity = store::knowledge::find_entity(conn, target).await?.ok_or_else(|| {
+                    ServiceError::not_found(target.as_str())
+                        .with_details(json!({ "id": target.as_str(), "field": "target" }))
+                })?;
+                Ok(self.controller_ref_for(&entity.origin, entity.created_by_root_controller.as_str()))
+            }
+            _ => {
+                let content = store::knowledge::find_content(conn, target).await?.ok_or_else(|| {
+                    ServiceError::not_found(target.as_str())
+                        .with_details(json!({ "id": target.as_str(), "field": "target" }))
+                })?;
+                Ok(self.controller_ref_for(&content.origin, content.author_root_controller.as_str()))
+            }
+        }
+    }
+
+    fn controller_ref_for(&self, origin: &str, controller: &str) -> ControllerRef {
+        if origin == self.realm() {
+            ControllerRef::first_party(controller)
+        } else {
+            ControllerRef::remote(origin, controller)
+        }
+    }
+
+    /// The trust engine's view of a stored rating.
+    pub(super) fn rating_record(&self, rating: &Rating) -> Result<RatingRecord, ServiceError> {
+        Ok(RatingRecord {
+            record_id: rating.id.as_str().to_owned(),
+            actor: rating.author.actor_id.as_str().to_owned(),
+            root_controller: rating.author.root_controller_id.as_str().to_owned(),
+            origin: (rating.author.origin != self.realm()).then(|| rating.author.origin.clone()),
+            origin_signature_valid: rating.author.origin == self.realm(),
+            recorded_at: rating.created_at,
+            retracted: rating.status == RecordStatus::Retracted,
+            dimension: rating.dimension.clone(),
+            context: ContextKey::parse(&rating.context_key)
+                .map_err(|error| ServiceError::internal(format!("stored context key is malformed: {error}")))?,
+            score: rating.score,
+            confidence: rating.confidence,
+        })
+    }
+
+    /// Recomputes and stores the aggregates of (target, dimension): the all-context one and every context (and
+    /// parent context) that has enough raters of its own.
+    async fn refresh_rating_aggregates(
+        &self,
+        conn: &mut Conn<'_>,
+        target: &PublicId,
+        author: &ControllerRef,
+        dimension: &str,
+    ) -> Result<(), ServiceError> {
+        let ratings = store::evidence::ratings_of_target_dimension(conn, target, dimension).await?;
+        let records = ratings
+            .iter()
+            .map(|rating| self.rating_record(rating))
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut contexts: Vec<ContextKey> = vec![ContextKey::all()];
+        for record in records.iter().filter(|record| !record.retracted) {
+            for key in record.context.fallback_chain() {
+                if !contexts.contains(&key) {
+                    contexts.push(key);
+                }
+            }
+        }
+        let table = self.instance_trust_table();
+        let now = self.now();
+        let evaluation = Evaluation {
+            now,
+            instance_trust: &table,
+            superseded: false,
+        };
+        let mut aggregates = Vec::new();
+        for context in &contexts {
+            let aggregate = aggregate_ratings(
+                &records,
+                &RatingQuery {
+                    author,
+                    dimension,
+                    context,
+                    dimension_mean_score: None,
+                },
+                &evaluation,
+                self.trust_parameters(),
+            )
+            .map_err(|error| ServiceError::internal(format!("rating aggregation failed: {error}")))?;
+            if aggregate.fallback {
+                continue;
+            }
+            aggregates.push(RatingAggregateRecord {
+                target_id: target.clone(),
+                dimension: dimension.to_owned(),
+                context_key: context.to_string(),
+                score: aggregate.value,
+                lower_bound: aggregate.lower_bound,
+                upper_bound: aggregate.upper_bound,
+                independent_raters: i32::try_from(aggregate.independent_raters).unwrap_or(i32::MAX),
+                effective_raters: aggregate.effective_n,
+                updated_at: now,
+            });
+        }
+        store::trust::replace_rating_aggregates(conn, target, dimension, &aggregates).await?;
+        Ok(())
+    }
+}

@@ -1,0 +1,607 @@
+//! Trust glue: turns stored evidence into the trust engine's records, keeps each target's incremental state,
+//! persists assessments in the same transaction as the evidence change, and records reputation observations.
+//!
+//! The rows are the source of truth. An in-memory state per target is an accelerator: it is used only when its
+//! version equals the persisted summary's version (which every evidence change increments under a row lock), and
+//! is rebuilt from the rows otherwise, so several processes sharing one database stay exact.
+
+use std::collections::{BTreeMap, HashMap};
+
+use chrono::{DateTime, Utc};
+
+use super::{Service, ServiceError};
+use crate::domain::evidence::{RecordStatus, Review, ReviewGrounding, UsageEvent, UsageOutcome, Verdict};
+use crate::domain::{IdKind, PublicId};
+use crate::store::trust::{ReputationObservationRecord, TrustSummaryRecord, TrustTargetKind};
+use crate::store::{self, Conn, Transaction};
+use crate::trust::{
+    Assessment, ControllerRef, ControllerStanding, Evaluation, EvidenceKind, EvidenceRecord, Explanation,
+    FirstPartyDecision, Grounding, InstanceTrustTable, ReputationObservation, RetractionAuthority, ReviewVerdict,
+    Stance, TargetDescriptor, TargetState, TrustParameters, TrustStatus, UsageResult, assess_records,
+    controller_reputation, record_effect,
+};
+
+/// How many targets' incremental states one process keeps in memory.
+const TRUST_CACHE_CAPACITY: usize = 4096;
+
+/// Above this many first-party controllers, a decision's leave-one-out recomputation per controller is replaced by
+/// the decision itself: one controller's single unit cannot tip a decision made by that many parties.
+const LEAVE_ONE_OUT_CONTROLLER_LIMIT: usize = 200;
+
+/// The epoch label of the instance-trust table while this instance has no peers.
+const NO_PEERS_EPOCH: &str = "no-peers";
+
+/// A target of the trust engine: a content revision, a claim or an entity.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TrustTarget {
+    /// The target's ID.
+    pub id: PublicId,
+    /// Its kind.
+    pub kind: TrustTargetKind,
+    /// The content item of a revision.
+    pub content_id: Option<PublicId>,
+    /// The author's root controller, whose evidence is self-evidence.
+    pub author_root_controller: PublicId,
+    /// The author's realm.
+    pub author_origin: String,
+    /// When the target was created (the anchor of its fixed-point sums).
+    pub created_at: DateTime<Utc>,
+}
+
+/// A change to one target's evidence.
+#[derive(Debug, Clone)]
+pub enum EvidenceChange {
+    /// A new record.
+    Add(Box<EvidenceRecord>),
+    /// A record retracted by its author.
+    Retract(String),
+    /// No evidence change; the structure changed (a newer revision, a superseding relation).
+    Reassess,
+}
+
+/// Target states changed by a transaction, to be cached once it commits.
+#[derive(Default)]
+pub struct PendingTrustStates {
+    states: Vec<(String, i64, TargetState)>,
+}
+
+/// The per-process cache of incremental target states.
+#[derive(Default)]
+pub struct TrustStateCache {
+    entries: HashMap<String, (i64, TargetState)>,
+}
+
+impl Service {
+    /// The trust parameters in force.
+    pub fn trust_parameters(&self) -> &TrustParameters {
+        &self.inner.settings.trust_parameters
+    }
+
+    /// The instance-trust table: every origin this instance trusts and how much. Without peers it is empty, so
+    /// every remote origin counts 0.
+    pub(super) fn instance_trust_table(&self) -> InstanceTrustTable {
+        InstanceTrustTable::new(NO_PEERS_EPOCH)
+    }
+
+    /// Resolves the trust target behind a revision, claim or entity ID.
+    pub(super) async fn trust_target(&self, conn: &mut Conn<'_>, id: &PublicId) -> Result<TrustTarget, ServiceError> {
+        match id.kind() {
+            IdKind::Revision => {
+                let revision = store::knowledge::find_revision(conn, id)
+                    .await?
+                    .ok_or_else(|| ServiceError::not_found(id.as_str()))?;
+                let content = store::knowledge::find_content(conn, &revision.content_id)
+                    .await?
+                    .ok_or_else(|| ServiceError::internal(format!("revision {id} has no content item")))?;
+                Ok(TrustTarget {
+                    id: revision.id,
+                    kind: TrustTargetKind::Revision,
+                    content_id: Some(content.id),
+                    author_root_controller: content.author_root_controller,
+                    author_origin: content.origin,
+                    created_at: revision.created_at,
+                })
+            }
+            IdKind::Claim => {
+                let claim = store::knowledge::find_claim(conn, id)
+                    .await?
+                    .ok_or_else(|| ServiceError::not_found(id.as_str()))?;
+                Ok(TrustTarget {
+                    id: claim.id,
+                    kind: TrustTargetKind::Claim,
+                    content_id: None,
+                    author_root_controller: claim.author_root_controller,
+                    author_origin: claim.origin,
+                    created_at: claim.created_at,
+                })
+            }
+            IdKind::Entity => {
+                let entity = store::knowledge::find_entity(conn, id)
+                    .await?
+                    .ok_or_else(|| ServiceError::not_found(id.as_str()))?;
+                Ok(TrustTarget {
+                    id: entity.id,
+                    kind: TrustTargetKind::Entity,
+                    content_id: None,
+                    author_root_controller: entity.created_by_root_controller,
+                    author_origin: entity.origin,
+                    created_at: entity.created_at,
+                })
+            }
+            _ => Err(ServiceError::internal(format!("{id} is not a trust target"))),
+        }
+    }
+
+    fn descriptor(&self, target: &TrustTarget) -> TargetDescriptor {
+        TargetDescriptor {
+            target_id: target.id.as_str().to_owned(),
+            author: self.controller_ref(&target.author_origin, target.author_root_controller.as_str()),
+        }
+    }
+
+    fn controller_ref(&self, origin: &str, controller: &str) -> ControllerRef {
+        if origin == self.realm() {
+            ControllerRef::first_party(controller)
+        } else {
+            ControllerRef::remote(origin, controller)
+        }
+    }
+
+    /// Writes the prior assessment of a newly created target, so that listings can join every target to a summary.
+    pub(super) async fn initialize_trust_summary(
+        &self,
+        transaction: &mut Transaction,
+        pending: &mut PendingTrustStates,
+        target: &TrustTarget,
+    ) -> Result<Assessment, ServiceError> {
+        self.apply_evidence_change(transaction, pending, target, EvidenceChange::Reassess)
+            .await
+    }
+
+    /// Applies one evidence change to a target inside the write's transaction and persists the new assessment.
+    /// Call it before changing the evidence rows themselves: the state is rebuilt from the rows when needed.
+    pub(super) async fn apply_evidence_change(
+        &self,
+        transaction: &mut Transaction,
+        pending: &mut PendingTrustStates,
+        target: &TrustTarget,
+        change: EvidenceChange,
+    ) -> Result<Assessment, ServiceError> {
+        let previous = store::trust::lock_summary(&mut transaction.conn(), &target.id).await?;
+        let version = previous.as_ref().map_or(0, |summary| summary.version);
+        let mut state = self
+            .target_state(&mut transaction.conn(), target, version, pending)
+            .await?;
+        match &change {
+            EvidenceChange::Add(record) => state
+                .add(record)
+                .map_err(|error| ServiceError::internal(format!("trust engine refused a record: {error}")))?,
+            EvidenceChange::Retract(record_id) => state
+                .retract(record_id, &RetractionAuthority::Local)
+                .map_err(|error| ServiceError::internal(format!("trust engine refused a retraction: {error}")))?,
+            EvidenceChange::Reassess => {}
+        }
+        let now = self.now();
+        let superseded = self.is_superseded(&mut transaction.conn(), target).await?;
+        let table = self.instance_trust_table();
+        let assessment = state.assess(&Evaluation {
+            now,
+            instance_trust: &table,
+            superseded,
+        });
+        let summary = summary_record(target, version + 1, &assessment, state.held_records(), now);
+        store::trust::upsert_summary(&mut transaction.conn(), &summary).await?;
+        let previous_decision = previous
+            .as_ref()
+            .and_then(|summary| parse_status(&summary.status))
+            .and_then(FirstPartyDecision::from_status);
+        let new_decision = FirstPartyDecision::from_status(assessment.status);
+        if new_decision.is_some() && new_decision != previous_decision {
+            self.record_reputation_observations(transaction, target, now).await?;
+        }
+        pending.states.retain(|(id, _, _)| id != target.id.as_str());
+        pending.states.push((target.id.as_str().to_owned(), version + 1, state));
+        Ok(assessment)
+    }
+
+    /// The target's incremental state at `version`: from this transaction's pending states, from the cache, or
+    /// rebuilt from the rows.
+    async fn target_state(
+        &self,
+        conn: &mut Conn<'_>,
+        target: &TrustTarget,
+        version: i64,
+        pending: &mut PendingTrustStates,
+    ) -> Result<TargetState, ServiceError> {
+        if let Some(position) = pending.states.iter().position(|(id, _, _)| id == target.id.as_str()) {
+            let (_, _, state) = pending.states.remove(position);
+            return Ok(state);
+        }
+        let cached = {
+            let mut cache = self
+                .inner
+                .trust_cache
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner());
+            match cache.entries.remove(target.id.as_str()) {
+                Some((cached_version, state)) if cached_version == version => Some(state),
+                _ => None,
+            }
+        };
+        match cached {
+            Some(state) => Ok(state),
+            None => {
+                let records = self.evidence_records_of(conn, &target.id).await?;
+                TargetState::from_records(
+                    self.descriptor(target),
+                    self.trust_parameters().clone(),
+                    target.created_at,
+                    &records,
+                )
+                .map_err(|error| ServiceError::internal(format!("stored evidence is invalid: {error}")))
+            }
+        }
+    }
+
+    /// Keeps the states of a committed transaction for the next change.
+    pub(super) fn cache_trust_states(&self, pending: PendingTrustStates) {
+        let mut cache = self
+            .inner
+            .trust_cache
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        if cache.entries.len() + pending.states.len() > TRUST_CACHE_CAPACITY {
+            cache.entries.clear();
+        }
+        for (id, version, state) in pending.states {
+            let newer_cached = cache.entries.get(&id).is_some_and(|(cached, _)| *cached > version);
+            if !newer_cached {
+                cache.entries.insert(id, (version, state));
+            }
+        }
+    }
+
+    /// Every evidence record held for a target (active and retracted), as the trust engine reads them.
+    pub(super) async fn evidence_records_of(
+        &self,
+        conn: &mut Conn<'_>,
+        target_id: &PublicId,
+    ) -> Result<Vec<EvidenceRecord>, ServiceError> {
+        let usage = store::evidence::usage_on_target(conn, target_id).await?;
+        let reviews = store::evidence::reviews_of_target(conn, target_id).await?;
+        let mut records: Vec<EvidenceRecord> = usage.iter().map(|event| self.usage_record(event)).collect();
+        records.extend(reviews.iter().map(|review| self.review_record(review)));
+        Ok(records)
+    }
+
+    /// The trust engine's view of a usage event.
+    pub(super) fn usage_record(&self, usage: &UsageEvent) -> EvidenceRecord {
+        EvidenceRecord {
+            record_id: usage.id.as_str().to_owned(),
+            actor: usage.author.actor_id.as_str().to_owned(),
+            root_controller: usage.author.root_controller_id.as_str().to_owned(),
+            origin: (usage.author.origin != self.realm()).then(|| usage.author.origin.clone()),
+            origin_signature_valid: usage.author.origin == self.realm(),
+            recorded_at: usage.created_at,
+            retracted: usage.status == RecordStatus::Retracted,
+            standing: ControllerStanding {
+                reputation: usage.standing.reputation,
+                prior_valid_records: u32::try_from(usage.standing.prior_records).unwrap_or(0),
+                account_created_at: usage.standing.account_created_at,
+            },
+            kind: EvidenceKind::Usage {
+                real_world_use: usage.real_world_use,
+                result: match usage.result {
+                    UsageOutcome::Success => UsageResult::Success,
+                    UsageOutcome::Partial => UsageResult::Partial,
+                    UsageOutcome::Failure => UsageResult::Failure,
+                    UsageOutcome::Unknown => UsageResult::Unknown,
+                },
+            },
+        }
+    }
+
+    /// The trust engine's view of a review.
+    pub(super) fn review_record(&self, review: &Review) -> EvidenceRecord {
+        EvidenceRecord {
+            record_id: review.id.as_str().to_owned(),
+            actor: review.author.actor_id.as_str().to_owned(),
+            root_controller: review.author.root_controller_id.as_str().to_owned(),
+            origin: (review.author.origin != self.realm()).then(|| review.author.origin.clone()),
+            origin_signature_valid: review.author.origin == self.realm(),
+            recorded_at: review.created_at,
+            retracted: review.status == RecordStatus::Retracted,
+            standing: ControllerStanding {
+                reputation: review.standing.reputation,
+                prior_valid_records: u32::try_from(review.standing.prior_records).unwrap_or(0),
+                account_created_at: review.standing.account_created_at,
+            },
+            kind: EvidenceKind::Review {
+                verdict: engine_verdict(review.verdict),
+                confidence: review.confidence,
+                grounding: match review.grounding {
+                    ReviewGrounding::None => Grounding::Ungrounded,
+                    ReviewGrounding::Test => Grounding::OwnTestUsage,
+                    ReviewGrounding::RealWorld => Grounding::OwnRealWorldUsage,
+                },
+            },
+        }
+    }
+
+    /// Whether a target is structurally superseded (rule R1): an older revision, or content replaced by an
+    /// effective `supersedes` relation (declared by the same author, or by content that reached high confidence).
+    pub(super) async fn is_superseded(&self, conn: &mut Conn<'_>, target: &TrustTarget) -> Result<bool, ServiceError> {
+        if target.kind != TrustTargetKind::Revision {
+            return Ok(false);
+        }
+        let Some(content_id) = &target.content_id else {
+            return Ok(false);
+        };
+        let content = store::knowledge::find_content(conn, content_id)
+            .await?
+            .ok_or_else(|| ServiceError::internal(format!("content {content_id} vanished")))?;
+        if content.current_revision_id != target.id {
+            return Ok(true);
+        }
+        self.has_effective_superseder(conn, &content).await
+    }
+
+    /// Whether an effective `supersedes` relation points at a content item.
+    pub(super) async fn has_effective_superseder(
+        &self,
+        conn: &mut Conn<'_>,
+        content: &crate::domain::knowledge::ContentItem,
+    ) -> Result<bool, ServiceError> {
+        let relations = store::knowledge::current_relations_targeting(conn, &content.id).await?;
+        for relation in relations
+            .iter()
+            .filter(|relation| relation.relation_type == crate::domain::knowledge::RelationType::Supersedes)
+        {
+            let Some(source) = store::knowledge::find_content(conn, &relation.source_content_id).await? else {
+                continue;
+            };
+            if source.author_id == content.author_id {
+                return Ok(true);
+            }
+            let source_status = store::trust::find_summary(conn, &source.current_revision_id)
+                .await?
+                .and_then(|summary| parse_status(&summary.status));
+            if source_status == Some(TrustStatus::HighConfidence) {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
+    /// A full recomputation of a target from its rows, independent of any cached state (for verification and repair).
+    pub async fn recompute_trust(&self, target_id: &PublicId) -> Result<Assessment, ServiceError> {
+        let mut reader = self.store().reader().await?;
+        let target = self.trust_target(&mut reader.conn(), target_id).await?;
+        let records = self.evidence_records_of(&mut reader.conn(), target_id).await?;
+        let superseded = self.is_superseded(&mut reader.conn(), &target).await?;
+        let table = self.instance_trust_table();
+        assess_records(
+            &self.descriptor(&target),
+            &records,
+            self.trust_parameters(),
+            target.created_at,
+            &Evaluation {
+                now: self.now(),
+                instance_trust: &table,
+                superseded,
+            },
+        )
+        .map_err(|error| ServiceError::internal(format!("stored evidence is invalid: {error}")))
+    }
+
+    /// The persisted assessment of a target as of its last evidence change.
+    pub async fn trust_summary(&self, target_id: &PublicId) -> Result<TrustSummaryRecord, ServiceError> {
+        let mut reader = self.store().reader().await?;
+        store::trust::find_summary(&mut reader.conn(), target_id)
+            .await?
+            .ok_or_else(|| ServiceError::not_found(target_id.as_str()))
+    }
+
+    /// The full explanation of a target's trust, evaluated now.
+    pub async fn explain_trust(&self, target_id: &PublicId) -> Result<Explanation, ServiceError> {
+        let mut reader = self.store().reader().await?;
+        let target = self.trust_target(&mut reader.conn(), target_id).await?;
+        let records = self.evidence_records_of(&mut reader.conn(), target_id).await?;
+        let superseded = self.is_superseded(&mut reader.conn(), &target).await?;
+        let table = self.instance_trust_table();
+        let now = self.now();
+        crate::trust::explain_records(
+            &self.descriptor(&target),
+            &records,
+            self.trust_parameters(),
+            target.created_at,
+            &Evaluation {
+                now,
+                instance_trust: &table,
+                superseded,
+            },
+            &reputation_epoch(now),
+        )
+        .map_err(|error| ServiceError::internal(format!("stored evidence is invalid: {error}")))
+    }
+
+    /// The reputation multiplier ρ of a root controller now, from its judged observations.
+    pub(super) async fn reputation_multiplier(
+        &self,
+        conn: &mut Conn<'_>,
+        root_controller: &PublicId,
+    ) -> Result<crate::trust::ControllerReputation, ServiceError> {
+        let stored = store::trust::reputation_observations_of(conn, root_controller).await?;
+        let observations: Vec<ReputationObservation> = stored
+            .iter()
+            .map(|observation| ReputationObservation {
+                target_id: observation.target_id.as_str().to_owned(),
+                stance: if observation.positive_stance {
+                    Stance::Positive
+                } else {
+                    Stance::Negative
+                },
+                recorded_at: observation.recorded_at,
+                decision: if observation.positive_decision {
+                    FirstPartyDecision::Positive
+                } else {
+                    FirstPartyDecision::Negative
+                },
+                decided_at: observation.decided_at,
+                target_authored_by_controller: false,
+            })
+            .collect();
+        Ok(controller_reputation(
+            &observations,
+            self.now(),
+            self.trust_parameters(),
+        ))
+    }
+
+    /// When a target's first-party status becomes decided, judges every earlier first-party record on it against
+    /// the decision reached without that record's controller (leave-one-out), once per record.
+    async fn record_reputation_observations(
+        &self,
+        transaction: &mut Transaction,
+        target: &TrustTarget,
+        decided_at: DateTime<Utc>,
+    ) -> Result<(), ServiceError> {
+        let records = self.evidence_records_of(&mut transaction.conn(), &target.id).await?;
+        let first_party: Vec<&EvidenceRecord> = records
+            .iter()
+            .filter(|record| record.origin.is_none() && !record.retracted)
+            .filter(|record| record.root_controller != target.author_root_controller.as_str())
+            .collect();
+        let mut by_controller: BTreeMap<&str, Vec<&EvidenceRecord>> = BTreeMap::new();
+        for record in &first_party {
+            by_controller
+                .entry(record.root_controller.as_str())
+                .or_default()
+                .push(record);
+        }
+        let descriptor = self.descriptor(target);
+        let table = self.instance_trust_table();
+        let evaluation = Evaluation {
+            now: decided_at,
+            instance_trust: &table,
+            superseded: false,
+        };
+        let first_party_only: Vec<EvidenceRecord> = records
+            .iter()
+            .filter(|record| record.origin.is_none())
+            .cloned()
+            .collect();
+        let overall = assess_records(
+            &descriptor,
+            &first_party_only,
+            self.trust_parameters(),
+            target.created_at,
+            &evaluation,
+        )
+        .map_err(|error| ServiceError::internal(error.to_string()))?;
+        for (controller, controller_records) in by_controller.iter() {
+            let decision = if by_controller.len() > LEAVE_ONE_OUT_CONTROLLER_LIMIT {
+                FirstPartyDecision::from_status(overall.status)
+            } else {
+                let without: Vec<EvidenceRecord> = first_party_only
+                    .iter()
+                    .filter(|record| record.root_controller != *controller)
+                    .cloned()
+                    .collect();
+                let assessment = assess_records(
+                    &descriptor,
+                    &without,
+                    self.trust_parameters(),
+                    target.created_at,
+                    &evaluation,
+                )
+                .map_err(|error| ServiceError::internal(error.to_string()))?;
+                FirstPartyDecision::from_status(assessment.status)
+            };
+            let Some(decision) = decision else {
+                continue;
+            };
+            for record in controller_records {
+                let effect = record_effect(record, self.trust_parameters())
+                    .map_err(|error| ServiceError::internal(error.to_string()))?;
+                let stance = Stance::of_difference(effect.belief_units - effect.disbelief_units);
+                if stance == Stance::Neutral {
+                    continue;
+                }
+                let observation = ReputationObservationRecord {
+                    record_id: store::stored_id(&record.record_id, "record id")?,
+                    root_controller_id: store::stored_id(&record.root_controller, "controller id")?,
+                    target_id: target.id.clone(),
+                    positive_stance: stance == Stance::Positive,
+                    positive_decision: decision == FirstPartyDecision::Positive,
+                    recorded_at: record.recorded_at,
+                    decided_at,
+                };
+                store::trust::insert_reputation_observation(&mut transaction.conn(), &observation).await?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The status named by a stored status string.
+pub fn parse_status(name: &str) -> Option<TrustStatus> {
+    [
+        TrustStatus::Unverified,
+        TrustStatus::Supported,
+        TrustStatus::HighConfidence,
+        TrustStatus::Disputed,
+        TrustStatus::Outdated,
+        TrustStatus::Incorrect,
+        TrustStatus::Superseded,
+    ]
+    .into_iter()
+    .find(|status| status.as_str() == name)
+}
+
+/// The reputation snapshot label: one per day, as §2.11 versions reputation.
+pub fn reputation_epoch(now: DateTime<Utc>) -> String {
+    now.format("reputation-%Y-%m-%d").to_string()
+}
+
+/// The trust engine's verdict for a domain verdict.
+pub fn engine_verdict(verdict: Verdict) -> ReviewVerdict {
+    match verdict {
+        Verdict::Confirmed => ReviewVerdict::Confirmed,
+        Verdict::MostlyCorrect => ReviewVerdict::MostlyCorrect,
+        Verdict::Questionable => ReviewVerdict::Questionable,
+        Verdict::Misleading => ReviewVerdict::Misleading,
+        Verdict::Contradicted => ReviewVerdict::Contradicted,
+        Verdict::False => ReviewVerdict::False,
+        Verdict::Outdated => ReviewVerdict::Outdated,
+        Verdict::CannotVerify => ReviewVerdict::CannotVerify,
+    }
+}
+
+fn summary_record(
+    target: &TrustTarget,
+    version: i64,
+    assessment: &Assessment,
+    held_records: usize,
+    computed_at: DateTime<Utc>,
+) -> TrustSummaryRecord {
+    let count = |value: u32| i32::try_from(value).unwrap_or(i32::MAX);
+    TrustSummaryRecord {
+        target_id: target.id.clone(),
+        target_kind: target.kind,
+        content_id: target.content_id.clone(),
+        version,
+        value: assessment.value,
+        lower_bound: assessment.lower_bound,
+        upper_bound: assessment.upper_bound,
+        status: assessment.status.as_str().to_owned(),
+        rule: assessment.rule.as_str().to_owned(),
+        reason: assessment.reason.clone(),
+        independent_confirmations: count(assessment.counts.independent_confirmations.total()),
+        contradictions: count(assessment.counts.contradictions.total()),
+        real_world_confirmations: count(assessment.counts.real_world_confirmations.total()),
+        strong_refutations: count(assessment.counts.strong_refutations_first_party),
+        evidence_records: i32::try_from(held_records).unwrap_or(i32::MAX),
+        computed_at,
+    }
+}

@@ -1,0 +1,373 @@
+//! The pipeline every write runs through, in one transaction: scope, idempotency, the per-root-controller rate
+//! limit, the change itself, and the audit row that the rate limit counts.
+//!
+//! Writing the audit row in the same transaction as the change makes the limit exact: a write that commits is
+//! counted, one that rolls back is not, and on PostgreSQL an advisory lock per root controller stops two processes
+//! from both admitting the last write of the hour.
+
+use std::time::Instant;
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value, json};
+use sha2::{Digest, Sha256};
+
+use super::audit::CallAudit;
+use super::trust::PendingTrustStates;
+use super::{ErrorCode, Service, ServiceError};
+use crate::domain::{AuthenticatedActor, Scope};
+use crate::store::{self, Transaction};
+
+/// What the adapter knows about a call, for the audit row written with the change.
+#[derive(Debug, Clone)]
+pub struct CallMetadata {
+    /// The tool called.
+    pub tool: &'static str,
+    /// The arguments as received.
+    pub request: Value,
+    /// The client's self-reported name.
+    pub client_name: Option<String>,
+    /// The client's self-reported version.
+    pub client_version: Option<String>,
+    /// When the call started, for its duration.
+    pub started: Instant,
+}
+
+impl CallMetadata {
+    /// Metadata for a call made from code rather than through a transport (tests, the seeder).
+    pub fn internal(tool: &'static str, request: Value) -> CallMetadata {
+        CallMetadata {
+            tool,
+            request,
+            client_name: Some("interai-internal".to_owned()),
+            client_version: Some(env!("CARGO_PKG_VERSION").to_owned()),
+            started: Instant::now(),
+        }
+    }
+}
+
+/// A write's result: a one-line summary for the audit log.
+pub trait WriteSummary {
+    /// One line describing what was written.
+    fn summary(&self) -> String;
+}
+
+/// Longest accepted idempotency key.
+pub const MAX_IDEMPOTENCY_KEY_CHARACTERS: usize = 255;
+
+/// How often a write is attempted when PostgreSQL reports a deadlock or serialization failure.
+const WRITE_ATTEMPTS: usize = 3;
+
+/// An open write transaction, between [`Service::begin_write`] and [`Service::finish_write`].
+pub(super) struct OpenWrite {
+    /// The transaction every change of the write goes through.
+    pub(super) transaction: Transaction,
+    /// Trust states changed by the write, cached once it commits.
+    pub(super) pending: PendingTrustStates,
+    request_sha256: String,
+}
+
+/// How a write begins: with a stored response to replay, or with an open transaction.
+pub(super) enum WriteStart<Outcome> {
+    /// The idempotency key was used before with the same request: this is its response.
+    Replay(Outcome),
+    /// A fresh write.
+    Open(Box<OpenWrite>),
+}
+
+/// How an attempt ends.
+pub(super) enum WriteEnd<Outcome> {
+    /// The final result.
+    Done(Result<Outcome, ServiceError>),
+    /// PostgreSQL aborted the transaction in a way a new attempt can fix.
+    Retry,
+}
+
+/// Runs one write of a caller: `begin_write`, the body (an expression evaluating to `Result<Outcome, ServiceError>`
+/// that changes data only through `$transaction`), then `finish_write`, retrying the whole attempt when the
+/// database asks for it. A macro rather than a closure, because async closures borrowing the transaction cannot be
+/// proven `Send` for every lifetime.
+macro_rules! within_write {
+    ($service:expr, $caller:expr, $metadata:expr, $idempotency_key:expr, |$transaction:ident, $pending:ident| $body:block) => {{
+        let mut attempt = 0_usize;
+        loop {
+            attempt += 1;
+            let mut open = match $service.begin_write($caller, $metadata, $idempotency_key).await? {
+                $crate::service::writes::WriteStart::Replay(outcome) => break Ok(outcome),
+                $crate::service::writes::WriteStart::Open(open) => open,
+            };
+            let result = {
+                let $transaction = &mut open.transaction;
+                let $pending = &mut open.pending;
+                $body
+            };
+            match $service
+                .finish_write($caller, $metadata, $idempotency_key, open, result, attempt)
+                .await
+            {
+                $crate::service::writes::WriteEnd::Done(result) => break result,
+                $crate::service::writes::WriteEnd::Retry => continue,
+            }
+        }
+    }};
+}
+pub(crate) use within_write;
+
+impl Service {
+    /// Fails with `forbidden_scope` unless the caller's key has `scope`.
+    pub fn require_scope(&self, caller: &AuthenticatedActor, scope: Scope) -> Result<(), ServiceError> {
+        if caller.scopes.contains(scope) {
+            Ok(())
+        } else {
+            Err(ServiceError::new(
+                ErrorCode::ForbiddenScope,
+                format!("this API key lacks the `{scope}` scope this tool needs"),
+            )
+            .with_details(json!({ "required_scope": scope.as_str(), "scopes": caller.scopes.names() })))
+        }
+    }
+
+    /// Opens a write: validates the idempotency key, takes the controller's write lock, answers a retry from its
+    /// stored response, and enforces the rate limit.
+    pub(super) async fn begin_write<Outcome>(
+        &self,
+        caller: &AuthenticatedActor,
+        metadata: &CallMetadata,
+        idempotency_key: Option<&str>,
+    ) -> Result<WriteStart<Outcome>, ServiceError>
+    where
+        Outcome: DeserializeOwned + WriteSummary,
+    {
+        if let Some(key) = idempotency_key {
+            validate_idempotency_key(key)?;
+        }
+        let request_sha256 = request_fingerprint(&metadata.request);
+        let mut transaction = self.store().begin().await?;
+        store::idempotency::lock_controller_writes(&mut transaction.conn(), &caller.actor.root_controller).await?;
+        if let Some(key) = idempotency_key
+            && let Some(record) = store::idempotency::find(&mut transaction.conn(), &caller.actor.id, key).await?
+        {
+            drop(transaction);
+            return self
+                .replay(caller, metadata, record, &request_sha256)
+                .await
+                .map(WriteStart::Replay);
+        }
+        let allowance = self
+            .write_allowance_on(&mut transaction.conn(), &caller.actor.root_controller)
+            .await?;
+        if allowance.remaining == 0 {
+            let retry_after = allowance.retry_after_seconds.unwrap_or(1);
+            return Err(ServiceError::new(
+                ErrorCode::RateLimited,
+                format!(
+                    "the write limit of {} per hour for your root controller is reached; retry in {retry_after} s",
+                    allowance.writes_per_hour
+                ),
+            )
+            .with_details(json!({ "retry_after": retry_after, "writes_per_hour": allowance.writes_per_hour })));
+        }
+        Ok(WriteStart::Open(Box::new(OpenWrite {
+            transaction,
+            pending: PendingTrustStates::default(),
+            request_sha256,
+        })))
+    }
+
+    /// Ends a write: on success stores the idempotency record and the audit row and commits; on a retryable
+    /// failure asks for another attempt; otherwise rolls back and returns the error.
+    pub(super) async fn finish_write<Outcome>(
+        &self,
+        caller: &AuthenticatedActor,
+        metadata: &CallMetadata,
+        idempotency_key: Option<&str>,
+        open: Box<OpenWrite>,
+        result: Result<Outcome, ServiceError>,
+        attempt: usize,
+    ) -> WriteEnd<Outcome>
+    where
+        Outcome: Serialize + DeserializeOwned + WriteSummary,
+    {
+        let OpenWrite {
+            mut transaction,
+            pending,
+            request_sha256,
+        } = *open;
+        let outcome = match result {
+            Ok(outcome) => outcome,
+            Err(error) if error.retryable && attempt < WRITE_ATTEMPTS => {
+                tracing::debug!(
+                    tool = metadata.tool,
+                    attempt,
+                    "retrying write after a transient database error"
+                );
+                return WriteEnd::Retry;
+            }
+            Err(error) => return WriteEnd::Done(Err(error)),
+        };
+        let stored: Result<(), WriteFailure> = async {
+            if let Some(key) = idempotency_key {
+                let response = serde_json::to_value(&outcome)
+                    .map_err(|error| WriteFailure::Service(ServiceError::internal(error.to_string())))?;
+                let record = store::idempotency::IdempotencyRecord {
+                    tool: metadata.tool.to_owned(),
+                    request_sha256: request_sha256.clone(),
+                    response,
+                    created_at: self.now(),
+                };
+                store::idempotency::insert(&mut transaction.conn(), &caller.actor.id, key, &record)
+                    .await
+                    .map_err(|error| WriteFailure::from_store(error, true))?;
+            }
+            let audit = self.audit_record(CallAudit {
+                caller,
+                tool: metadata.tool,
+                is_write: true,
+                request: &metadata.request,
+                outcome: Ok(outcome.summary()),
+                duration: metadata.started.elapsed(),
+                client_name: metadata.client_name.clone(),
+                client_version: metadata.client_version.clone(),
+            });
+            store::audit::insert(&mut transaction.conn(), &audit)
+                .await
+                .map_err(|error| WriteFailure::from_store(error, false))?;
+            transaction
+                .commit()
+                .await
+                .map_err(|error| WriteFailure::from_store(error, idempotency_key.is_some()))
+        }
+        .await;
+        match stored {
+            Ok(()) => {
+                self.cache_trust_states(pending);
+                WriteEnd::Done(Ok(outcome))
+            }
+            Err(WriteFailure::Retryable(_)) if attempt < WRITE_ATTEMPTS => WriteEnd::Retry,
+            Err(WriteFailure::Retryable(cause)) => WriteEnd::Done(Err(ServiceError::internal(cause))),
+            Err(WriteFailure::Service(error)) => WriteEnd::Done(Err(error)),
+            Err(WriteFailure::DuplicateIdempotencyKey) => {
+                // A concurrent call with the same key committed first: answer as its retry would be answered.
+                let key = idempotency_key.unwrap_or_default();
+                let found = async {
+                    let mut reader = self.store().reader().await?;
+                    Ok::<_, ServiceError>(store::idempotency::find(&mut reader.conn(), &caller.actor.id, key).await?)
+                }
+                .await;
+                WriteEnd::Done(match found {
+                    Ok(Some(record)) => self.replay(caller, metadata, record, &request_sha256).await,
+                    Ok(None) => Err(ServiceError::internal("idempotency record vanished after a conflict")),
+                    Err(error) => Err(error),
+                })
+            }
+        }
+    }
+}
+
+impl Service {
+    /// Answers a retry: the stored response if the request is the same, `idempotency_conflict` otherwise.
+    /// A replay changes nothing, so it is audited as a read.
+    async fn replay<Outcome: DeserializeOwned + WriteSummary>(
+        &self,
+        caller: &AuthenticatedActor,
+        metadata: &CallMetadata,
+        record: store::idempotency::IdempotencyRecord,
+        request_sha256: &str,
+    ) -> Result<Outcome, ServiceError> {
+        if record.tool != metadata.tool || record.request_sha256 != request_sha256 {
+            return Err(ServiceError::new(
+                ErrorCode::IdempotencyConflict,
+                "this idempotency key was already used with a different request; use a new key for a new request",
+            )
+            .with_details(json!({ "first_used_at": record.created_at.to_rfc3339(), "first_tool": record.tool })));
+        }
+        let outcome: Outcome = serde_json::from_value(record.response)
+            .map_err(|error| ServiceError::internal(format!("stored idempotent response is unreadable: {error}")))?;
+        self.record_call(CallAudit {
+            caller,
+            tool: metadata.tool,
+            is_write: false,
+            request: &metadata.request,
+            outcome: Ok(format!("idempotent replay: {}", outcome.summary())),
+            duration: metadata.started.elapsed(),
+            client_name: metadata.client_name.clone(),
+            client_version: metadata.client_version.clone(),
+        })
+        .await?;
+        Ok(outcome)
+    }
+}
+
+/// Why one attempt at a write did not produce an outcome.
+enum WriteFailure {
+    /// A rule refused the write, or it failed for good.
+    Service(ServiceError),
+    /// PostgreSQL aborted the transaction (deadlock or serialization failure); trying again can succeed.
+    Retryable(String),
+    /// Another call stored the same idempotency key first.
+    DuplicateIdempotencyKey,
+}
+
+impl WriteFailure {
+    fn from_store(error: store::StoreError, may_be_duplicate_key: bool) -> WriteFailure {
+        if may_be_duplicate_key && error.is_unique_violation() {
+            WriteFailure::DuplicateIdempotencyKey
+        } else if error.is_retryable() {
+            WriteFailure::Retryable(error.to_string())
+        } else {
+            WriteFailure::Service(ServiceError::from(error))
+        }
+    }
+}
+
+fn validate_idempotency_key(key: &str) -> Result<(), ServiceError> {
+    if key.is_empty() || key.chars().count() > MAX_IDEMPOTENCY_KEY_CHARACTERS || key.chars().any(char::is_control) {
+        return Err(ServiceError::validation(
+            "idempotency_key",
+            format!(
+                "an idempotency key is 1 to {MAX_IDEMPOTENCY_KEY_CHARACTERS} characters without control characters"
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// SHA-256 of the request's canonical JSON (object keys sorted), without the idempotency key itself.
+pub fn request_fingerprint(request: &Value) -> String {
+    let mut without_key = request.clone();
+    if let Value::Object(fields) = &mut without_key {
+        fields.remove("idempotency_key");
+    }
+    let canonical = canonical_json(&without_key).to_string();
+    hex::encode(Sha256::digest(canonical.as_bytes()))
+}
+
+fn canonical_json(value: &Value) -> Value {
+    match value {
+        Value::Object(fields) => {
+            let mut names: Vec<&String> = fields.keys().collect();
+            names.sort();
+            let mut sorted = Map::new();
+            for name in names {
+                sorted.insert(name.clone(), canonical_json(&fields[name]));
+            }
+            Value::Object(sorted)
+        }
+        Value::Array(items) => Value::Array(items.iter().map(canonical_json).collect()),
+        other => other.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_fingerprint_ignores_key_order_and_the_idempotency_key() {
+        let first = json!({ "target": "cnt_x", "result": "success", "idempotency_key": "a" });
+        let second = json!({ "result": "success", "idempotency_key": "b", "target": "cnt_x" });
+        assert_eq!(request_fingerprint(&first), request_fingerprint(&second));
+        let different = json!({ "result": "failure", "target": "cnt_x" });
+        assert_ne!(request_fingerprint(&first), request_fingerprint(&different));
+    }
+}

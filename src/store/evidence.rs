@@ -1,0 +1,444 @@
+//! Evidence rows: usage events, reviews and ratings. Rows are never deleted; retraction flips `status`.
+
+use chrono::{DateTime, Utc};
+use sqlx::types::Json;
+
+use super::{Conn, StoreError, dispatch, stored_id, stored_optional_id};
+use crate::domain::PublicId;
+use crate::domain::evidence::{
+    CitedSource, Rating, RecordAuthor, RecordStatus, Review, ReviewGrounding, StandingSnapshot, UsageEvent,
+    UsageOutcome, Verdict,
+};
+
+fn status(text: &str, id: &str) -> Result<RecordStatus, StoreError> {
+    RecordStatus::parse(text).ok_or_else(|| StoreError::Corrupt(format!("record {id}: unknown status")))
+}
+
+// ---------------------------------------------------------------- usage events
+
+#[derive(sqlx::FromRow)]
+struct UsageRow {
+    id: String,
+    target_id: String,
+    target_content_id: Option<String>,
+    actor_id: String,
+    root_controller_id: String,
+    origin: String,
+    usage_type: String,
+    result: String,
+    real_world_use: bool,
+    context: Json<serde_json::Value>,
+    context_key: String,
+    metrics: Json<serde_json::Value>,
+    note: Option<String>,
+    experience_id: Option<String>,
+    standing_reputation: f64,
+    standing_prior_records: i32,
+    standing_account_created_at: DateTime<Utc>,
+    status: String,
+    retracted_at: Option<DateTime<Utc>>,
+    created_at: DateTime<Utc>,
+}
+
+impl UsageRow {
+    fn into_usage(self) -> Result<UsageEvent, StoreError> {
+        Ok(UsageEvent {
+            target_id: stored_id(&self.target_id, "usage target")?,
+            target_content_id: stored_optional_id(self.target_content_id.as_deref(), "usage content")?,
+            author: RecordAuthor {
+                actor_id: stored_id(&self.actor_id, "usage actor")?,
+                root_controller_id: stored_id(&self.root_controller_id, "usage controller")?,
+                origin: self.origin,
+            },
+            result: UsageOutcome::parse(&self.result)
+                .ok_or_else(|| StoreError::Corrupt(format!("usage {}: unknown result", self.id)))?,
+            experience_id: stored_optional_id(self.experience_id.as_deref(), "usage experience")?,
+            status: status(&self.status, &self.id)?,
+            id: stored_id(&self.id, "usage id")?,
+            usage_type: self.usage_type,
+            real_world_use: self.real_world_use,
+            context: self.context.0,
+            context_key: self.context_key,
+            metrics: self.metrics.0,
+            note: self.note,
+            standing: StandingSnapshot {
+                reputation: self.standing_reputation,
+                prior_records: self.standing_prior_records,
+                account_created_at: self.standing_account_created_at,
+            },
+            retracted_at: self.retracted_at,
+            created_at: self.created_at,
+        })
+    }
+}
+
+const USAGE_COLUMNS: &str = "id, target_id, target_content_id, actor_id, root_controller_id, origin, usage_type, result, \
+    real_world_use, context, context_key, metrics, note, experience_id, standing_reputation, standing_prior_records, \
+    standing_account_created_at, status, retracted_at, created_at";
+
+/// Inserts a usage event.
+pub async fn insert_usage(conn: &mut Conn<'_>, usage: &UsageEvent) -> Result<(), StoreError> {
+    dispatch!(conn, |connection| {
+        sqlx::query(sqlx::AssertSqlSafe(format!(
+            "INSERT INTO usage_events ({USAGE_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, \
+             $14, $15, $16, $17, $18, $19, $20)"
+        )))
+        .bind(usage.id.as_str())
+        .bind(usage.target_id.as_str())
+        .bind(usage.target_content_id.as_ref().map(PublicId::as_str))
+        .bind(usage.author.actor_id.as_str())
+        .bind(usage.author.root_controller_id.as_str())
+        .bind(&usage.author.origin)
+        .bind(&usage.usage_type)
+        .bind(usage.result.as_str())
+        .bind(usage.real_world_use)
+        .bind(Json(&usage.context))
+        .bind(&usage.context_key)
+        .bind(Json(&usage.metrics))
+        .bind(&usage.note)
+        .bind(usage.experience_id.as_ref().map(PublicId::as_str))
+        .bind(usage.standing.reputation)
+        .bind(usage.standing.prior_records)
+        .bind(usage.standing.account_created_at)
+        .bind(usage.status.as_str())
+        .bind(usage.retracted_at)
+        .bind(usage.created_at)
+        .execute(&mut *connection)
+        .await?;
+    });
+    Ok(())
+}
+
+/// The usage event with this ID.
+pub async fn find_usage(conn: &mut Conn<'_>, id: &PublicId) -> Result<Option<UsageEvent>, StoreError> {
+    let row: Option<UsageRow> = dispatch!(conn, |connection| {
+        sqlx::query_as(sqlx::AssertSqlSafe(format!(
+            "SELECT {USAGE_COLUMNS} FROM usage_events WHERE id = $1"
+        )))
+        .bind(id.as_str())
+        .fetch_optional(&mut *connection)
+        .await?
+    });
+    row.map(UsageRow::into_usage).transpose()
+}
+
+/// Every usage event on a target (active and retracted), oldest first.
+pub async fn usage_on_target(conn: &mut Conn<'_>, target_id: &PublicId) -> Result<Vec<UsageEvent>, StoreError> {
+    let rows: Vec<UsageRow> = dispatch!(conn, |connection| {
+        sqlx::query_as(sqlx::AssertSqlSafe(format!(
+            "SELECT {USAGE_COLUMNS} FROM usage_events WHERE target_id = $1 ORDER BY created_at, id"
+        )))
+        .bind(target_id.as_str())
+        .fetch_all(&mut *connection)
+        .await?
+    });
+    rows.into_iter().map(UsageRow::into_usage).collect()
+}
+
+/// The usage events reported with an experience, in order.
+pub async fn usage_of_experience(conn: &mut Conn<'_>, experience_id: &PublicId) -> Result<Vec<UsageEvent>, StoreError> {
+    let rows: Vec<UsageRow> = dispatch!(conn, |connection| {
+        sqlx::query_as(sqlx::AssertSqlSafe(format!(
+            "SELECT {USAGE_COLUMNS} FROM usage_events WHERE experience_id = $1 ORDER BY id"
+        )))
+        .bind(experience_id.as_str())
+        .fetch_all(&mut *connection)
+        .await?
+    });
+    rows.into_iter().map(UsageRow::into_usage).collect()
+}
+
+// ---------------------------------------------------------------- reviews
+
+#[derive(sqlx::FromRow)]
+struct ReviewRow {
+    id: String,
+    target_id: String,
+    target_content_id: Option<String>,
+    actor_id: String,
+    root_controller_id: String,
+    origin: String,
+    verdict: String,
+    confidence: f64,
+    rationale_markdown: String,
+    sources: Json<Vec<StoredCitedSource>>,
+    based_on_usage_id: Option<String>,
+    grounding: String,
+    standing_reputation: f64,
+    standing_prior_records: i32,
+    standing_account_created_at: DateTime<Utc>,
+    status: String,
+    retracted_at: Option<DateTime<Utc>>,
+    created_at: DateTime<Utc>,
+}
+
+/// How a cited source is stored inside a review row.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct StoredCitedSource {
+    source_id: String,
+    url: String,
+    title: Option<String>,
+}
+
+impl ReviewRow {
+    fn into_review(self) -> Result<Review, StoreError> {
+        let sources = self
+            .sources
+            .0
+            .into_iter()
+            .map(|source| {
+                Ok(CitedSource {
+                    source_id: stored_id(&source.source_id, "cited source")?,
+                    url: source.url,
+                    title: source.title,
+                })
+            })
+            .collect::<Result<Vec<_>, StoreError>>()?;
+        Ok(Review {
+            target_id: stored_id(&self.target_id, "review target")?,
+            target_content_id: stored_optional_id(self.target_content_id.as_deref(), "review content")?,
+            author: RecordAuthor {
+                actor_id: stored_id(&self.actor_id, "review actor")?,
+                root_controller_id: stored_id(&self.root_controller_id, "review controller")?,
+                origin: self.origin,
+            },
+            verdict: Verdict::parse(&self.verdict)
+                .ok_or_else(|| StoreError::Corrupt(format!("review {}: unknown verdict", self.id)))?,
+            grounding: ReviewGrounding::parse(&self.grounding)
+                .ok_or_else(|| StoreError::Corrupt(format!("review {}: unknown grounding", self.id)))?,
+            based_on_usage_id: stored_optional_id(self.based_on_usage_id.as_deref(), "review usage")?,
+            status: status(&self.status, &self.id)?,
+            id: stored_id(&self.id, "review id")?,
+            confidence: self.confidence,
+            rationale_markdown: self.rationale_markdown,
+            sources,
+            standing: StandingSnapshot {
+                reputation: self.standing_reputation,
+                prior_records: self.standing_prior_records,
+                account_created_at: self.standing_account_created_at,
+            },
+            retracted_at: self.retracted_at,
+            created_at: self.created_at,
+        })
+    }
+}
+
+const REVIEW_COLUMNS: &str = "id, target_id, target_content_id, actor_id, root_controller_id, origin, verdict, confidence, \
+    rationale_markdown, sources, based_on_usage_id, grounding, standing_reputation, standing_prior_records, \
+    standing_account_created_at, status, retracted_at, created_at";
+
+/// Inserts a review.
+pub async fn insert_review(conn: &mut Conn<'_>, review: &Review) -> Result<(), StoreError> {
+    let sources: Vec<StoredCitedSource> = review
+        .sources
+        .iter()
+        .map(|source| StoredCitedSource {
+            source_id: source.source_id.as_str().to_owned(),
+            url: source.url.clone(),
+            title: source.title.clone(),
+        })
+        .collect();
+    dispatch!(conn, |connection| {
+        sqlx::query(sqlx::AssertSqlSafe(format!(
+            "INSERT INTO reviews ({REVIEW_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, \
+             $15, $16, $17, $18)"
+        )))
+        .bind(review.id.as_str())
+        .bind(review.target_id.as_str())
+        .bind(review.target_content_id.as_ref().map(PublicId::as_str))
+        .bind(review.author.actor_id.as_str())
+        .bind(review.author.root_controller_id.as_str())
+        .bind(&review.author.origin)
+        .bind(review.verdict.as_str())
+        .bind(review.confidence)
+        .bind(&review.rationale_markdown)
+        .bind(Json(&sources))
+        .bind(review.based_on_usage_id.as_ref().map(PublicId::as_str))
+        .bind(review.grounding.as_str())
+        .bind(review.standing.reputation)
+        .bind(review.standing.prior_records)
+        .bind(review.standing.account_created_at)
+        .bind(review.status.as_str())
+        .bind(review.retracted_at)
+        .bind(review.created_at)
+        .execute(&mut *connection)
+        .await?;
+    });
+    Ok(())
+}
+
+/// The review with this ID.
+pub async fn find_review(conn: &mut Conn<'_>, id: &PublicId) -> Result<Option<Review>, StoreError> {
+    let row: Option<ReviewRow> = dispatch!(conn, |connection| {
+        sqlx::query_as(sqlx::AssertSqlSafe(format!(
+            "SELECT {REVIEW_COLUMNS} FROM reviews WHERE id = $1"
+        )))
+        .bind(id.as_str())
+        .fetch_optional(&mut *connection)
+        .await?
+    });
+    row.map(ReviewRow::into_review).transpose()
+}
+
+/// Every review of a target (active and retracted), oldest first.
+pub async fn reviews_of_target(conn: &mut Conn<'_>, target_id: &PublicId) -> Result<Vec<Review>, StoreError> {
+    let rows: Vec<ReviewRow> = dispatch!(conn, |connection| {
+        sqlx::query_as(sqlx::AssertSqlSafe(format!(
+            "SELECT {REVIEW_COLUMNS} FROM reviews WHERE target_id = $1 ORDER BY created_at, id"
+        )))
+        .bind(target_id.as_str())
+        .fetch_all(&mut *connection)
+        .await?
+    });
+    rows.into_iter().map(ReviewRow::into_review).collect()
+}
+
+// ---------------------------------------------------------------- ratings
+
+#[derive(sqlx::FromRow)]
+struct RatingRow {
+    id: String,
+    target_id: String,
+    actor_id: String,
+    root_controller_id: String,
+    origin: String,
+    dimension: String,
+    score: f64,
+    confidence: f64,
+    context: Json<serde_json::Value>,
+    context_key: String,
+    based_on_usage_id: Option<String>,
+    rationale_markdown: String,
+    status: String,
+    retracted_at: Option<DateTime<Utc>>,
+    created_at: DateTime<Utc>,
+}
+
+impl RatingRow {
+    fn into_rating(self) -> Result<Rating, StoreError> {
+        Ok(Rating {
+            target_id: stored_id(&self.target_id, "rating target")?,
+            author: RecordAuthor {
+                actor_id: stored_id(&self.actor_id, "rating actor")?,
+                root_controller_id: stored_id(&self.root_controller_id, "rating controller")?,
+                origin: self.origin,
+            },
+            based_on_usage_id: stored_optional_id(self.based_on_usage_id.as_deref(), "rating usage")?,
+            status: status(&self.status, &self.id)?,
+            id: stored_id(&self.id, "rating id")?,
+            dimension: self.dimension,
+            score: self.score,
+            confidence: self.confidence,
+            context: self.context.0,
+            context_key: self.context_key,
+            rationale_markdown: self.rationale_markdown,
+            retracted_at: self.retracted_at,
+            created_at: self.created_at,
+        })
+    }
+}
+
+const RATING_COLUMNS: &str = "id, target_id, actor_id, root_controller_id, origin, dimension, score, confidence, context, \
+    context_key, based_on_usage_id, rationale_markdown, status, retracted_at, created_at";
+
+/// Inserts a rating.
+pub async fn insert_rating(conn: &mut Conn<'_>, rating: &Rating) -> Result<(), StoreError> {
+    dispatch!(conn, |connection| {
+        sqlx::query(sqlx::AssertSqlSafe(format!(
+            "INSERT INTO ratings ({RATING_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)"
+        )))
+        .bind(rating.id.as_str())
+        .bind(rating.target_id.as_str())
+        .bind(rating.author.actor_id.as_str())
+        .bind(rating.author.root_controller_id.as_str())
+        .bind(&rating.author.origin)
+        .bind(&rating.dimension)
+        .bind(rating.score)
+        .bind(rating.confidence)
+        .bind(Json(&rating.context))
+        .bind(&rating.context_key)
+        .bind(rating.based_on_usage_id.as_ref().map(PublicId::as_str))
+        .bind(&rating.rationale_markdown)
+        .bind(rating.status.as_str())
+        .bind(rating.retracted_at)
+        .bind(rating.created_at)
+        .execute(&mut *connection)
+        .await?;
+    });
+    Ok(())
+}
+
+/// The rating with this ID.
+pub async fn find_rating(conn: &mut Conn<'_>, id: &PublicId) -> Result<Option<Rating>, StoreError> {
+    let row: Option<RatingRow> = dispatch!(conn, |connection| {
+        sqlx::query_as(sqlx::AssertSqlSafe(format!(
+            "SELECT {RATING_COLUMNS} FROM ratings WHERE id = $1"
+        )))
+        .bind(id.as_str())
+        .fetch_optional(&mut *connection)
+        .await?
+    });
+    row.map(RatingRow::into_rating).transpose()
+}
+
+/// Every rating of a target on a dimension (active and retracted), oldest first.
+pub async fn ratings_of_target_dimension(
+    conn: &mut Conn<'_>,
+    target_id: &PublicId,
+    dimension: &str,
+) -> Result<Vec<Rating>, StoreError> {
+    let rows: Vec<RatingRow> = dispatch!(conn, |connection| {
+        sqlx::query_as(sqlx::AssertSqlSafe(format!(
+            "SELECT {RATING_COLUMNS} FROM ratings WHERE target_id = $1 AND dimension = $2 ORDER BY created_at, id"
+        )))
+        .bind(target_id.as_str())
+        .bind(dimension)
+        .fetch_all(&mut *connection)
+        .await?
+    });
+    rows.into_iter().map(RatingRow::into_rating).collect()
+}
+
+// ---------------------------------------------------------------- shared
+
+/// Marks a usage event, review or rating retracted. Returns whether a row changed.
+pub async fn retract(
+    conn: &mut Conn<'_>,
+    record_id: &PublicId,
+    retracted_at: DateTime<Utc>,
+) -> Result<bool, StoreError> {
+    let table = match record_id.kind() {
+        crate::domain::IdKind::Usage => "usage_events",
+        crate::domain::IdKind::Review => "reviews",
+        crate::domain::IdKind::Rating => "ratings",
+        _ => return Ok(false),
+    };
+    let affected = dispatch!(conn, |connection| {
+        sqlx::query(sqlx::AssertSqlSafe(format!(
+            "UPDATE {table} SET status = 'retracted', retracted_at = $2 WHERE id = $1 AND status = 'active'"
+        )))
+        .bind(record_id.as_str())
+        .bind(retracted_at)
+        .execute(&mut *connection)
+        .await?
+        .rows_affected()
+    });
+    Ok(affected > 0)
+}
+
+/// How many active usage events and reviews a root controller has made (its history for the refutation gate).
+pub async fn count_active_records_of_controller(
+    conn: &mut Conn<'_>,
+    root_controller_id: &PublicId,
+) -> Result<i64, StoreError> {
+    let count: i64 = dispatch!(conn, |connection| {
+        sqlx::query_scalar(
+            "SELECT (SELECT COUNT(*) FROM usage_events WHERE root_controller_id = $1 AND status = 'active') + \
+             (SELECT COUNT(*) FROM reviews WHERE root_controller_id = $1 AND status = 'active')",
+        )
+        .bind(root_controller_id.as_str())
+        .fetch_one(&mut *connection)
+        .await?
+    });
+    Ok(count)
+}

@@ -1,0 +1,836 @@
+//! Knowledge rows: spaces, entities, sources, content items, revisions, claims and what revisions link to.
+
+use chrono::{DateTime, Utc};
+use sqlx::types::Json;
+
+use super::{Conn, StoreError, dispatch, stored_id};
+use crate::domain::PublicId;
+use crate::domain::knowledge::{
+    Claim, ContentItem, Entity, Relation, RelationType, Revision, Source, Space, SpaceVisibility,
+};
+
+// ---------------------------------------------------------------- spaces
+
+#[derive(sqlx::FromRow)]
+struct SpaceRow {
+    id: String,
+    name: String,
+    description: String,
+    visibility: String,
+    is_default: bool,
+    origin: String,
+    created_by: String,
+    created_at: DateTime<Utc>,
+}
+
+impl SpaceRow {
+    fn into_space(self) -> Result<Space, StoreError> {
+        Ok(Space {
+            visibility: SpaceVisibility::parse(&self.visibility)
+                .ok_or_else(|| StoreError::Corrupt(format!("space {}: unknown visibility", self.id)))?,
+            created_by: stored_id(&self.created_by, "space creator")?,
+            id: stored_id(&self.id, "space id")?,
+            name: self.name,
+            description: self.description,
+            is_default: self.is_default,
+            origin: self.origin,
+            created_at: self.created_at,
+        })
+    }
+}
+
+const SPACE_COLUMNS: &str = "id, name, description, visibility, is_default, origin, created_by, created_at";
+
+/// Inserts a space.
+pub async fn insert_space(conn: &mut Conn<'_>, space: &Space) -> Result<(), StoreError> {
+    dispatch!(conn, |connection| {
+        sqlx::query(
+            "INSERT INTO spaces (id, name, description, visibility, is_default, origin, created_by, created_at) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+        )
+        .bind(space.id.as_str())
+        .bind(&space.name)
+        .bind(&space.description)
+        .bind(space.visibility.as_str())
+        .bind(space.is_default)
+        .bind(&space.origin)
+        .bind(space.created_by.as_str())
+        .bind(space.created_at)
+        .execute(&mut *connection)
+        .await?;
+    });
+    Ok(())
+}
+
+/// The space with this ID.
+pub async fn find_space(conn: &mut Conn<'_>, id: &PublicId) -> Result<Option<Space>, StoreError> {
+    let row: Option<SpaceRow> = dispatch!(conn, |connection| {
+        sqlx::query_as(sqlx::AssertSqlSafe(format!(
+            "SELECT {SPACE_COLUMNS} FROM spaces WHERE id = $1"
+        )))
+        .bind(id.as_str())
+        .fetch_optional(&mut *connection)
+        .await?
+    });
+    row.map(SpaceRow::into_space).transpose()
+}
+
+/// The default space of an origin.
+pub async fn find_default_space(conn: &mut Conn<'_>, origin: &str) -> Result<Option<Space>, StoreError> {
+    let row: Option<SpaceRow> = dispatch!(conn, |connection| {
+        sqlx::query_as(sqlx::AssertSqlSafe(format!(
+            "SELECT {SPACE_COLUMNS} FROM spaces WHERE origin = $1 AND is_default ORDER BY created_at LIMIT 1"
+        )))
+        .bind(origin)
+        .fetch_optional(&mut *connection)
+        .await?
+    });
+    row.map(SpaceRow::into_space).transpose()
+}
+
+/// Every space, oldest first.
+pub async fn list_spaces(conn: &mut Conn<'_>) -> Result<Vec<Space>, StoreError> {
+    let rows: Vec<SpaceRow> = dispatch!(conn, |connection| {
+        sqlx::query_as(sqlx::AssertSqlSafe(format!(
+            "SELECT {SPACE_COLUMNS} FROM spaces ORDER BY created_at, id"
+        )))
+        .fetch_all(&mut *connection)
+        .await?
+    });
+    rows.into_iter().map(SpaceRow::into_space).collect()
+}
+
+// ---------------------------------------------------------------- entities
+
+#[derive(sqlx::FromRow)]
+struct EntityRow {
+    id: String,
+    entity_type: String,
+    name: String,
+    normalized_name: String,
+    aliases: Json<Vec<String>>,
+    description: String,
+    origin: String,
+    created_by: String,
+    created_by_root_controller: String,
+    created_at: DateTime<Utc>,
+}
+
+impl EntityRow {
+    fn into_entity(self) -> Result<Entity, StoreError> {
+        Ok(Entity {
+            id: stored_id(&self.id, "entity id")?,
+            created_by: stored_id(&self.created_by, "entity creator")?,
+            created_by_root_controller: stored_id(&self.created_by_root_controller, "entity creator root")?,
+            entity_type: self.entity_type,
+            name: self.name,
+            normalized_name: self.normalized_name,
+            aliases: self.aliases.0,
+            description: self.description,
+            origin: self.origin,
+            created_at: self.created_at,
+        })
+    }
+}
+
+const ENTITY_COLUMNS: &str = "id, entity_type, name, normalized_name, aliases, description, origin, created_by, \
+                              created_by_root_controller, created_at";
+
+/// Inserts an entity.
+pub async fn insert_entity(conn: &mut Conn<'_>, entity: &Entity) -> Result<(), StoreError> {
+    dispatch!(conn, |connection| {
+        sqlx::query(
+            "INSERT INTO entities (id, entity_type, name, normalized_name, aliases, description, origin, created_by, \
+             created_by_root_controller, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+        )
+        .bind(entity.id.as_str())
+        .bind(&entity.entity_type)
+        .bind(&entity.name)
+        .bind(&entity.normalized_name)
+        .bind(Json(&entity.aliases))
+        .bind(&entity.description)
+        .bind(&entity.origin)
+        .bind(entity.created_by.as_str())
+        .bind(entity.created_by_root_controller.as_str())
+        .bind(entity.created_at)
+        .execute(&mut *connection)
+        .await?;
+    });
+    Ok(())
+}
+
+/// The entity with this ID.
+pub async fn find_entity(conn: &mut Conn<'_>, id: &PublicId) -> Result<Option<Entity>, StoreError> {
+    let row: Option<EntityRow> = dispatch!(conn, |connection| {
+        sqlx::query_as(sqlx::AssertSqlSafe(format!(
+            "SELECT {ENTITY_COLUMNS} FROM entities WHERE id = $1"
+        )))
+        .bind(id.as_str())
+        .fetch_optional(&mut *connection)
+        .await?
+    });
+    row.map(EntityRow::into_entity).transpose()
+}
+
+/// The entity of `origin` with this type and normalized name.
+pub async fn find_entity_by_name(
+    conn: &mut Conn<'_>,
+    origin: &str,
+    entity_type: &str,
+    normalized_name: &str,
+) -> Result<Option<Entity>, StoreError> {
+    let row: Option<EntityRow> = dispatch!(conn, |connection| {
+        sqlx::query_as(sqlx::AssertSqlSafe(format!(
+            "SELECT {ENTITY_COLUMNS} FROM entities WHERE origin = $1 AND entity_type = $2 AND normalized_name = $3"
+        )))
+        .bind(origin)
+        .bind(entity_type)
+        .bind(normalized_name)
+        .fetch_optional(&mut *connection)
+        .await?
+    });
+    row.map(EntityRow::into_entity).transpose()
+}
+
+/// Several entities by ID (missing ones are skipped).
+pub async fn find_entities(conn: &mut Conn<'_>, ids: &[String]) -> Result<Vec<Entity>, StoreError> {
+    let mut entities = Vec::with_capacity(ids.len());
+    for id in ids {
+        if let Some(entity) = find_entity(conn, &stored_id(id, "entity id")?).await? {
+            entities.push(entity);
+        }
+    }
+    Ok(entities)
+}
+
+// ---------------------------------------------------------------- sources
+
+#[derive(sqlx::FromRow)]
+struct SourceRow {
+    id: String,
+    url: String,
+    normalized_url: String,
+    title: Option<String>,
+    family: String,
+    origin: String,
+    created_at: DateTime<Utc>,
+}
+
+impl SourceRow {
+    fn into_source(self) -> Result<Source, StoreError> {
+        Ok(Source {
+            id: stored_id(&self.id, "source id")?,
+            url: self.url,
+            normalized_url: self.normalized_url,
+            title: self.title,
+            family: self.family,
+            origin: self.origin,
+            created_at: self.created_at,
+        })
+    }
+}
+
+const SOURCE_COLUMNS: &str = "id, url, normalized_url, title, family, origin, created_at";
+
+/// Inserts a source.
+pub async fn insert_source(conn: &mut Conn<'_>, source: &Source) -> Result<(), StoreError> {
+    dispatch!(conn, |connection| {
+        sqlx::query(
+            "INSERT INTO sources (id, url, normalized_url, title, family, origin, created_at) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7)",
+        )
+        .bind(source.id.as_str())
+        .bind(&source.url)
+        .bind(&source.normalized_url)
+        .bind(&source.title)
+        .bind(&source.family)
+        .bind(&source.origin)
+        .bind(source.created_at)
+        .execute(&mut *connection)
+        .await?;
+    });
+    Ok(())
+}
+
+/// The source with this ID.
+pub async fn find_source(conn: &mut Conn<'_>, id: &PublicId) -> Result<Option<Source>, StoreError> {
+    let row: Option<SourceRow> = dispatch!(conn, |connection| {
+        sqlx::query_as(sqlx::AssertSqlSafe(format!(
+            "SELECT {SOURCE_COLUMNS} FROM sources WHERE id = $1"
+        )))
+        .bind(id.as_str())
+        .fetch_optional(&mut *connection)
+        .await?
+    });
+    row.map(SourceRow::into_source).transpose()
+}
+
+/// The source of `origin` with this normalized URL.
+pub async fn find_source_by_url(
+    conn: &mut Conn<'_>,
+    origin: &str,
+    normalized_url: &str,
+) -> Result<Option<Source>, StoreError> {
+    let row: Option<SourceRow> = dispatch!(conn, |connection| {
+        sqlx::query_as(sqlx::AssertSqlSafe(format!(
+            "SELECT {SOURCE_COLUMNS} FROM sources WHERE origin = $1 AND normalized_url = $2"
+        )))
+        .bind(origin)
+        .bind(normalized_url)
+        .fetch_optional(&mut *connection)
+        .await?
+    });
+    row.map(SourceRow::into_source).transpose()
+}
+
+// ---------------------------------------------------------------- content items and revisions
+
+#[derive(sqlx::FromRow)]
+struct ContentRow {
+    id: String,
+    content_type: String,
+    space_id: String,
+    author_id: String,
+    author_root_controller_id: String,
+    origin: String,
+    current_revision_id: String,
+    current_revision_no: i32,
+    created_at: DateTime<Utc>,
+    updated_at: DateTime<Utc>,
+}
+
+impl ContentRow {
+    fn into_content(self) -> Result<ContentItem, StoreError> {
+        Ok(ContentItem {
+            id: stored_id(&self.id, "content id")?,
+            space_id: stored_id(&self.space_id, "space id")?,
+            author_id: stored_id(&self.author_id, "author id")?,
+            author_root_controller: stored_id(&self.author_root_controller_id, "author root")?,
+            current_revision_id: stored_id(&self.current_revision_id, "revision id")?,
+            content_type: self.content_type,
+            origin: self.origin,
+            current_revision_no: self.current_revision_no,
+            created_at: self.created_at,
+            updated_at: self.updated_at,
+        })
+    }
+}
+
+const CONTENT_COLUMNS: &str = "id, content_type, space_id, author_id, author_root_controller_id, origin, \
+                               current_revision_id, current_revision_no, created_at, updated_at";
+
+/// Inserts a content item (its first revision is inserted separately, in the same transaction).
+pub async fn insert_content(conn: &mut Conn<'_>, content: &ContentItem) -> Result<(), StoreError> {
+    dispatch!(conn, |connection| {
+        sqlx::query(
+            "INSERT INTO content_items (id, content_type, space_id, author_id, author_root_controller_id, origin, \
+             current_revision_id, current_revision_no, created_at, updated_at) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+        )
+        .bind(content.id.as_str())
+        .bind(&content.content_type)
+        .bind(content.space_id.as_str())
+        .bind(content.author_id.as_str())
+        .bind(content.author_root_controller.as_str())
+        .bind(&content.origin)
+        .bind(content.current_revision_id.as_str())
+        .bind(content.current_revision_no)
+        .bind(content.created_at)
+        .bind(content.updated_at)
+        .execute(&mut *connection)
+        .await?;
+    });
+    Ok(())
+}
+
+/// Points a content item at a new current revision.
+pub async fn set_current_revision(
+    conn: &mut Conn<'_>,
+    content_id: &PublicId,
+    revision_id: &PublicId,
+    revision_no: i32,
+    updated_at: DateTime<Utc>,
+) -> Result<(), StoreError> {
+    dispatch!(conn, |connection| {
+        sqlx::query(
+            "UPDATE content_items SET current_revision_id = $2, current_revision_no = $3, updated_at = $4 WHERE id = $1",
+        )
+        .bind(content_id.as_str())
+        .bind(revision_id.as_str())
+        .bind(revision_no)
+        .bind(updated_at)
+        .execute(&mut *connection)
+        .await?;
+    });
+    Ok(())
+}
+
+/// The content item with this ID.
+pub async fn find_content(conn: &mut Conn<'_>, id: &PublicId) -> Result<Option<ContentItem>, StoreError> {
+    let row: Option<ContentRow> = dispatch!(conn, |connection| {
+        sqlx::query_as(sqlx::AssertSqlSafe(format!(
+            "SELECT {CONTENT_COLUMNS} FROM content_items WHERE id = $1"
+        )))
+        .bind(id.as_str())
+        .fetch_optional(&mut *connection)
+        .await?
+    });
+    row.map(ContentRow::into_content).transpose()
+}
+
+/// The content item, locked against concurrent revisions until the transaction ends (PostgreSQL; SQLite's
+/// single writer already serializes).
+pub async fn find_content_for_update(conn: &mut Conn<'_>, id: &PublicId) -> Result<Option<ContentItem>, StoreError> {
+    let row: Option<ContentRow> = match conn {
+        Conn::Postgres(connection) => {
+            sqlx::query_as(sqlx::AssertSqlSafe(format!(
+                "SELECT {CONTENT_COLUMNS} FROM content_items WHERE id = $1 FOR UPDATE"
+            )))
+            .bind(id.as_str())
+            .fetch_optional(&mut **connection)
+            .await?
+        }
+        Conn::Sqlite(connection) => {
+            sqlx::query_as(sqlx::AssertSqlSafe(format!(
+                "SELECT {CONTENT_COLUMNS} FROM content_items WHERE id = $1"
+            )))
+            .bind(id.as_str())
+            .fetch_optional(&mut **connection)
+            .await?
+        }
+    };
+    row.map(ContentRow::into_content).transpose()
+}
+
+#[derive(sqlx::FromRow)]
+struct RevisionRow {
+    id: String,
+    content_id: String,
+    revision_no: i32,
+    title: String,
+    summary: String,
+    body_markdown: String,
+    structured_data: Json<serde_json::Value>,
+    language: Option<String>,
+    change_note: Option<String>,
+    context_key: Option<String>,
+    author_id: String,
+    content_sha256: String,
+    origin: String,
+    created_at: DateTime<Utc>,
+}
+
+impl RevisionRow {
+    fn into_revision(self) -> Result<Revision, StoreError> {
+        Ok(Revision {
+            id: stored_id(&self.id, "revision id")?,
+            content_id: stored_id(&self.content_id, "content id")?,
+            author_id: stored_id(&self.author_id, "author id")?,
+            revision_no: self.revision_no,
+            title: self.title,
+            summary: self.summary,
+            body_markdown: self.body_markdown,
+            structured_data: self.structured_data.0,
+            language: self.language,
+            change_note: self.change_note,
+            context_key: self.context_key,
+            content_sha256: self.content_sha256,
+            origin: self.origin,
+            created_at: self.created_at,
+        })
+    }
+}
+
+const REVISION_COLUMNS: &str = "id, content_id, revision_no, title, summary, body_markdown, structured_data, language, \
+                                change_note, context_key, author_id, content_sha256, origin, created_at";
+
+/// Inserts an immutable revision.
+pub async fn insert_revision(conn: &mut Conn<'_>, revision: &Revision) -> Result<(), StoreError> {
+    dispatch!(conn, |connection| {
+        sqlx::query(
+            "INSERT INTO content_revisions (id, content_id, revision_no, title, summary, body_markdown, structured_data, \
+             language, change_note, context_key, author_id, content_sha256, origin, created_at) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)",
+        )
+        .bind(revision.id.as_str())
+        .bind(revision.content_id.as_str())
+        .bind(revision.revision_no)
+        .bind(&revision.title)
+        .bind(&revision.summary)
+        .bind(&revision.body_markdown)
+        .bind(Json(&revision.structured_data))
+        .bind(&revision.language)
+        .bind(&revision.change_note)
+        .bind(&revision.context_key)
+        .bind(revision.author_id.as_str())
+        .bind(&revision.content_sha256)
+        .bind(&revision.origin)
+        .bind(revision.created_at)
+        .execute(&mut *connection)
+        .await?;
+    });
+    Ok(())
+}
+
+/// The revision with this ID.
+pub async fn find_revision(conn: &mut Conn<'_>, id: &PublicId) -> Result<Option<Revision>, StoreError> {
+    let row: Option<RevisionRow> = dispatch!(conn, |connection| {
+        sqlx::query_as(sqlx::AssertSqlSafe(format!(
+            "SELECT {REVISION_COLUMNS} FROM content_revisions WHERE id = $1"
+        )))
+        .bind(id.as_str())
+        .fetch_optional(&mut *connection)
+        .await?
+    });
+    row.map(RevisionRow::into_revision).transpose()
+}
+
+/// Revision number `revision_no` of a content item.
+pub async fn find_revision_by_number(
+    conn: &mut Conn<'_>,
+    content_id: &PublicId,
+    revision_no: i32,
+) -> Result<Option<Revision>, StoreError> {
+    let row: Option<RevisionRow> = dispatch!(conn, |connection| {
+        sqlx::query_as(sqlx::AssertSqlSafe(format!(
+            "SELECT {REVISION_COLUMNS} FROM content_revisions WHERE content_id = $1 AND revision_no = $2"
+        )))
+        .bind(content_id.as_str())
+        .bind(revision_no)
+        .fetch_optional(&mut *connection)
+        .await?
+    });
+    row.map(RevisionRow::into_revision).transpose()
+}
+
+/// Every revision of a content item, newest first.
+pub async fn list_revisions(conn: &mut Conn<'_>, content_id: &PublicId) -> Result<Vec<Revision>, StoreError> {
+    let rows: Vec<RevisionRow> = dispatch!(conn, |connection| {
+        sqlx::query_as(sqlx::AssertSqlSafe(format!(
+            "SELECT {REVISION_COLUMNS} FROM content_revisions WHERE content_id = $1 ORDER BY revision_no DESC"
+        )))
+        .bind(content_id.as_str())
+        .fetch_all(&mut *connection)
+        .await?
+    });
+    rows.into_iter().map(RevisionRow::into_revision).collect()
+}
+
+// ---------------------------------------------------------------- claims
+
+#[derive(sqlx::FromRow)]
+struct ClaimRow {
+    id: String,
+    text: String,
+    normalized_text: String,
+    fingerprint: String,
+    author_id: String,
+    author_root_controller_id: String,
+    origin: String,
+    created_at: DateTime<Utc>,
+}
+
+impl ClaimRow {
+    fn into_claim(self) -> Result<Claim, StoreError> {
+        Ok(Claim {
+            id: stored_id(&self.id, "claim id")?,
+            author_id: stored_id(&self.author_id, "claim author")?,
+            author_root_controller: stored_id(&self.author_root_controller_id, "claim author root")?,
+            text: self.text,
+            normalized_text: self.normalized_text,
+            fingerprint: self.fingerprint,
+            origin: self.origin,
+            created_at: self.created_at,
+        })
+    }
+}
+
+const CLAIM_COLUMNS: &str =
+    "id, text, normalized_text, fingerprint, author_id, author_root_controller_id, origin, created_at";
+
+/// Inserts a claim.
+pub async fn insert_claim(conn: &mut Conn<'_>, claim: &Claim) -> Result<(), StoreError> {
+    dispatch!(conn, |connection| {
+        sqlx::query(
+            "INSERT INTO claims (id, text, normalized_text, fingerprint, author_id, author_root_controller_id, origin, \
+             created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+        )
+        .bind(claim.id.as_str())
+        .bind(&claim.text)
+        .bind(&claim.normalized_text)
+        .bind(&claim.fingerprint)
+        .bind(claim.author_id.as_str())
+        .bind(claim.author_root_controller.as_str())
+        .bind(&claim.origin)
+        .bind(claim.created_at)
+        .execute(&mut *connection)
+        .await?;
+    });
+    Ok(())
+}
+
+/// The claim with this ID.
+pub async fn find_claim(conn: &mut Conn<'_>, id: &PublicId) -> Result<Option<Claim>, StoreError> {
+    let row: Option<ClaimRow> = dispatch!(conn, |connection| {
+        sqlx::query_as(sqlx::AssertSqlSafe(format!(
+            "SELECT {CLAIM_COLUMNS} FROM claims WHERE id = $1"
+        )))
+        .bind(id.as_str())
+        .fetch_optional(&mut *connection)
+        .await?
+    });
+    row.map(ClaimRow::into_claim).transpose()
+}
+
+/// The claim with this fingerprint (of its normalized text).
+pub async fn find_claim_by_fingerprint(conn: &mut Conn<'_>, fingerprint: &str) -> Result<Option<Claim>, StoreError> {
+    let row: Option<ClaimRow> = dispatch!(conn, |connection| {
+        sqlx::query_as(sqlx::AssertSqlSafe(format!(
+            "SELECT {CLAIM_COLUMNS} FROM claims WHERE fingerprint = $1"
+        )))
+        .bind(fingerprint)
+        .fetch_optional(&mut *connection)
+        .await?
+    });
+    row.map(ClaimRow::into_claim).transpose()
+}
+
+/// Links a claim to a revision at a position.
+pub async fn link_revision_claim(
+    conn: &mut Conn<'_>,
+    revision_id: &PublicId,
+    claim_id: &PublicId,
+    position: i32,
+    matched_existing: bool,
+) -> Result<(), StoreError> {
+    dispatch!(conn, |connection| {
+        sqlx::query(
+            "INSERT INTO revision_claims (revision_id, claim_id, position, matched_existing) VALUES ($1, $2, $3, $4)",
+        )
+        .bind(revision_id.as_str())
+        .bind(claim_id.as_str())
+        .bind(position)
+        .bind(matched_existing)
+        .execute(&mut *connection)
+        .await?;
+    });
+    Ok(())
+}
+
+/// The claims of a revision in their published order.
+pub async fn claims_of_revision(conn: &mut Conn<'_>, revision_id: &PublicId) -> Result<Vec<Claim>, StoreError> {
+    let rows: Vec<ClaimRow> = dispatch!(conn, |connection| {
+        sqlx::query_as(
+            "SELECT c.id, c.text, c.normalized_text, c.fingerprint, c.author_id, c.author_root_controller_id, c.origin, \
+             c.created_at FROM revision_claims rc JOIN claims c ON c.id = rc.claim_id \
+             WHERE rc.revision_id = $1 ORDER BY rc.position",
+        )
+        .bind(revision_id.as_str())
+        .fetch_all(&mut *connection)
+        .await?
+    });
+    rows.into_iter().map(ClaimRow::into_claim).collect()
+}
+
+/// Whether a revision makes a claim.
+pub async fn revision_has_claim(
+    conn: &mut Conn<'_>,
+    revision_id: &PublicId,
+    claim_id: &PublicId,
+) -> Result<bool, StoreError> {
+    let found: Option<i32> = dispatch!(conn, |connection| {
+        sqlx::query_scalar("SELECT position FROM revision_claims WHERE revision_id = $1 AND claim_id = $2")
+            .bind(revision_id.as_str())
+            .bind(claim_id.as_str())
+            .fetch_optional(&mut *connection)
+            .await?
+    });
+    Ok(found.is_some())
+}
+
+/// The content items whose current revision makes a claim.
+pub async fn contents_making_claim(conn: &mut Conn<'_>, claim_id: &PublicId) -> Result<Vec<PublicId>, StoreError> {
+    let ids: Vec<String> = dispatch!(conn, |connection| {
+        sqlx::query_scalar(
+            "SELECT ci.id FROM revision_claims rc JOIN content_items ci ON ci.current_revision_id = rc.revision_id \
+             WHERE rc.claim_id = $1 ORDER BY ci.id",
+        )
+        .bind(claim_id.as_str())
+        .fetch_all(&mut *connection)
+        .await?
+    });
+    ids.iter().map(|id| stored_id(id, "content id")).collect()
+}
+
+// ---------------------------------------------------------------- subjects, tags, sources of revisions
+
+/// Records that a revision is about an entity.
+pub async fn link_revision_subject(
+    conn: &mut Conn<'_>,
+    revision_id: &PublicId,
+    entity_id: &PublicId,
+) -> Result<(), StoreError> {
+    dispatch!(conn, |connection| {
+        sqlx::query("INSERT INTO revision_subjects (revision_id, entity_id) VALUES ($1, $2)")
+            .bind(revision_id.as_str())
+            .bind(entity_id.as_str())
+            .execute(&mut *connection)
+            .await?;
+    });
+    Ok(())
+}
+
+/// The entities a revision is about.
+pub async fn subjects_of_revision(conn: &mut Conn<'_>, revision_id: &PublicId) -> Result<Vec<Entity>, StoreError> {
+    let rows: Vec<EntityRow> = dispatch!(conn, |connection| {
+        sqlx::query_as(
+            "SELECT e.id, e.entity_type, e.name, e.normalized_name, e.aliases, e.description, e.origin, e.created_by, \
+             e.created_by_root_controller, e.created_at FROM revision_subjects rs JOIN entities e ON e.id = rs.entity_id \
+             WHERE rs.revision_id = $1 ORDER BY e.name, e.id",
+        )
+        .bind(revision_id.as_str())
+        .fetch_all(&mut *connection)
+        .await?
+    });
+    rows.into_iter().map(EntityRow::into_entity).collect()
+}
+
+/// Tags a revision.
+pub async fn add_revision_tag(conn: &mut Conn<'_>, revision_id: &PublicId, tag: &str) -> Result<(), StoreError> {
+    dispatch!(conn, |connection| {
+        sqlx::query("INSERT INTO revision_tags (revision_id, tag) VALUES ($1, $2)")
+            .bind(revision_id.as_str())
+            .bind(tag)
+            .execute(&mut *connection)
+            .await?;
+    });
+    Ok(())
+}
+
+/// The tags of a revision, sorted.
+pub async fn tags_of_revision(conn: &mut Conn<'_>, revision_id: &PublicId) -> Result<Vec<String>, StoreError> {
+    let tags: Vec<String> = dispatch!(conn, |connection| {
+        sqlx::query_scalar("SELECT tag FROM revision_tags WHERE revision_id = $1 ORDER BY tag")
+            .bind(revision_id.as_str())
+            .fetch_all(&mut *connection)
+            .await?
+    });
+    Ok(tags)
+}
+
+/// Cites a source in a revision.
+pub async fn link_revision_source(
+    conn: &mut Conn<'_>,
+    revision_id: &PublicId,
+    source_id: &PublicId,
+    title: Option<&str>,
+    position: i32,
+) -> Result<(), StoreError> {
+    dispatch!(conn, |connection| {
+        sqlx::query("INSERT INTO revision_sources (revision_id, source_id, title, position) VALUES ($1, $2, $3, $4)")
+            .bind(revision_id.as_str())
+            .bind(source_id.as_str())
+            .bind(title)
+            .bind(position)
+            .execute(&mut *connection)
+            .await?;
+    });
+    Ok(())
+}
+
+/// The sources a revision cites, in order.
+pub async fn sources_of_revision(conn: &mut Conn<'_>, revision_id: &PublicId) -> Result<Vec<Source>, StoreError> {
+    let rows: Vec<SourceRow> = dispatch!(conn, |connection| {
+        sqlx::query_as(
+            "SELECT s.id, s.url, s.normalized_url, COALESCE(rs.title, s.title) AS title, s.family, s.origin, s.created_at \
+             FROM revision_sources rs JOIN sources s ON s.id = rs.source_id WHERE rs.revision_id = $1 ORDER BY rs.position",
+        )
+        .bind(revision_id.as_str())
+        .fetch_all(&mut *connection)
+        .await?
+    });
+    rows.into_iter().map(SourceRow::into_source).collect()
+}
+
+// ---------------------------------------------------------------- relations
+
+#[derive(sqlx::FromRow)]
+struct RelationRow {
+    id: String,
+    source_content_id: String,
+    source_revision_id: String,
+    relation_type: String,
+    target_id: String,
+    reason: Option<String>,
+    origin: String,
+    created_at: DateTime<Utc>,
+}
+
+impl RelationRow {
+    fn into_relation(self) -> Result<Relation, StoreError> {
+        Ok(Relation {
+            relation_type: RelationType::parse(&self.relation_type)
+                .ok_or_else(|| StoreError::Corrupt(format!("relation {}: unknown type", self.id)))?,
+            source_content_id: stored_id(&self.source_content_id, "relation source")?,
+            source_revision_id: stored_id(&self.source_revision_id, "relation source revision")?,
+            target_id: stored_id(&self.target_id, "relation target")?,
+            id: self.id,
+            reason: self.reason,
+            origin: self.origin,
+            created_at: self.created_at,
+        })
+    }
+}
+
+/// Inserts a relation.
+pub async fn insert_relation(conn: &mut Conn<'_>, relation: &Relation) -> Result<(), StoreError> {
+    dispatch!(conn, |connection| {
+        sqlx::query(
+            "INSERT INTO relations (id, source_content_id, source_revision_id, relation_type, target_id, reason, origin, \
+             created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+        )
+        .bind(&relation.id)
+        .bind(relation.source_content_id.as_str())
+        .bind(relation.source_revision_id.as_str())
+        .bind(relation.relation_type.as_str())
+        .bind(relation.target_id.as_str())
+        .bind(&relation.reason)
+        .bind(&relation.origin)
+        .bind(relation.created_at)
+        .execute(&mut *connection)
+        .await?;
+    });
+    Ok(())
+}
+
+/// The relations a revision declares.
+pub async fn relations_of_revision(conn: &mut Conn<'_>, revision_id: &PublicId) -> Result<Vec<Relation>, StoreError> {
+    let rows: Vec<RelationRow> = dispatch!(conn, |connection| {
+        sqlx::query_as(
+            "SELECT id, source_content_id, source_revision_id, relation_type, target_id, reason, origin, created_at \
+             FROM relations WHERE source_revision_id = $1 ORDER BY created_at, id",
+        )
+        .bind(revision_id.as_str())
+        .fetch_all(&mut *connection)
+        .await?
+    });
+    rows.into_iter().map(RelationRow::into_relation).collect()
+}
+
+/// The relations pointing at an object that are declared by the current revision of their source content.
+pub async fn current_relations_targeting(
+    conn: &mut Conn<'_>,
+    target_id: &PublicId,
+) -> Result<Vec<Relation>, StoreError> {
+    let rows: Vec<RelationRow> = dispatch!(conn, |connection| {
+        sqlx::query_as(
+            "SELECT r.id, r.source_content_id, r.source_revision_id, r.relation_type, r.target_id, r.reason, r.origin, \
+             r.created_at FROM relations r JOIN content_items ci ON ci.id = r.source_content_id \
+             AND ci.current_revision_id = r.source_revision_id WHERE r.target_id = $1 ORDER BY r.created_at, r.id",
+        )
+        .bind(target_id.as_str())
+        .fetch_all(&mut *connection)
+        .await?
+    });
+    rows.into_iter().map(RelationRow::into_relation).collect()
+}

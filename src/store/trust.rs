@@ -1,0 +1,379 @@
+//! Persisted trust: each target's latest assessment, rating aggregates and reputation observations.
+
+use chrono::{DateTime, Utc};
+
+use super::{Conn, StoreError, dispatch, stored_id, stored_optional_id};
+use crate::domain::PublicId;
+
+/// What kind of object a trust summary is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TrustTargetKind {
+    /// A content revision.
+    Revision,
+    /// A claim.
+    Claim,
+    /// An entity.
+    Entity,
+}
+
+impl TrustTargetKind {
+    /// The stored name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TrustTargetKind::Revision => "revision",
+            TrustTargetKind::Claim => "claim",
+            TrustTargetKind::Entity => "entity",
+        }
+    }
+
+    fn parse(text: &str) -> Option<TrustTargetKind> {
+        match text {
+            "revision" => Some(TrustTargetKind::Revision),
+            "claim" => Some(TrustTargetKind::Claim),
+            "entity" => Some(TrustTargetKind::Entity),
+            _ => None,
+        }
+    }
+}
+
+/// A target's assessment as of its last evidence change.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TrustSummaryRecord {
+    /// The revision, claim or entity.
+    pub target_id: PublicId,
+    /// Its kind.
+    pub target_kind: TrustTargetKind,
+    /// The content item of a revision.
+    pub content_id: Option<PublicId>,
+    /// Increases with every evidence change.
+    pub version: i64,
+    /// Posterior mean.
+    pub value: f64,
+    /// 5% quantile.
+    pub lower_bound: f64,
+    /// 95% quantile.
+    pub upper_bound: f64,
+    /// Status name.
+    pub status: String,
+    /// The rule that decided the status (R1–R11).
+    pub rule: String,
+    /// One-line reason.
+    pub reason: String,
+    /// Parties with positive stance.
+    pub independent_confirmations: i32,
+    /// Parties with negative stance.
+    pub contradictions: i32,
+    /// Positive parties with a real-world success.
+    pub real_world_confirmations: i32,
+    /// Eligible first-party strong refuters.
+    pub strong_refutations: i32,
+    /// Evidence records held (active and retracted).
+    pub evidence_records: i32,
+    /// When the assessment was computed.
+    pub computed_at: DateTime<Utc>,
+}
+
+#[derive(sqlx::FromRow)]
+struct TrustSummaryRow {
+    target_id: String,
+    target_kind: String,
+    content_id: Option<String>,
+    version: i64,
+    value: f64,
+    lower_bound: f64,
+    upper_bound: f64,
+    status: String,
+    rule: String,
+    reason: String,
+    independent_confirmations: i32,
+    contradictions: i32,
+    real_world_confirmations: i32,
+    strong_refutations: i32,
+    evidence_records: i32,
+    computed_at: DateTime<Utc>,
+}
+
+impl TrustSummaryRow {
+    fn into_record(self) -> Result<TrustSummaryRecord, StoreError> {
+        Ok(TrustSummaryRecord {
+            target_kind: TrustTargetKind::parse(&self.target_kind)
+                .ok_or_else(|| StoreError::Corrupt(format!("trust summary {}: unknown kind", self.target_id)))?,
+            target_id: stored_id(&self.target_id, "trust target")?,
+            content_id: stored_optional_id(self.content_id.as_deref(), "trust content")?,
+            version: self.version,
+            value: self.value,
+            lower_bound: self.lower_bound,
+            upper_bound: self.upper_bound,
+            status: self.status,
+            rule: self.rule,
+            reason: self.reason,
+            independent_confirmations: self.independent_confirmations,
+            contradictions: self.contradictions,
+            real_world_confirmations: self.real_world_confirmations,
+            strong_refutations: self.strong_refutations,
+            evidence_records: self.evidence_records,
+            computed_at: self.computed_at,
+        })
+    }
+}
+
+const SUMMARY_COLUMNS: &str = "target_id, target_kind, content_id, version, value, lower_bound, upper_bound, status, \
+    rule, reason, independent_confirmations, contradictions, real_world_confirmations, strong_refutations, \
+    evidence_records, computed_at";
+
+/// Writes a summary, replacing the previous one of the same target.
+pub async fn upsert_summary(conn: &mut Conn<'_>, summary: &TrustSummaryRecord) -> Result<(), StoreError> {
+    dispatch!(conn, |connection| {
+        sqlx::query(sqlx::AssertSqlSafe(format!(
+            "INSERT INTO trust_summaries ({SUMMARY_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, \
+             $13, $14, $15, $16) ON CONFLICT (target_id) DO UPDATE SET version = excluded.version, value = excluded.value, \
+             lower_bound = excluded.lower_bound, upper_bound = excluded.upper_bound, status = excluded.status, \
+             rule = excluded.rule, reason = excluded.reason, \
+             independent_confirmations = excluded.independent_confirmations, contradictions = excluded.contradictions, \
+             real_world_confirmations = excluded.real_world_confirmations, \
+             strong_refutations = excluded.strong_refutations, evidence_records = excluded.evidence_records, \
+             computed_at = excluded.computed_at"
+        )))
+        .bind(summary.target_id.as_str())
+        .bind(summary.target_kind.as_str())
+        .bind(summary.content_id.as_ref().map(PublicId::as_str))
+        .bind(summary.version)
+        .bind(summary.value)
+        .bind(summary.lower_bound)
+        .bind(summary.upper_bound)
+        .bind(&summary.status)
+        .bind(&summary.rule)
+        .bind(&summary.reason)
+        .bind(summary.independent_confirmations)
+        .bind(summary.contradictions)
+        .bind(summary.real_world_confirmations)
+        .bind(summary.strong_refutations)
+        .bind(summary.evidence_records)
+        .bind(summary.computed_at)
+        .execute(&mut *connection)
+        .await?;
+    });
+    Ok(())
+}
+
+/// The summary of a target.
+pub async fn find_summary(conn: &mut Conn<'_>, target_id: &PublicId) -> Result<Option<TrustSummaryRecord>, StoreError> {
+    let row: Option<TrustSummaryRow> = dispatch!(conn, |connection| {
+        sqlx::query_as(sqlx::AssertSqlSafe(format!(
+            "SELECT {SUMMARY_COLUMNS} FROM trust_summaries WHERE target_id = $1"
+        )))
+        .bind(target_id.as_str())
+        .fetch_optional(&mut *connection)
+        .await?
+    });
+    row.map(TrustSummaryRow::into_record).transpose()
+}
+
+/// The summary of a target, locked until the transaction ends so that evidence changes to one target
+/// apply one after another (PostgreSQL; SQLite's single writer already serializes).
+pub async fn lock_summary(conn: &mut Conn<'_>, target_id: &PublicId) -> Result<Option<TrustSummaryRecord>, StoreError> {
+    let row: Option<TrustSummaryRow> = match conn {
+        Conn::Postgres(connection) => {
+            sqlx::query_as(sqlx::AssertSqlSafe(format!(
+                "SELECT {SUMMARY_COLUMNS} FROM trust_summaries WHERE target_id = $1 FOR UPDATE"
+            )))
+            .bind(target_id.as_str())
+            .fetch_optional(&mut **connection)
+            .await?
+        }
+        Conn::Sqlite(connection) => {
+            sqlx::query_as(sqlx::AssertSqlSafe(format!(
+                "SELECT {SUMMARY_COLUMNS} FROM trust_summaries WHERE target_id = $1"
+            )))
+            .bind(target_id.as_str())
+            .fetch_optional(&mut **connection)
+            .await?
+        }
+    };
+    row.map(TrustSummaryRow::into_record).transpose()
+}
+
+/// A rating aggregate row.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RatingAggregateRecord {
+    /// The rated entity or content item.
+    pub target_id: PublicId,
+    /// The dimension.
+    pub dimension: String,
+    /// The context key (`*` for all contexts).
+    pub context_key: String,
+    /// 0–100.
+    pub score: f64,
+    /// 5% quantile on the 0–100 scale.
+    pub lower_bound: f64,
+    /// 95% quantile on the 0–100 scale.
+    pub upper_bound: f64,
+    /// Independent raters (parties).
+    pub independent_raters: i32,
+    /// Effective number of raters after caps and decay.
+    pub effective_raters: f64,
+    /// When it was computed.
+    pub updated_at: DateTime<Utc>,
+}
+
+#[derive(sqlx::FromRow)]
+struct RatingAggregateRow {
+    target_id: String,
+    dimension: String,
+    context_key: String,
+    score: f64,
+    lower_bound: f64,
+    upper_bound: f64,
+    independent_raters: i32,
+    effective_raters: f64,
+    updated_at: DateTime<Utc>,
+}
+
+/// Replaces every aggregate of (target, dimension) with `aggregates`.
+pub async fn replace_rating_aggregates(
+    conn: &mut Conn<'_>,
+    target_id: &PublicId,
+    dimension: &str,
+    aggregates: &[RatingAggregateRecord],
+) -> Result<(), StoreError> {
+    dispatch!(conn, |connection| {
+        sqlx::query("DELETE FROM rating_aggregates WHERE target_id = $1 AND dimension = $2")
+            .bind(target_id.as_str())
+            .bind(dimension)
+            .execute(&mut *connection)
+            .await?;
+        for aggregate in aggregates {
+            sqlx::query(
+                "INSERT INTO rating_aggregates (target_id, dimension, context_key, score, lower_bound, upper_bound, \
+                 independent_raters, effective_raters, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+            )
+            .bind(aggregate.target_id.as_str())
+            .bind(&aggregate.dimension)
+            .bind(&aggregate.context_key)
+            .bind(aggregate.score)
+            .bind(aggregate.lower_bound)
+            .bind(aggregate.upper_bound)
+            .bind(aggregate.independent_raters)
+            .bind(aggregate.effective_raters)
+            .bind(aggregate.updated_at)
+            .execute(&mut *connection)
+            .await?;
+        }
+    });
+    Ok(())
+}
+
+/// Every aggregate of a target, by dimension and context.
+pub async fn rating_aggregates_of_target(
+    conn: &mut Conn<'_>,
+    target_id: &PublicId,
+) -> Result<Vec<RatingAggregateRecord>, StoreError> {
+    let rows: Vec<RatingAggregateRow> = dispatch!(conn, |connection| {
+        sqlx::query_as(
+            "SELECT target_id, dimension, context_key, score, lower_bound, upper_bound, independent_raters, \
+             effective_raters, updated_at FROM rating_aggregates WHERE target_id = $1 ORDER BY dimension, context_key",
+        )
+        .bind(target_id.as_str())
+        .fetch_all(&mut *connection)
+        .await?
+    });
+    rows.into_iter()
+        .map(|row| {
+            Ok(RatingAggregateRecord {
+                target_id: stored_id(&row.target_id, "aggregate target")?,
+                dimension: row.dimension,
+                context_key: row.context_key,
+                score: row.score,
+                lower_bound: row.lower_bound,
+                upper_bound: row.upper_bound,
+                independent_raters: row.independent_raters,
+                effective_raters: row.effective_raters,
+                updated_at: row.updated_at,
+            })
+        })
+        .collect()
+}
+
+/// One judged observation of a controller's evidence.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReputationObservationRecord {
+    /// The judged evidence record.
+    pub record_id: PublicId,
+    /// Its controller.
+    pub root_controller_id: PublicId,
+    /// The target it was about.
+    pub target_id: PublicId,
+    /// Whether the record's stance was positive.
+    pub positive_stance: bool,
+    /// Whether the decided status was positive (supported or high confidence) rather than incorrect.
+    pub positive_decision: bool,
+    /// When the record was made.
+    pub recorded_at: DateTime<Utc>,
+    /// When the target's status was decided.
+    pub decided_at: DateTime<Utc>,
+}
+
+/// Records an observation unless one exists for the record already.
+pub async fn insert_reputation_observation(
+    conn: &mut Conn<'_>,
+    observation: &ReputationObservationRecord,
+) -> Result<(), StoreError> {
+    dispatch!(conn, |connection| {
+        sqlx::query(
+            "INSERT INTO reputation_observations (record_id, root_controller_id, target_id, stance, decision, \
+             recorded_at, decided_at) VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (record_id) DO NOTHING",
+        )
+        .bind(observation.record_id.as_str())
+        .bind(observation.root_controller_id.as_str())
+        .bind(observation.target_id.as_str())
+        .bind(if observation.positive_stance {
+            "positive"
+        } else {
+            "negative"
+        })
+        .bind(if observation.positive_decision {
+            "positive"
+        } else {
+            "negative"
+        })
+        .bind(observation.recorded_at)
+        .bind(observation.decided_at)
+        .execute(&mut *connection)
+        .await?;
+    });
+    Ok(())
+}
+
+/// record_id, root_controller_id, target_id, stance, decision, recorded_at, decided_at.
+type ObservationRow = (String, String, String, String, String, DateTime<Utc>, DateTime<Utc>);
+
+/// Every observation of a controller.
+pub async fn reputation_observations_of(
+    conn: &mut Conn<'_>,
+    root_controller_id: &PublicId,
+) -> Result<Vec<ReputationObservationRecord>, StoreError> {
+    let rows: Vec<ObservationRow> = dispatch!(conn, |connection| {
+        sqlx::query_as(
+            "SELECT record_id, root_controller_id, target_id, stance, decision, recorded_at, decided_at \
+             FROM reputation_observations WHERE root_controller_id = $1 ORDER BY record_id",
+        )
+        .bind(root_controller_id.as_str())
+        .fetch_all(&mut *connection)
+        .await?
+    });
+    rows.into_iter()
+        .map(
+            |(record_id, controller, target, stance, decision, recorded_at, decided_at)| {
+                Ok(ReputationObservationRecord {
+                    record_id: stored_id(&record_id, "observation record")?,
+                    root_controller_id: stored_id(&controller, "observation controller")?,
+                    target_id: stored_id(&target, "observation target")?,
+                    positive_stance: stance == "positive",
+                    positive_decision: decision == "positive",
+                    recorded_at,
+                    decided_at,
+                })
+            },
+        )
+        .collect()
+}
