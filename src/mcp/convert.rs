@@ -195,3 +195,24 @@ pub fn retraction_output(outcome: crate::service::evidence::RetractOutcome) -> E
         already_retracted: Some(outcome.already_retracted),
     }
 }
+
+/// `search` arguments as a service request.
+pub fn search_request(input: super::read_wire::SearchInput) -> crate::service::search::SearchRequest {
+    crate::service::search::SearchRequest {
+        query: input.query,
+        kinds: input.kinds,
+        content_types: input.content_types,
+        entity_types: input.entity_types,
+        context: input.context,
+        alternatives_to: input
+            .alternatives_to
+            .map(|alternatives| (alternatives.id, alternatives.reason)),
+        space: input.space,
+        tags: input.tags,
+        min_status: input.min_status,
+        include_disputed: input.include_disputed,
+        sort: input.sort,
+        limit: input.limit,
+        cursor: input.cursor,
+    }
+}

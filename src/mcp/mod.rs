@@ -5,6 +5,7 @@
 
 pub mod call;
 pub mod convert;
+pub mod read_wire;
 pub mod tools;
 pub mod wire;
 

@@ -823,6 +823,7 @@ impl Service {
                         created_at: now,
                     };
                     store::knowledge::insert_claim(&mut transaction.conn(), &claim).await?;
+                    self.index_claim(transaction, &claim).await?;
                     let target = TrustTarget {
                         id: claim.id.clone(),
                         kind: TrustTargetKind::Claim,
@@ -924,6 +925,10 @@ impl Service {
             };
             store::knowledge::insert_relation(&mut transaction.conn(), &relation).await?;
         }
+
+        let claim_texts: Vec<String> = content.claims.iter().map(|(text, _, _)| text.clone()).collect();
+        self.index_content(transaction, &content_item, &revision, &claim_texts, &content.tags)
+            .await?;
 
         // Trust: the new revision starts from the prior; the one it replaces is now superseded; content this
         // revision supersedes (when the relation is effective) is re-assessed.
@@ -1080,6 +1085,7 @@ impl Service {
             created_at: self.now(),
         };
         store::knowledge::insert_entity(&mut transaction.conn(), &entity).await?;
+        self.index_entity(transaction, &entity).await?;
         let target = TrustTarget {
             id: entity.id.clone(),
             kind: TrustTargetKind::Entity,

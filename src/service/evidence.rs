@@ -686,7 +686,7 @@ impl Service {
         }
     }
 
-    fn controller_ref_for(&self, origin: &str, controller: &str) -> ControllerRef {
+    pub(super) fn controller_ref_for(&self, origin: &str, controller: &str) -> ControllerRef {
         if origin == self.realm() {
             ControllerRef::first_party(controller)
         } else {

@@ -6,13 +6,17 @@
 pub mod actors;
 pub mod audit;
 pub mod bootstrap;
+pub mod compare;
 pub mod content;
 pub mod error;
 pub mod evidence;
 pub mod keys;
 pub mod limits;
+pub mod lookup;
 pub mod markdown;
 pub mod scan;
+pub mod search;
+pub mod search_query;
 pub mod structured_data;
 pub mod trust;
 pub mod validation;

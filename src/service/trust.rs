@@ -373,6 +373,88 @@ impl Service {
         Ok(false)
     }
 
+    /// The target's assessment evaluated now: from the cached incremental state when it is current, otherwise by
+    /// a full recomputation from the rows. Reads never fill the cache, so a read racing a write cannot leave a
+    /// state behind that misses the write.
+    pub(super) async fn live_assessment(
+        &self,
+        conn: &mut Conn<'_>,
+        target: &TrustTarget,
+    ) -> Result<Assessment, ServiceError> {
+        let version = store::trust::find_summary(conn, &target.id)
+            .await?
+            .map(|summary| summary.version);
+        let superseded = self.is_superseded(conn, target).await?;
+        let table = self.instance_trust_table();
+        let evaluation = Evaluation {
+            now: self.now(),
+            instance_trust: &table,
+            superseded,
+        };
+        {
+            let mut cache = self
+                .inner
+                .trust_cache
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner());
+            if let Some((cached_version, state)) = cache.entries.get_mut(target.id.as_str())
+                && Some(*cached_version) == version
+            {
+                return Ok(state.assess(&evaluation));
+            }
+        }
+        let records = self.evidence_records_of(conn, &target.id).await?;
+        assess_records(
+            &self.descriptor(target),
+            &records,
+            self.trust_parameters(),
+            target.created_at,
+            &evaluation,
+        )
+        .map_err(|error| ServiceError::internal(format!("stored evidence is invalid: {error}")))
+    }
+
+    /// The target's full explanation evaluated now (cached state when current, rows otherwise).
+    pub(super) async fn live_explanation(
+        &self,
+        conn: &mut Conn<'_>,
+        target: &TrustTarget,
+    ) -> Result<Explanation, ServiceError> {
+        let version = store::trust::find_summary(conn, &target.id)
+            .await?
+            .map(|summary| summary.version);
+        let superseded = self.is_superseded(conn, target).await?;
+        let table = self.instance_trust_table();
+        let now = self.now();
+        let evaluation = Evaluation {
+            now,
+            instance_trust: &table,
+            superseded,
+        };
+        {
+            let mut cache = self
+                .inner
+                .trust_cache
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner());
+            if let Some((cached_version, state)) = cache.entries.get_mut(target.id.as_str())
+                && Some(*cached_version) == version
+            {
+                return Ok(state.explain(&evaluation, &reputation_epoch(now)));
+            }
+        }
+        let records = self.evidence_records_of(conn, &target.id).await?;
+        crate::trust::explain_records(
+            &self.descriptor(target),
+            &records,
+            self.trust_parameters(),
+            target.created_at,
+            &evaluation,
+            &reputation_epoch(now),
+        )
+        .map_err(|error| ServiceError::internal(format!("stored evidence is invalid: {error}")))
+    }
+
     /// A full recomputation of a target from its rows, independent of any cached state (for verification and repair).
     pub async fn recompute_trust(&self, target_id: &PublicId) -> Result<Assessment, ServiceError> {
         let mut reader = self.store().reader().await?;
@@ -406,23 +488,7 @@ impl Service {
     pub async fn explain_trust(&self, target_id: &PublicId) -> Result<Explanation, ServiceError> {
         let mut reader = self.store().reader().await?;
         let target = self.trust_target(&mut reader.conn(), target_id).await?;
-        let records = self.evidence_records_of(&mut reader.conn(), target_id).await?;
-        let superseded = self.is_superseded(&mut reader.conn(), &target).await?;
-        let table = self.instance_trust_table();
-        let now = self.now();
-        crate::trust::explain_records(
-            &self.descriptor(&target),
-            &records,
-            self.trust_parameters(),
-            target.created_at,
-            &Evaluation {
-                now,
-                instance_trust: &table,
-                superseded,
-            },
-            &reputation_epoch(now),
-        )
-        .map_err(|error| ServiceError::internal(format!("stored evidence is invalid: {error}")))
+        self.live_explanation(&mut reader.conn(), &target).await
     }
 
     /// The reputation multiplier ρ of a root controller now, from its judged observations.

@@ -442,3 +442,176 @@ pub async fn count_active_records_of_controller(
     });
     Ok(count)
 }
+
+/// Counts of usage events on a target by (result, real-world flag, status).
+pub async fn usage_counts(
+    conn: &mut Conn<'_>,
+    target_id: &PublicId,
+) -> Result<Vec<(String, bool, String, i64)>, StoreError> {
+    let rows: Vec<(String, bool, String, i64)> = dispatch!(conn, |connection| {
+        sqlx::query_as(
+            "SELECT result, real_world_use, status, COUNT(*) FROM usage_events WHERE target_id = $1 \
+             GROUP BY result, real_world_use, status ORDER BY result, real_world_use, status",
+        )
+        .bind(target_id.as_str())
+        .fetch_all(&mut *connection)
+        .await?
+    });
+    Ok(rows)
+}
+
+/// Counts of reviews of a target by (verdict, status).
+pub async fn review_counts(
+    conn: &mut Conn<'_>,
+    target_id: &PublicId,
+) -> Result<Vec<(String, String, i64)>, StoreError> {
+    let rows: Vec<(String, String, i64)> = dispatch!(conn, |connection| {
+        sqlx::query_as(
+            "SELECT verdict, status, COUNT(*) FROM reviews WHERE target_id = $1 GROUP BY verdict, status ORDER BY verdict, status",
+        )
+        .bind(target_id.as_str())
+        .fetch_all(&mut *connection)
+        .await?
+    });
+    Ok(rows)
+}
+
+/// Counts of ratings of a target by (dimension, status).
+pub async fn rating_counts(
+    conn: &mut Conn<'_>,
+    target_id: &PublicId,
+) -> Result<Vec<(String, String, i64)>, StoreError> {
+    let rows: Vec<(String, String, i64)> = dispatch!(conn, |connection| {
+        sqlx::query_as(
+            "SELECT dimension, status, COUNT(*) FROM ratings WHERE target_id = $1 GROUP BY dimension, status \
+             ORDER BY dimension, status",
+        )
+        .bind(target_id.as_str())
+        .fetch_all(&mut *connection)
+        .await?
+    });
+    Ok(rows)
+}
+
+/// A page of usage events on a target, newest first, strictly before `before` (created_at, id).
+pub async fn usage_page(
+    conn: &mut Conn<'_>,
+    target_id: &PublicId,
+    before: Option<&(DateTime<Utc>, String)>,
+    limit: i64,
+) -> Result<Vec<UsageEvent>, StoreError> {
+    let (before_time, before_id) = page_bounds(before);
+    let rows: Vec<UsageRow> = dispatch!(conn, |connection| {
+        sqlx::query_as(sqlx::AssertSqlSafe(format!(
+            "SELECT {USAGE_COLUMNS} FROM usage_events WHERE target_id = $1 AND (created_at < $2 OR (created_at = $2 AND id < $3)) \
+             ORDER BY created_at DESC, id DESC LIMIT $4"
+        )))
+        .bind(target_id.as_str())
+        .bind(before_time)
+        .bind(before_id)
+        .bind(limit)
+        .fetch_all(&mut *connection)
+        .await?
+    });
+    rows.into_iter().map(UsageRow::into_usage).collect()
+}
+
+/// A page of reviews of a target, newest first, strictly before `before` (created_at, id).
+pub async fn review_page(
+    conn: &mut Conn<'_>,
+    target_id: &PublicId,
+    before: Option<&(DateTime<Utc>, String)>,
+    limit: i64,
+) -> Result<Vec<Review>, StoreError> {
+    let (before_time, before_id) = page_bounds(before);
+    let rows: Vec<ReviewRow> = dispatch!(conn, |connection| {
+        sqlx::query_as(sqlx::AssertSqlSafe(format!(
+            "SELECT {REVIEW_COLUMNS} FROM reviews WHERE target_id = $1 AND (created_at < $2 OR (created_at = $2 AND id < $3)) \
+             ORDER BY created_at DESC, id DESC LIMIT $4"
+        )))
+        .bind(target_id.as_str())
+        .bind(before_time)
+        .bind(before_id)
+        .bind(limit)
+        .fetch_all(&mut *connection)
+        .await?
+    });
+    rows.into_iter().map(ReviewRow::into_review).collect()
+}
+
+/// A page of ratings of a target, newest first, strictly before `before` (created_at, id).
+pub async fn rating_page(
+    conn: &mut Conn<'_>,
+    target_id: &PublicId,
+    before: Option<&(DateTime<Utc>, String)>,
+    limit: i64,
+) -> Result<Vec<Rating>, StoreError> {
+    let (before_time, before_id) = page_bounds(before);
+    let rows: Vec<RatingRow> = dispatch!(conn, |connection| {
+        sqlx::query_as(sqlx::AssertSqlSafe(format!(
+            "SELECT {RATING_COLUMNS} FROM ratings WHERE target_id = $1 AND (created_at < $2 OR (created_at = $2 AND id < $3)) \
+             ORDER BY created_at DESC, id DESC LIMIT $4"
+        )))
+        .bind(target_id.as_str())
+        .bind(before_time)
+        .bind(before_id)
+        .bind(limit)
+        .fetch_all(&mut *connection)
+        .await?
+    });
+    rows.into_iter().map(RatingRow::into_rating).collect()
+}
+
+/// Every rating of a target (all dimensions), oldest first.
+pub async fn ratings_of_target(conn: &mut Conn<'_>, target_id: &PublicId) -> Result<Vec<Rating>, StoreError> {
+    let rows: Vec<RatingRow> = dispatch!(conn, |connection| {
+        sqlx::query_as(sqlx::AssertSqlSafe(format!(
+            "SELECT {RATING_COLUMNS} FROM ratings WHERE target_id = $1 ORDER BY created_at, id"
+        )))
+        .bind(target_id.as_str())
+        .fetch_all(&mut *connection)
+        .await?
+    });
+    rows.into_iter().map(RatingRow::into_rating).collect()
+}
+
+/// Experiences (content items) whose usage events are about one of `target_ids`, newest first.
+pub async fn experiences_using(
+    conn: &mut Conn<'_>,
+    target_ids: &[String],
+    limit: i64,
+) -> Result<Vec<PublicId>, StoreError> {
+    let mut found: Vec<PublicId> = Vec::new();
+    for target_id in target_ids {
+        let ids: Vec<String> = dispatch!(conn, |connection| {
+            sqlx::query_scalar(
+                "SELECT experience_id FROM usage_events WHERE (target_id = $1 OR target_content_id = $1) \
+                 AND experience_id IS NOT NULL AND status = 'active' GROUP BY experience_id \
+                 ORDER BY MAX(created_at) DESC LIMIT $2",
+            )
+            .bind(target_id)
+            .bind(limit)
+            .fetch_all(&mut *connection)
+            .await?
+        });
+        for id in ids {
+            let id = stored_id(&id, "experience id")?;
+            if !found.contains(&id) {
+                found.push(id);
+            }
+        }
+    }
+    Ok(found)
+}
+
+/// The far-future bound that makes an absent page position select everything.
+fn page_bounds(before: Option<&(DateTime<Utc>, String)>) -> (DateTime<Utc>, String) {
+    match before {
+        Some((time, id)) => (*time, id.clone()),
+        // A four-digit year keeps SQLite's text comparison of timestamps in order.
+        None => (
+            DateTime::parse_from_rfc3339("9999-12-31T23:59:59Z").map_or(DateTime::<Utc>::MAX_UTC, |time| time.to_utc()),
+            "~".to_owned(),
+        ),
+    }
+}

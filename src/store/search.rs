@@ -354,9 +354,30 @@ pub async fn search(conn: &mut Conn<'_>, filter: &SearchFilter) -> Result<Vec<Se
     Ok(candidates)
 }
 
-/// Among `object_ids`, those content items that have usage events or ratings whose context contains every facet
-/// of `context_key` (a `;`-separated list of `key=value` facets).
-pub async fn contents_with_evidence_in_context(
+/// Appends `AND column IN (ids…)` and one whole-facet match per facet on the `;`-joined context key.
+macro_rules! push_context_filter {
+    ($builder:expr, $column:expr, $ids:expr, $facets:expr) => {{
+        let builder = $builder;
+        builder.push(format_args!(" AND {} IN (", $column));
+        {
+            let mut ids = builder.separated(", ");
+            for id in $ids {
+                ids.push_bind(id.clone());
+            }
+        }
+        builder.push(")");
+        for facet in $facets {
+            builder
+                .push(" AND (';' || context_key || ';') LIKE ")
+                .push_bind(format!("%;{};%", facet.replace('%', "\\%").replace('_', "\\_")))
+                .push(" ESCAPE '\\'");
+        }
+    }};
+}
+
+/// Among `object_ids`, the content items and entities with active usage events or ratings whose context holds
+/// every facet in `facets` (each `key=value`, as stored in context keys).
+pub async fn objects_with_evidence_in_context(
     conn: &mut Conn<'_>,
     object_ids: &[String],
     facets: &[String],
@@ -364,34 +385,36 @@ pub async fn contents_with_evidence_in_context(
     if object_ids.is_empty() || facets.is_empty() {
         return Ok(Vec::new());
     }
-    let mut matched = Vec::new();
-    for object_id in object_ids {
-        let mut usage_query =
-            String::from("SELECT COUNT(*) FROM usage_events WHERE target_content_id = $1 AND status = 'active'");
-        let mut rating_query = String::from("SELECT COUNT(*) FROM ratings WHERE target_id = $1 AND status = 'active'");
-        for (position, _) in facets.iter().enumerate() {
-            let placeholder = position + 2;
-            // Facets are stored sorted and `;`-joined; match each as a whole facet.
-            let condition = format!(" AND (';' || context_key || ';') LIKE ('%;' || ${placeholder} || ';%')");
-            usage_query.push_str(&condition);
-            rating_query.push_str(&condition);
-        }
-        let mut found = 0_i64;
-        for query in [&usage_query, &rating_query] {
-            let count: i64 = dispatch!(conn, |connection| {
-                let mut statement = sqlx::query_scalar(sqlx::AssertSqlSafe(query.clone())).bind(object_id.clone());
-                for facet in facets {
-                    statement = statement.bind(facet.clone());
-                }
-                statement.fetch_one(&mut *connection).await?
-            });
-            found += count;
-            if found > 0 {
-                break;
+    let mut matched: Vec<String> = Vec::new();
+    for (table, column) in [
+        ("usage_events", "target_content_id"),
+        ("usage_events", "target_id"),
+        ("ratings", "target_id"),
+    ] {
+        let rows: Vec<String> = match conn {
+            Conn::Postgres(connection) => {
+                let mut builder: QueryBuilder<Postgres> =
+                    QueryBuilder::new(format!("SELECT DISTINCT {column} FROM {table} WHERE status = 'active'"));
+                push_context_filter!(&mut builder, column, object_ids, facets);
+                builder
+                    .build_query_scalar::<String>()
+                    .fetch_all(&mut **connection)
+                    .await?
             }
-        }
-        if found > 0 {
-            matched.push(object_id.clone());
+            Conn::Sqlite(connection) => {
+                let mut builder: QueryBuilder<Sqlite> =
+                    QueryBuilder::new(format!("SELECT DISTINCT {column} FROM {table} WHERE status = 'active'"));
+                push_context_filter!(&mut builder, column, object_ids, facets);
+                builder
+                    .build_query_scalar::<String>()
+                    .fetch_all(&mut **connection)
+                    .await?
+            }
+        };
+        for row in rows {
+            if !matched.contains(&row) {
+                matched.push(row);
+            }
         }
     }
     Ok(matched)

@@ -2,6 +2,7 @@
 //! when `INTERAI_TEST_DATABASE_URL` is set.
 
 mod cli;
+mod discovery;
 mod fixtures;
 mod foundation;
 mod harness;
