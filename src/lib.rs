@@ -3,6 +3,7 @@
 pub mod cli;
 pub mod clock;
 pub mod config;
+pub mod documents;
 pub mod domain;
 pub mod http;
 pub mod instance;

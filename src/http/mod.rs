@@ -1,6 +1,7 @@
 //! The HTTP adapter: the axum router with health checks, the authenticated MCP endpoint and the body cap.
 
 pub mod auth;
+pub mod documents;
 pub mod health;
 
 use axum::Router;
@@ -21,10 +22,18 @@ pub fn router(service: Service, config: &Config) -> Router {
             service.clone(),
             auth::require_bearer_key,
         ));
+    let facts = std::sync::Arc::new(crate::documents::DocumentFacts {
+        realm: config.realm.clone(),
+        base_url: crate::documents::base_url_for_realm(&config.realm),
+        software_version: env!("CARGO_PKG_VERSION").to_owned(),
+        writes_per_hour: config.writes_per_hour,
+        parameter_hash: crate::trust::TrustParameters::default().parameter_hash(),
+    });
     Router::new()
         .route("/healthz", get(health::healthz))
         .route("/readyz", get(health::readyz))
         .with_state(service)
+        .merge(documents::routes(facts))
         .merge(authenticated)
         .layer(DefaultBodyLimit::max(config.max_request_bytes))
         .layer(TraceLayer::new_for_http())

@@ -3,6 +3,7 @@
 
 mod cli;
 mod discovery;
+mod documents;
 mod fixtures;
 mod foundation;
 mod harness;
