@@ -12,4 +12,5 @@ mod mcp_client;
 mod mcp_endpoint;
 mod mcp_tools;
 mod migrations;
+mod resources;
 mod tidy;
