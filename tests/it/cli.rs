@@ -196,3 +196,55 @@ async fn an_invalid_setting_stops_the_start_naming_the_setting() {
     assert!(!output.status.success());
     assert!(String::from_utf8_lossy(&output.stderr).contains("INTERAI_WRITES_PER_HOUR"));
 }
+
+#[tokio::test]
+async fn serve_starts_answers_and_stops_cleanly_on_sigterm() {
+    use std::io::BufRead;
+    let database = TestDatabase::create().await;
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_interai"))
+        .arg("serve")
+        .env("INTERAI_DATA_DIR", database.directory.path())
+        .env("INTERAI_DATABASE_URL", &database.url)
+        .env("INTERAI_LISTEN", "127.0.0.1:0")
+        .env("INTERAI_LOG", "info")
+        .env("INTERAI_LOG_FORMAT", "json")
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("serve starts");
+    let stderr = child.stderr.take().expect("stderr");
+    let mut lines = std::io::BufReader::new(stderr).lines();
+    let address = loop {
+        let line = lines
+            .next()
+            .expect("serve logs until it listens")
+            .expect("utf-8 log line");
+        let event: serde_json::Value = serde_json::from_str(&line).expect("JSON log line");
+        if event["fields"]["message"] == "serving" {
+            break event["fields"]["address"].as_str().expect("address field").to_owned();
+        }
+    };
+    let health = reqwest::get(format!("http://{address}/healthz"))
+        .await
+        .expect("healthz");
+    assert_eq!(health.status(), 200);
+    let key = std::fs::read_to_string(database.directory.path().join("admin.key")).expect("admin key written");
+    let whoami = reqwest::Client::new()
+        .post(format!("http://{address}/mcp"))
+        .header("authorization", format!("Bearer {}", key.trim()))
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .body(r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"whoami","arguments":{}}}"#)
+        .send()
+        .await
+        .expect("whoami");
+    assert_eq!(whoami.status(), 200);
+    let terminated = std::process::Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(terminated.success());
+    let status = child.wait().expect("serve exits");
+    assert!(status.success(), "a clean shutdown exits 0: {status}");
+    let rest: Vec<String> = lines.map_while(Result::ok).collect();
+    assert!(rest.iter().any(|line| line.contains("stopped")), "{rest:?}");
+}

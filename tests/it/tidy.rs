@@ -123,3 +123,30 @@ fn nothing_is_left_unfinished_or_skipped() {
     let found = offenders(&files, &patterns);
     assert!(found.is_empty(), "{found:?}");
 }
+
+#[test]
+fn the_trust_engine_is_pure() {
+    let found = offenders(
+        &rust_files_under("src/trust"),
+        &[
+            "async ",
+            ".await",
+            "tokio",
+            "std::fs",
+            "std::net",
+            "std::io",
+            "std::thread",
+            "std::env",
+            "Utc::now",
+            "SystemTime",
+            "Instant::now",
+            "sqlx",
+            "serde",
+            "rand::",
+            "reqwest",
+            "println!",
+            "tracing::",
+        ],
+    );
+    assert!(found.is_empty(), "{found:?}");
+}
