@@ -141,6 +141,10 @@ impl WriteSummary for RetractOutcome {
     }
 }
 
+/// How far a controller's earlier records are counted for its standing. The strong-refutation gate asks for a
+/// handful (5 by default); counting further would only make busy controllers' writes slower.
+const PRIOR_RECORDS_COUNTED: i64 = 1000;
+
 /// A usage event to record, already validated.
 #[derive(Debug, Clone)]
 pub(super) struct NewUsage {
@@ -579,7 +583,7 @@ impl Service {
             self.reassess_superseded_targets(transaction, pending, content_id)
                 .await?;
         }
-        Ok(())
+        self.settle_decisions(transaction, pending).await
     }
 
     fn record_author(&self, caller: &AuthenticatedActor) -> RecordAuthor {
@@ -597,8 +601,12 @@ impl Service {
         caller: &AuthenticatedActor,
     ) -> Result<StandingSnapshot, ServiceError> {
         let reputation = self.reputation_multiplier(conn, &caller.actor.root_controller).await?;
-        let prior_records =
-            store::evidence::count_active_records_of_controller(conn, &caller.actor.root_controller).await?;
+        let prior_records = store::evidence::count_active_records_of_controller(
+            conn,
+            &caller.actor.root_controller,
+            PRIOR_RECORDS_COUNTED,
+        )
+        .await?;
         let controller = store::actors::find(conn, &caller.actor.root_controller)
             .await?
             .ok_or_else(|| ServiceError::internal("the caller's root controller is missing"))?;

@@ -53,6 +53,8 @@ struct ServiceInner {
     store: Store,
     clock: SharedClock,
     settings: ServiceSettings,
+    /// Each controller's reputation snapshot of the day (see `trust.rs`).
+    reputation_cache: std::sync::Mutex<trust::ReputationCache>,
     /// The secret and personal-data scanner, compiled once.
     content_scanner: scan::ContentScanner,
     /// The JSON Schemas of structured data, compiled once.
@@ -82,6 +84,7 @@ impl Service {
                 settings,
                 ulid_generator: std::sync::Mutex::new(ulid::Generator::new()),
                 trust_cache: std::sync::Mutex::new(trust::TrustStateCache::default()),
+                reputation_cache: std::sync::Mutex::new(trust::ReputationCache::new()),
                 content_scanner: scan::ContentScanner::new(),
                 structured_data_validator: structured_data::StructuredDataValidator::new(),
             }),

@@ -28,6 +28,9 @@ const TRUST_CACHE_CAPACITY: usize = 4096;
 /// the decision itself: one controller's single unit cannot tip a decision made by that many parties.
 const LEAVE_ONE_OUT_CONTROLLER_LIMIT: usize = 200;
 
+/// How many controllers' daily reputation snapshots one process keeps.
+const REPUTATION_CACHE_CAPACITY: usize = 100_000;
+
 /// The epoch label of the instance-trust table while this instance has no peers.
 const NO_PEERS_EPOCH: &str = "no-peers";
 
@@ -63,6 +66,9 @@ pub enum EvidenceChange {
 #[derive(Default)]
 pub struct PendingTrustStates {
     states: Vec<(String, i64, TargetState)>,
+    /// Targets whose first-party status became decided in this transaction; their earlier records are judged
+    /// once the evidence rows of the transaction are written.
+    decided: Vec<(TrustTarget, DateTime<Utc>)>,
 }
 
 /// The per-process cache of incremental target states.
@@ -197,7 +203,8 @@ impl Service {
             .and_then(FirstPartyDecision::from_status);
         let new_decision = FirstPartyDecision::from_status(assessment.status);
         if new_decision.is_some() && new_decision != previous_decision {
-            self.record_reputation_observations(transaction, target, now).await?;
+            pending.decided.retain(|(decided, _)| decided.id != target.id);
+            pending.decided.push((target.clone(), now));
         }
         pending.states.retain(|(id, _, _)| id != target.id.as_str());
         pending.states.push((target.id.as_str().to_owned(), version + 1, state));
@@ -491,15 +498,36 @@ impl Service {
         self.live_explanation(&mut reader.conn(), &target).await
     }
 
-    /// The reputation multiplier ρ of a root controller now, from its judged observations.
+    /// The reputation of a root controller in today's snapshot (§2.11: reputation is versioned daily).
+    ///
+    /// The snapshot is evaluated at the start of the UTC day from the observations decided before it, so every
+    /// process sharing the database computes the same ρ all day, and it is cached per controller until the day ends.
     pub(super) async fn reputation_multiplier(
         &self,
         conn: &mut Conn<'_>,
         root_controller: &PublicId,
     ) -> Result<crate::trust::ControllerReputation, ServiceError> {
+        let snapshot_at = self
+            .now()
+            .date_naive()
+            .and_hms_opt(0, 0, 0)
+            .map_or_else(|| self.now(), |midnight| midnight.and_utc());
+        {
+            let cache = self
+                .inner
+                .reputation_cache
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner());
+            if let Some((cached_at, reputation)) = cache.get(root_controller.as_str())
+                && *cached_at == snapshot_at
+            {
+                return Ok(reputation.clone());
+            }
+        }
         let stored = store::trust::reputation_observations_of(conn, root_controller).await?;
         let observations: Vec<ReputationObservation> = stored
             .iter()
+            .filter(|observation| observation.decided_at < snapshot_at)
             .map(|observation| ReputationObservation {
                 target_id: observation.target_id.as_str().to_owned(),
                 stance: if observation.positive_stance {
@@ -517,11 +545,31 @@ impl Service {
                 target_authored_by_controller: false,
             })
             .collect();
-        Ok(controller_reputation(
-            &observations,
-            self.now(),
-            self.trust_parameters(),
-        ))
+        let reputation = controller_reputation(&observations, snapshot_at, self.trust_parameters());
+        let mut cache = self
+            .inner
+            .reputation_cache
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        if cache.len() >= REPUTATION_CACHE_CAPACITY {
+            cache.clear();
+        }
+        cache.insert(root_controller.as_str().to_owned(), (snapshot_at, reputation.clone()));
+        Ok(reputation)
+    }
+
+    /// Judges the records of every target whose status became decided in this transaction. Call it after the
+    /// transaction's evidence rows are written, so the judgement sees them.
+    pub(super) async fn settle_decisions(
+        &self,
+        transaction: &mut Transaction,
+        pending: &mut PendingTrustStates,
+    ) -> Result<(), ServiceError> {
+        for (target, decided_at) in std::mem::take(&mut pending.decided) {
+            self.record_reputation_observations(transaction, &target, decided_at)
+                .await?;
+        }
+        Ok(())
     }
 
     /// When a target's first-party status becomes decided, judges every earlier first-party record on it against
@@ -624,6 +672,9 @@ pub fn parse_status(name: &str) -> Option<TrustStatus> {
     .into_iter()
     .find(|status| status.as_str() == name)
 }
+
+/// Each controller's reputation snapshot of the current day, with the instant it was evaluated at.
+pub type ReputationCache = HashMap<String, (DateTime<Utc>, crate::trust::ControllerReputation)>;
 
 /// The reputation snapshot label: one per day, as §2.11 versions reputation.
 pub fn reputation_epoch(now: DateTime<Utc>) -> String {

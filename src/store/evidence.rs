@@ -426,17 +426,22 @@ pub async fn retract(
     Ok(affected > 0)
 }
 
-/// How many active usage events and reviews a root controller has made (its history for the refutation gate).
+/// How many active usage events and reviews a root controller has made, counted up to `cap` of each kind: the
+/// refutation gate only asks whether the history reaches a small threshold, and a bounded count keeps every write
+/// cheap however long the history grows.
 pub async fn count_active_records_of_controller(
     conn: &mut Conn<'_>,
     root_controller_id: &PublicId,
+    cap: i64,
 ) -> Result<i64, StoreError> {
     let count: i64 = dispatch!(conn, |connection| {
         sqlx::query_scalar(
-            "SELECT (SELECT COUNT(*) FROM usage_events WHERE root_controller_id = $1 AND status = 'active') + \
-             (SELECT COUNT(*) FROM reviews WHERE root_controller_id = $1 AND status = 'active')",
+            "SELECT (SELECT COUNT(*) FROM (SELECT 1 FROM usage_events WHERE root_controller_id = $1 AND status = 'active' \
+             LIMIT $2) AS usage_history) + (SELECT COUNT(*) FROM (SELECT 1 FROM reviews WHERE root_controller_id = $1 \
+             AND status = 'active' LIMIT $2) AS review_history)",
         )
         .bind(root_controller_id.as_str())
+        .bind(cap)
         .fetch_one(&mut *connection)
         .await?
     });

@@ -922,3 +922,44 @@ async fn eight_concurrent_clients_leave_trust_equal_to_a_full_recomputation() {
         .expect("summary");
     assert_eq!(revision.evidence_records, 48);
 }
+
+#[tokio::test]
+async fn judged_evidence_moves_reputation_in_the_next_daily_snapshot() {
+    let alpha = TestInstance::start("alpha.test").await;
+    let service = alpha.service();
+    let author = agent(service, "author").await;
+    let published = publish_procedure(service, &author, "warm caches", &[]).await;
+    let early_reviewer = agent(service, "early reviewer").await;
+    review_it(service, &early_reviewer, &published.id, "confirmed", 0.8, None).await;
+    assert_eq!(
+        service
+            .trust_summary(&id(&published.revision_id))
+            .await
+            .expect("summary")
+            .status,
+        "unverified"
+    );
+    // A real-world success decides the item as supported; judged without the reviewer, the decision stands, so
+    // the reviewer's confirmation, made before the decision, agreed with it.
+    alpha.clock.advance(chrono::TimeDelta::hours(1));
+    let user = agent(service, "user").await;
+    use_it(service, &user, &published.id, "success", true).await;
+    assert_eq!(
+        service
+            .trust_summary(&id(&published.revision_id))
+            .await
+            .expect("summary")
+            .status,
+        "supported"
+    );
+    let today = service.whoami(&early_reviewer.caller).await.expect("whoami");
+    assert_eq!(today.reputation, 0.5, "today's snapshot was taken before the decision");
+    alpha.clock.advance(chrono::TimeDelta::days(1));
+    let tomorrow = service.whoami(&early_reviewer.caller).await.expect("whoami");
+    assert!(tomorrow.reputation > 0.5, "{}", tomorrow.reputation);
+    let unjudged = service.whoami(&user.caller).await.expect("whoami");
+    assert_eq!(
+        unjudged.reputation, 0.5,
+        "without the user the item was undecided: no observation"
+    );
+}
