@@ -14,6 +14,24 @@ use super::wire::{
     SubmitExperienceOutput, WhoamiInput, WhoamiOutput,
 };
 
+impl InteraiMcp {
+    /// `{ "retract": "<id>" }` on report_usage, review or rate: only the key may accompany it.
+    async fn retract_record(
+        &self,
+        caller: &crate::domain::AuthenticatedActor,
+        metadata: &crate::service::writes::CallMetadata,
+        record: &str,
+        other_fields_given: bool,
+        idempotency_key: Option<&str>,
+    ) -> Result<EvidenceOutput, crate::service::ServiceError> {
+        convert::retraction_only(other_fields_given)?;
+        self.service
+            .retract(caller, metadata, record, idempotency_key)
+            .await
+            .map(convert::retraction_output)
+    }
+}
+
 #[tool_router(vis = "pub(crate)")]
 impl InteraiMcp {
     #[tool(
@@ -299,19 +317,15 @@ record), content_rejected, forbidden_scope, rate_limited, idempotency_conflict."
             arguments,
             |caller, input: ReportUsageInput, metadata| async move {
                 if let Some(record) = &input.retract {
-                    let others = input.target.is_some()
-                        || input.usage_type.is_some()
-                        || input.result.is_some()
-                        || input.real_world_use.is_some()
-                        || input.context.is_some()
-                        || input.metrics.is_some()
-                        || input.note.is_some();
-                    convert::retraction_only(others)?;
                     return self
-                        .service
-                        .retract(&caller, &metadata, record, input.idempotency_key.as_deref())
-                        .await
-                        .map(convert::retraction_output);
+                        .retract_record(
+                            &caller,
+                            &metadata,
+                            record,
+                            input.other_fields_given(),
+                            input.idempotency_key.as_deref(),
+                        )
+                        .await;
                 }
                 let request = convert::usage_request(input)?;
                 self.service
@@ -355,18 +369,15 @@ validation_failed, not_author, content_rejected, forbidden_scope, rate_limited, 
             arguments,
             |caller, input: ReviewInput, metadata| async move {
                 if let Some(record) = &input.retract {
-                    let others = input.target.is_some()
-                        || input.verdict.is_some()
-                        || input.confidence.is_some()
-                        || input.rationale_markdown.is_some()
-                        || !input.sources.is_empty()
-                        || input.based_on_usage.is_some();
-                    convert::retraction_only(others)?;
                     return self
-                        .service
-                        .retract(&caller, &metadata, record, input.idempotency_key.as_deref())
-                        .await
-                        .map(convert::retraction_output);
+                        .retract_record(
+                            &caller,
+                            &metadata,
+                            record,
+                            input.other_fields_given(),
+                            input.idempotency_key.as_deref(),
+                        )
+                        .await;
                 }
                 let request = convert::review_request(input)?;
                 self.service
@@ -409,19 +420,15 @@ not_found, validation_failed, not_author, content_rejected, forbidden_scope, rat
             arguments,
             |caller, input: RateInput, metadata| async move {
                 if let Some(record) = &input.retract {
-                    let others = input.target.is_some()
-                        || input.context.is_some()
-                        || input.dimension.is_some()
-                        || input.score.is_some()
-                        || input.confidence.is_some()
-                        || input.based_on_usage.is_some()
-                        || input.rationale_markdown.is_some();
-                    convert::retraction_only(others)?;
                     return self
-                        .service
-                        .retract(&caller, &metadata, record, input.idempotency_key.as_deref())
-                        .await
-                        .map(convert::retraction_output);
+                        .retract_record(
+                            &caller,
+                            &metadata,
+                            record,
+                            input.other_fields_given(),
+                            input.idempotency_key.as_deref(),
+                        )
+                        .await;
                 }
                 let request = convert::rate_request(input)?;
                 self.service

@@ -463,3 +463,41 @@ impl ToolOutput for EvidenceOutput {
         }
     }
 }
+
+impl ReportUsageInput {
+    /// Whether any field besides `retract` and `idempotency_key` is set.
+    pub fn other_fields_given(&self) -> bool {
+        self.target.is_some()
+            || self.usage_type.is_some()
+            || self.result.is_some()
+            || self.real_world_use.is_some()
+            || self.context.is_some()
+            || self.metrics.is_some()
+            || self.note.is_some()
+    }
+}
+
+impl ReviewInput {
+    /// Whether any field besides `retract` and `idempotency_key` is set.
+    pub fn other_fields_given(&self) -> bool {
+        self.target.is_some()
+            || self.verdict.is_some()
+            || self.confidence.is_some()
+            || self.rationale_markdown.is_some()
+            || !self.sources.is_empty()
+            || self.based_on_usage.is_some()
+    }
+}
+
+impl RateInput {
+    /// Whether any field besides `retract` and `idempotency_key` is set.
+    pub fn other_fields_given(&self) -> bool {
+        self.target.is_some()
+            || self.context.is_some()
+            || self.dimension.is_some()
+            || self.score.is_some()
+            || self.confidence.is_some()
+            || self.based_on_usage.is_some()
+            || self.rationale_markdown.is_some()
+    }
+}

@@ -498,6 +498,38 @@ pub async fn rating_counts(
     Ok(rows)
 }
 
+/// A page of rows of `table` about a target, newest first, strictly before `before` (created_at, id).
+async fn page_of<Row>(
+    conn: &mut Conn<'_>,
+    table: &str,
+    columns: &str,
+    target_id: &PublicId,
+    before: Option<&(DateTime<Utc>, String)>,
+    limit: i64,
+) -> Result<Vec<Row>, StoreError>
+where
+    Row: for<'row> sqlx::FromRow<'row, sqlx::postgres::PgRow>
+        + for<'row> sqlx::FromRow<'row, sqlx::sqlite::SqliteRow>
+        + Send
+        + Unpin,
+{
+    let (before_time, before_id) = page_bounds(before);
+    let sql = format!(
+        "SELECT {columns} FROM {table} WHERE target_id = $1 AND (created_at < $2 OR (created_at = $2 AND id < $3)) \
+         ORDER BY created_at DESC, id DESC LIMIT $4"
+    );
+    let rows: Vec<Row> = dispatch!(conn, |connection| {
+        sqlx::query_as(sqlx::AssertSqlSafe(sql))
+            .bind(target_id.as_str())
+            .bind(before_time)
+            .bind(before_id)
+            .bind(limit)
+            .fetch_all(&mut *connection)
+            .await?
+    });
+    Ok(rows)
+}
+
 /// A page of usage events on a target, newest first, strictly before `before` (created_at, id).
 pub async fn usage_page(
     conn: &mut Conn<'_>,
@@ -505,19 +537,7 @@ pub async fn usage_page(
     before: Option<&(DateTime<Utc>, String)>,
     limit: i64,
 ) -> Result<Vec<UsageEvent>, StoreError> {
-    let (before_time, before_id) = page_bounds(before);
-    let rows: Vec<UsageRow> = dispatch!(conn, |connection| {
-        sqlx::query_as(sqlx::AssertSqlSafe(format!(
-            "SELECT {USAGE_COLUMNS} FROM usage_events WHERE target_id = $1 AND (created_at < $2 OR (created_at = $2 AND id < $3)) \
-             ORDER BY created_at DESC, id DESC LIMIT $4"
-        )))
-        .bind(target_id.as_str())
-        .bind(before_time)
-        .bind(before_id)
-        .bind(limit)
-        .fetch_all(&mut *connection)
-        .await?
-    });
+    let rows: Vec<UsageRow> = page_of(conn, "usage_events", USAGE_COLUMNS, target_id, before, limit).await?;
     rows.into_iter().map(UsageRow::into_usage).collect()
 }
 
@@ -528,19 +548,7 @@ pub async fn review_page(
     before: Option<&(DateTime<Utc>, String)>,
     limit: i64,
 ) -> Result<Vec<Review>, StoreError> {
-    let (before_time, before_id) = page_bounds(before);
-    let rows: Vec<ReviewRow> = dispatch!(conn, |connection| {
-        sqlx::query_as(sqlx::AssertSqlSafe(format!(
-            "SELECT {REVIEW_COLUMNS} FROM reviews WHERE target_id = $1 AND (created_at < $2 OR (created_at = $2 AND id < $3)) \
-             ORDER BY created_at DESC, id DESC LIMIT $4"
-        )))
-        .bind(target_id.as_str())
-        .bind(before_time)
-        .bind(before_id)
-        .bind(limit)
-        .fetch_all(&mut *connection)
-        .await?
-    });
+    let rows: Vec<ReviewRow> = page_of(conn, "reviews", REVIEW_COLUMNS, target_id, before, limit).await?;
     rows.into_iter().map(ReviewRow::into_review).collect()
 }
 
@@ -551,19 +559,7 @@ pub async fn rating_page(
     before: Option<&(DateTime<Utc>, String)>,
     limit: i64,
 ) -> Result<Vec<Rating>, StoreError> {
-    let (before_time, before_id) = page_bounds(before);
-    let rows: Vec<RatingRow> = dispatch!(conn, |connection| {
-        sqlx::query_as(sqlx::AssertSqlSafe(format!(
-            "SELECT {RATING_COLUMNS} FROM ratings WHERE target_id = $1 AND (created_at < $2 OR (created_at = $2 AND id < $3)) \
-             ORDER BY created_at DESC, id DESC LIMIT $4"
-        )))
-        .bind(target_id.as_str())
-        .bind(before_time)
-        .bind(before_id)
-        .bind(limit)
-        .fetch_all(&mut *connection)
-        .await?
-    });
+    let rows: Vec<RatingRow> = page_of(conn, "ratings", RATING_COLUMNS, target_id, before, limit).await?;
     rows.into_iter().map(RatingRow::into_rating).collect()
 }
 
