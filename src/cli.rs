@@ -43,6 +43,18 @@ pub enum AdminCommand {
     /// API keys.
     #[command(subcommand)]
     Key(KeyCommand),
+    /// Fill the database with realistic synthetic knowledge and evidence (for benchmarks and demonstrations).
+    Seed {
+        /// How many content items to publish.
+        #[arg(long, value_name = "N")]
+        items: u64,
+        /// The generator's seed; the same seed gives the same knowledge and evidence.
+        #[arg(long, value_name = "S", default_value_t = 1)]
+        seed: u64,
+        /// How many root controllers publish and report (default: one per 50 items, 20 to 2,000).
+        #[arg(long, value_name = "C")]
+        controllers: Option<u64>,
+    },
 }
 
 /// `interai admin actor …`
@@ -105,7 +117,15 @@ pub struct CreateKeyArguments {
 
 /// Runs a parsed command line.
 pub async fn run(cli: Cli) -> anyhow::Result<()> {
-    let config = Config::load(cli.config.as_deref())?;
+    let mut config = Config::load(cli.config.as_deref())?;
+    if let Command::Admin(AdminCommand::Seed { .. }) = &cli.command {
+        // The seeder writes far more per controller than any agent may, so the hourly write limit would stop it; and
+        // its thousands of actor and key events would drown the progress bar unless INTERAI_LOG asks for them.
+        config.writes_per_hour = u32::MAX;
+        if std::env::var_os("INTERAI_LOG").is_none() {
+            config.log_filter = "warn".to_owned();
+        }
+    }
     crate::instance::init_logging(&config);
     let clock: SharedClock = std::sync::Arc::new(SystemClock);
     match cli.command {
@@ -212,6 +232,53 @@ async fn run_admin(instance: &Instance, command: AdminCommand) -> anyhow::Result
             let key_id = parse_id("key ID", &id)?;
             let key = service.revoke_api_key(&key_id).await?;
             println!("{} revoked", key.id);
+        }
+        AdminCommand::Seed {
+            items,
+            seed,
+            controllers,
+        } => {
+            let bar = indicatif::ProgressBar::new(items);
+            bar.set_style(
+                indicatif::ProgressStyle::with_template(
+                    "{elapsed_precise} [{bar:40}] {pos}/{len} items, {per_sec}, {eta} left",
+                )
+                .map_err(|error| anyhow::anyhow!("progress bar template: {error}"))?
+                .progress_chars("=> "),
+            );
+            let options = crate::seed::SeedOptions {
+                items,
+                seed,
+                controllers,
+                ..crate::seed::SeedOptions::default()
+            };
+            let report = crate::seed::seed(service, options, |done, total| {
+                bar.set_length(total);
+                bar.set_position(done);
+            })
+            .await;
+            bar.finish_and_clear();
+            let report = report?;
+            println!(
+                "seeded {} items ({} experiences, {} revisions), {} claims ({} links), {} entities, {} evidence records \
+                 ({} usage, {} reviews, {} ratings), {} high_confidence of {} planned, from {} controllers and {} agents \
+                 in {:.1} s",
+                report.items,
+                report.experiences,
+                report.revisions,
+                report.claims,
+                report.claim_links,
+                report.entities,
+                report.evidence_records(),
+                report.usage_events,
+                report.reviews,
+                report.ratings,
+                report.high_confidence,
+                report.planned_high_confidence,
+                report.controllers,
+                report.agents,
+                report.elapsed.as_secs_f64()
+            );
         }
     }
     Ok(())

@@ -13,4 +13,5 @@ mod mcp_endpoint;
 mod mcp_tools;
 mod migrations;
 mod resources;
+mod search_quality;
 mod tidy;
