@@ -13,7 +13,8 @@
 //! It prints one table per backend with p50, p90, p99, mean and max per category, plus the service time the server
 //! audited for each call (`mcp_calls.duration_micros`: the tool pipeline without HTTP, authentication and rmcp
 //! framing). With `INTERAI_BENCH_DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres` it also runs on a fresh
-//! PostgreSQL database `interai_bench_<ulid>`, dropped again at the end.
+//! PostgreSQL database `interai_bench_<ulid>`, dropped again at the end; after seeding it runs `ANALYZE`, as the
+//! autovacuum of a production server would (a development server may have autovacuum off).
 //!
 //! Options (environment variables, all optional):
 //!
@@ -731,6 +732,17 @@ async fn run_backend(backend: Backend, options: &Options) -> BackendResult {
             report.controllers,
             report.agents,
             report.elapsed.as_secs_f64()
+        );
+    }
+    if database.is_postgres && seed_seconds.is_some() {
+        // A production server's autovacuum analyzes the new rows; this benchmark's server may have it off.
+        let started = Instant::now();
+        let mut connection = sqlx::PgConnection::connect(&database.url).await.expect("connect");
+        sqlx::query("ANALYZE").execute(&mut connection).await.expect("ANALYZE");
+        connection.close().await.ok();
+        eprintln!(
+            "postgres: ANALYZE after seeding took {:.1} s",
+            started.elapsed().as_secs_f64()
         );
     }
     if options.seed_only {

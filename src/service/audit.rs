@@ -98,8 +98,9 @@ impl Service {
     ) -> Result<WriteAllowance, ServiceError> {
         let now = self.now();
         let window_start = now - TimeDelta::hours(1);
-        let (used, oldest) = store::audit::count_writes_since(conn, root_controller, window_start).await?;
         let limit = self.settings().writes_per_hour;
+        let (used, oldest) =
+            store::audit::count_writes_since(conn, root_controller, window_start, i64::from(limit)).await?;
         let used = u32::try_from(used).unwrap_or(u32::MAX);
         let remaining = limit.saturating_sub(used);
         let retry_after_seconds = (remaining == 0).then(|| retry_after(oldest, now));

@@ -971,15 +971,9 @@ impl Service {
         pending: &mut PendingTrustStates,
         source_content: &PublicId,
     ) -> Result<(), ServiceError> {
-        let Some(source) = store::knowledge::find_content(&mut transaction.conn(), source_content).await? else {
-            return Ok(());
-        };
         let relations =
-            store::knowledge::relations_of_revision(&mut transaction.conn(), &source.current_revision_id).await?;
-        for relation in relations
-            .iter()
-            .filter(|relation| relation.relation_type == RelationType::Supersedes)
-        {
+            store::knowledge::supersedes_relations_of_current_revision(&mut transaction.conn(), source_content).await?;
+        for relation in &relations {
             let target_content = match relation.target_id.kind() {
                 IdKind::Content => store::knowledge::find_content(&mut transaction.conn(), &relation.target_id).await?,
                 IdKind::Revision => {

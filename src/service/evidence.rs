@@ -546,14 +546,26 @@ impl Service {
                 let content = store::knowledge::find_content(conn, target)
                     .await?
                     .ok_or_else(not_found)?;
-                let trust_target = self.trust_target(conn, &content.current_revision_id).await?;
-                Ok((trust_target, Some(content.current_revision_id)))
+                let revision_id = content.current_revision_id.clone();
+                let revision = store::knowledge::find_revision(conn, &revision_id)
+                    .await?
+                    .ok_or_else(|| ServiceError::internal(format!("content {target} has no current revision")))?;
+                Ok((
+                    super::trust::revision_trust_target(&revision, content),
+                    Some(revision_id),
+                ))
             }
             IdKind::Revision => {
-                if store::knowledge::find_revision(conn, target).await?.is_none() {
-                    return Err(not_found());
-                }
-                Ok((self.trust_target(conn, target).await?, Some(target.clone())))
+                let revision = store::knowledge::find_revision(conn, target)
+                    .await?
+                    .ok_or_else(not_found)?;
+                let content = store::knowledge::find_content(conn, &revision.content_id)
+                    .await?
+                    .ok_or_else(|| ServiceError::internal(format!("revision {target} has no content item")))?;
+                Ok((
+                    super::trust::revision_trust_target(&revision, content),
+                    Some(target.clone()),
+                ))
             }
             IdKind::Claim | IdKind::Entity => {
                 let exists = match target.kind() {
@@ -601,19 +613,15 @@ impl Service {
         caller: &AuthenticatedActor,
     ) -> Result<StandingSnapshot, ServiceError> {
         let reputation = self.reputation_multiplier(conn, &caller.actor.root_controller).await?;
-        let prior_records = store::evidence::count_active_records_of_controller(
-            conn,
-            &caller.actor.root_controller,
-            PRIOR_RECORDS_COUNTED,
-        )
-        .await?;
-        let controller = store::actors::find(conn, &caller.actor.root_controller)
-            .await?
+        let history =
+            store::evidence::controller_history(conn, &caller.actor.root_controller, PRIOR_RECORDS_COUNTED).await?;
+        let account_created_at = history
+            .account_created_at
             .ok_or_else(|| ServiceError::internal("the caller's root controller is missing"))?;
         Ok(StandingSnapshot {
             reputation: reputation.reputation,
-            prior_records: i32::try_from(prior_records).unwrap_or(i32::MAX),
-            account_created_at: controller.created_at,
+            prior_records: i32::try_from(history.prior_records).unwrap_or(i32::MAX),
+            account_created_at,
         })
     }
 

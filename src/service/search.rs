@@ -27,7 +27,7 @@ pub const MAX_SEARCH_LIMIT: u32 = 50;
 /// Results per page when the caller does not say.
 pub const DEFAULT_SEARCH_LIMIT: u32 = 10;
 /// How many of the most relevant matches are ranked by trust; a query's results come from these.
-pub const RELEVANCE_CANDIDATES: i64 = 500;
+pub const RELEVANCE_CANDIDATES: i64 = 200;
 /// Longest accepted query text, in characters.
 pub const MAX_QUERY_CHARACTERS: usize = 1000;
 

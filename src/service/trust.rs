@@ -51,6 +51,21 @@ pub struct TrustTarget {
     pub created_at: DateTime<Utc>,
 }
 
+/// The trust target of a revision whose content item is already loaded.
+pub(super) fn revision_trust_target(
+    revision: &crate::domain::knowledge::Revision,
+    content: crate::domain::knowledge::ContentItem,
+) -> TrustTarget {
+    TrustTarget {
+        id: revision.id.clone(),
+        kind: TrustTargetKind::Revision,
+        content_id: Some(content.id),
+        author_root_controller: content.author_root_controller,
+        author_origin: content.origin,
+        created_at: revision.created_at,
+    }
+}
+
 /// A change to one target's evidence.
 #[derive(Debug, Clone)]
 pub enum EvidenceChange {
@@ -99,14 +114,7 @@ impl Service {
                 let content = store::knowledge::find_content(conn, &revision.content_id)
                     .await?
                     .ok_or_else(|| ServiceError::internal(format!("revision {id} has no content item")))?;
-                Ok(TrustTarget {
-                    id: revision.id,
-                    kind: TrustTargetKind::Revision,
-                    content_id: Some(content.id),
-                    author_root_controller: content.author_root_controller,
-                    author_origin: content.origin,
-                    created_at: revision.created_at,
-                })
+                Ok(revision_trust_target(&revision, content))
             }
             IdKind::Claim => {
                 let claim = store::knowledge::find_claim(conn, id)
@@ -344,40 +352,10 @@ impl Service {
         let Some(content_id) = &target.content_id else {
             return Ok(false);
         };
-        let content = store::knowledge::find_content(conn, content_id)
+        let supersession = store::knowledge::supersession_of(conn, content_id)
             .await?
             .ok_or_else(|| ServiceError::internal(format!("content {content_id} vanished")))?;
-        if content.current_revision_id != target.id {
-            return Ok(true);
-        }
-        self.has_effective_superseder(conn, &content).await
-    }
-
-    /// Whether an effective `supersedes` relation points at a content item.
-    pub(super) async fn has_effective_superseder(
-        &self,
-        conn: &mut Conn<'_>,
-        content: &crate::domain::knowledge::ContentItem,
-    ) -> Result<bool, ServiceError> {
-        let relations = store::knowledge::current_relations_targeting(conn, &content.id).await?;
-        for relation in relations
-            .iter()
-            .filter(|relation| relation.relation_type == crate::domain::knowledge::RelationType::Supersedes)
-        {
-            let Some(source) = store::knowledge::find_content(conn, &relation.source_content_id).await? else {
-                continue;
-            };
-            if source.author_id == content.author_id {
-                return Ok(true);
-            }
-            let source_status = store::trust::find_summary(conn, &source.current_revision_id)
-                .await?
-                .and_then(|summary| parse_status(&summary.status));
-            if source_status == Some(TrustStatus::HighConfidence) {
-                return Ok(true);
-            }
-        }
-        Ok(false)
+        Ok(supersession.current_revision_id != target.id || supersession.has_effective_superseder)
     }
 
     /// The target's assessment evaluated now: from the cached incremental state when it is current, otherwise by

@@ -80,19 +80,24 @@ pub async fn insert(conn: &mut Conn<'_>, call: &McpCallRecord) -> Result<(), Sto
     Ok(())
 }
 
-/// Successful writes by a root controller since `since`, and the oldest of them (when the window frees up).
+/// Successful writes by a root controller since `since`, counted up to `cap` (the limit: counting further cannot
+/// change the answer, and a bounded count keeps every write cheap), and the oldest of them (when the window frees
+/// up).
 pub async fn count_writes_since(
     conn: &mut Conn<'_>,
     root_controller_id: &PublicId,
     since: DateTime<Utc>,
+    cap: i64,
 ) -> Result<(i64, Option<DateTime<Utc>>), StoreError> {
     let row: (i64, Option<DateTime<Utc>>) = dispatch!(conn, |connection| {
         sqlx::query_as(
-            "SELECT COUNT(*), MIN(created_at) FROM mcp_calls \
-             WHERE root_controller_id = $1 AND is_write AND outcome = 'ok' AND created_at > $2",
+            "SELECT COUNT(*), MIN(created_at) FROM (SELECT created_at FROM mcp_calls \
+             WHERE root_controller_id = $1 AND is_write AND outcome = 'ok' AND created_at > $2 \
+             ORDER BY created_at LIMIT $3) AS window_writes",
         )
         .bind(root_controller_id.as_str())
         .bind(since)
+        .bind(cap)
         .fetch_one(&mut *connection)
         .await?
     });

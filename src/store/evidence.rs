@@ -426,26 +426,40 @@ pub async fn retract(
     Ok(affected > 0)
 }
 
-/// How many active usage events and reviews a root controller has made, counted up to `cap` of each kind: the
+/// What a root controller's evidence standing reads from its history.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ControllerHistory {
+    /// Active usage events plus active reviews, each kind counted up to the cap.
+    pub prior_records: i64,
+    /// When the controller's account was created; `None` when the actor row is missing.
+    pub account_created_at: Option<DateTime<Utc>>,
+}
+
+/// How many active usage events and reviews a root controller has made, counted up to `cap` of each kind (the
 /// refutation gate only asks whether the history reaches a small threshold, and a bounded count keeps every write
-/// cheap however long the history grows.
-pub async fn count_active_records_of_controller(
+/// cheap however long the history grows), and when its account was created.
+pub async fn controller_history(
     conn: &mut Conn<'_>,
     root_controller_id: &PublicId,
     cap: i64,
-) -> Result<i64, StoreError> {
-    let count: i64 = dispatch!(conn, |connection| {
-        sqlx::query_scalar(
+) -> Result<ControllerHistory, StoreError> {
+    // One statement instead of two: every write asks for both, and on SQLite each statement is a round trip to the
+    // connection's thread while the single write lock is held.
+    let (prior_records, account_created_at): (i64, Option<DateTime<Utc>>) = dispatch!(conn, |connection| {
+        sqlx::query_as(
             "SELECT (SELECT COUNT(*) FROM (SELECT 1 FROM usage_events WHERE root_controller_id = $1 AND status = 'active' \
              LIMIT $2) AS usage_history) + (SELECT COUNT(*) FROM (SELECT 1 FROM reviews WHERE root_controller_id = $1 \
-             AND status = 'active' LIMIT $2) AS review_history)",
+             AND status = 'active' LIMIT $2) AS review_history), (SELECT created_at FROM actors WHERE id = $1)",
         )
         .bind(root_controller_id.as_str())
         .bind(cap)
         .fetch_one(&mut *connection)
         .await?
     });
-    Ok(count)
+    Ok(ControllerHistory {
+        prior_records,
+        account_created_at,
+    })
 }
 
 /// Counts of usage events on a target by (result, real-world flag, status).

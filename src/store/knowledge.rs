@@ -817,6 +817,60 @@ pub async fn relations_of_revision(conn: &mut Conn<'_>, revision_id: &PublicId) 
     rows.into_iter().map(RelationRow::into_relation).collect()
 }
 
+/// Whether a content item is replaced, read in one statement: its current revision, and whether an effective
+/// `supersedes` relation points at it (declared by the current revision of content by the same author, or of
+/// content whose current revision is `high_confidence`). `None` when the item does not exist.
+pub async fn supersession_of(conn: &mut Conn<'_>, content_id: &PublicId) -> Result<Option<Supersession>, StoreError> {
+    let row: Option<(String, bool)> = dispatch!(conn, |connection| {
+        sqlx::query_as(
+            "SELECT ci.current_revision_id, EXISTS (SELECT 1 FROM relations r JOIN content_items source \
+             ON source.id = r.source_content_id AND source.current_revision_id = r.source_revision_id \
+             LEFT JOIN trust_summaries ts ON ts.target_id = source.current_revision_id \
+             WHERE r.target_id = ci.id AND r.relation_type = 'supersedes' \
+             AND (source.author_id = ci.author_id OR ts.status = 'high_confidence')) \
+             FROM content_items ci WHERE ci.id = $1",
+        )
+        .bind(content_id.as_str())
+        .fetch_optional(&mut *connection)
+        .await?
+    });
+    row.map(|(current_revision_id, has_effective_superseder)| {
+        Ok(Supersession {
+            current_revision_id: stored_id(&current_revision_id, "current revision id")?,
+            has_effective_superseder,
+        })
+    })
+    .transpose()
+}
+
+/// What [`supersession_of`] reads.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Supersession {
+    /// The content item's current revision; older revisions are superseded by it.
+    pub current_revision_id: PublicId,
+    /// Whether an effective `supersedes` relation replaces the whole item.
+    pub has_effective_superseder: bool,
+}
+
+/// The `supersedes` relations declared by the current revision of a content item, in one statement.
+pub async fn supersedes_relations_of_current_revision(
+    conn: &mut Conn<'_>,
+    content_id: &PublicId,
+) -> Result<Vec<Relation>, StoreError> {
+    let rows: Vec<RelationRow> = dispatch!(conn, |connection| {
+        sqlx::query_as(
+            "SELECT r.id, r.source_content_id, r.source_revision_id, r.relation_type, r.target_id, r.reason, r.origin, \
+             r.created_at FROM relations r JOIN content_items ci ON ci.id = r.source_content_id \
+             AND ci.current_revision_id = r.source_revision_id WHERE ci.id = $1 AND r.relation_type = 'supersedes' \
+             ORDER BY r.created_at, r.id",
+        )
+        .bind(content_id.as_str())
+        .fetch_all(&mut *connection)
+        .await?
+    });
+    rows.into_iter().map(RelationRow::into_relation).collect()
+}
+
 /// The relations pointing at an object that are declared by the current revision of their source content.
 pub async fn current_relations_targeting(
     conn: &mut Conn<'_>,

@@ -203,15 +203,19 @@ impl Store {
                 .busy_timeout(Duration::from_secs(10))
                 .foreign_keys(true);
             // One writer: SQLite serializes writers anyway, and a single connection with
-            // BEGIN IMMEDIATE turns lock contention into orderly queueing inside the pool.
+            // BEGIN IMMEDIATE turns lock contention into orderly queueing inside the pool. An embedded connection
+            // cannot drop out from under us, so the pool does not ping it before each use: that ping would be one
+            // more round trip to the connection's thread on the path every write waits behind.
             let writer = SqlitePoolOptions::new()
                 .max_connections(1)
+                .test_before_acquire(false)
                 .acquire_timeout(Duration::from_secs(30))
                 .connect_with(options.clone())
                 .await?;
             SQLITE_MIGRATIONS.run(&writer).await?;
             let reader = SqlitePoolOptions::new()
                 .max_connections(max_connections.max(2))
+                .test_before_acquire(false)
                 .acquire_timeout(Duration::from_secs(10))
                 .connect_with(options.read_only(true))
                 .await?;

@@ -14,4 +14,5 @@ mod mcp_tools;
 mod migrations;
 mod resources;
 mod search_quality;
+mod search_window;
 mod tidy;
