@@ -30,11 +30,12 @@
 //! (`mcp_calls.duration_micros`: from the tool pipeline's start to the audit row, so without HTTP, authentication,
 //! rmcp framing and the commit).
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use chrono::{DateTime, Utc};
 use interai::clock::{Clock, SystemClock};
 use interai::config::Config;
 use interai::domain::{ActorType, AuthenticatedActor, PublicId, ScopeSet};
@@ -44,16 +45,10 @@ use interai::service::actors::NewActor;
 use interai::service::content::PublishRequest;
 use interai::service::keys::NewApiKey;
 use interai::service::writes::CallMetadata;
-use rmcp::ServiceExt;
-use rmcp::model::{CallToolRequestParams, ClientCapabilities, ClientConfig, Implementation, JsonObject};
-use rmcp::service::{RoleClient, RunningService};
-use rmcp::transport::StreamableHttpClientTransport;
-use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::model::{CallToolRequestParams, JsonObject};
 use serde_json::{Value, json};
-use sqlx::Connection;
 
-/// A connected MCP client.
-type McpClient = RunningService<RoleClient, ClientConfig>;
+use common::{Backend, BenchDatabase, McpClient, connect, number, variable};
 
 /// How many controllers author the content that `report_usage` targets (none of them drives a client).
 const AUTHOR_CONTROLLERS: usize = 4;
@@ -86,21 +81,6 @@ impl Operation {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Backend {
-    Sqlite,
-    Postgres,
-}
-
-impl Backend {
-    fn name(self) -> &'static str {
-        match self {
-            Backend::Sqlite => "sqlite",
-            Backend::Postgres => "postgres",
-        }
-    }
-}
-
 /// When a measured phase ends.
 #[derive(Debug, Clone, Copy)]
 enum Length {
@@ -124,20 +104,6 @@ struct Options {
     worker_threads: Option<usize>,
     keep_alive: bool,
     log_filter: Option<String>,
-}
-
-fn variable(name: &str) -> Option<String> {
-    std::env::var(name).ok().filter(|value| !value.trim().is_empty())
-}
-
-fn number<T: std::str::FromStr>(name: &str, default: T) -> T {
-    match variable(name) {
-        Some(text) => text
-            .trim()
-            .parse()
-            .unwrap_or_else(|_| panic!("{name} must be a number, not {text:?}")),
-        None => default,
-    }
 }
 
 impl Options {
@@ -214,145 +180,6 @@ impl Xorshift {
 }
 
 // ---------------------------------------------------------------- database
-
-/// A fresh, empty database for one run, removed when dropped (the same way tests/it/harness.rs does it).
-struct BenchDatabase {
-    url: String,
-    directory: tempfile::TempDir,
-    postgres: Option<(String, String)>,
-}
-
-impl BenchDatabase {
-    async fn create(backend: Backend, postgres_url: Option<&str>) -> BenchDatabase {
-        let directory = tempfile::tempdir().expect("temporary directory");
-        match (backend, postgres_url) {
-            (Backend::Postgres, Some(base_url)) => {
-                let name = format!(
-                    "interai_bench_{}",
-                    ulid::Ulid::generate().to_string().to_ascii_lowercase()
-                );
-                let mut admin = sqlx::PgConnection::connect(base_url)
-                    .await
-                    .expect("connect to the PostgreSQL server of INTERAI_BENCH_DATABASE_URL");
-                sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
-                    .execute(&mut admin)
-                    .await
-                    .expect("create the benchmark database");
-                admin.close().await.ok();
-                let mut url = url::Url::parse(base_url).expect("INTERAI_BENCH_DATABASE_URL is a URL");
-                url.set_path(&format!("/{name}"));
-                BenchDatabase {
-                    url: url.to_string(),
-                    directory,
-                    postgres: Some((base_url.to_owned(), name)),
-                }
-            }
-            _ => BenchDatabase {
-                url: format!("sqlite://{}", directory.path().join("interai.db").display()),
-                directory,
-                postgres: None,
-            },
-        }
-    }
-
-    /// Service times (µs) the server audited for `tool` since `since`.
-    async fn service_times(&self, tool: &str, since: DateTime<Utc>) -> Vec<u64> {
-        let query = "SELECT duration_micros FROM mcp_calls WHERE tool = $1 AND created_at >= $2";
-        let rows: Vec<i64> = if self.postgres.is_some() {
-            let mut connection = sqlx::PgConnection::connect(&self.url).await.expect("connect");
-            let rows = sqlx::query_scalar(query)
-                .bind(tool)
-                .bind(since)
-                .fetch_all(&mut connection)
-                .await
-                .expect("read mcp_calls");
-            connection.close().await.ok();
-            rows
-        } else {
-            let mut connection = sqlx::SqliteConnection::connect(&self.url).await.expect("connect");
-            let rows = sqlx::query_scalar(query)
-                .bind(tool)
-                .bind(since)
-                .fetch_all(&mut connection)
-                .await
-                .expect("read mcp_calls");
-            connection.close().await.ok();
-            rows
-        };
-        rows.into_iter()
-            .map(|micros| u64::try_from(micros).unwrap_or(0))
-            .collect()
-    }
-}
-
-impl BenchDatabase {
-    /// Row counts of the tables the write path grows, for the report.
-    async fn table_sizes(&self) -> Vec<(&'static str, i64)> {
-        const TABLES: [&str; 7] = [
-            "content_items",
-            "claims",
-            "usage_events",
-            "trust_summaries",
-            "reputation_observations",
-            "mcp_calls",
-            "entities",
-        ];
-        let mut sizes = Vec::new();
-        for table in TABLES {
-            let query = format!("SELECT COUNT(*) FROM {table}");
-            let count: Option<i64> = if self.postgres.is_some() {
-                match sqlx::PgConnection::connect(&self.url).await {
-                    Ok(mut connection) => sqlx::query_scalar(sqlx::AssertSqlSafe(query))
-                        .fetch_one(&mut connection)
-                        .await
-                        .ok(),
-                    Err(_) => None,
-                }
-            } else {
-                match sqlx::SqliteConnection::connect(&self.url).await {
-                    Ok(mut connection) => sqlx::query_scalar(sqlx::AssertSqlSafe(query))
-                        .fetch_one(&mut connection)
-                        .await
-                        .ok(),
-                    Err(_) => None,
-                }
-            };
-            if let Some(count) = count {
-                sizes.push((table, count));
-            }
-        }
-        sizes
-    }
-}
-
-impl Drop for BenchDatabase {
-    fn drop(&mut self) {
-        if let Some((base_url, name)) = self.postgres.take() {
-            // Dropping may happen inside the runtime; the database is dropped on a thread of its own.
-            let dropped = std::thread::spawn(move || {
-                let runtime = tokio::runtime::Builder::new_current_thread()
-                    .enable_all()
-                    .build()
-                    .ok()?;
-                runtime.block_on(async move {
-                    let mut admin = sqlx::PgConnection::connect(&base_url).await.ok()?;
-                    sqlx::query(sqlx::AssertSqlSafe(format!(
-                        "DROP DATABASE IF EXISTS {name} WITH (FORCE)"
-                    )))
-                    .execute(&mut admin)
-                    .await
-                    .ok()?;
-                    Some(name)
-                })
-            })
-            .join();
-            match dropped {
-                Ok(Some(name)) => eprintln!("dropped database {name}"),
-                _ => eprintln!("could not drop the benchmark database; drop interai_bench_* by hand"),
-            }
-        }
-    }
-}
 
 // ---------------------------------------------------------------- fixtures
 
@@ -498,28 +325,6 @@ fn claim_text(marker: &str, index: usize) -> String {
 }
 
 // ---------------------------------------------------------------- the MCP client
-
-async fn connect(url: &str, key: &str, index: usize, keep_alive: bool) -> McpClient {
-    let config = StreamableHttpClientTransportConfig::with_uri(url.to_owned()).auth_header(key.to_owned());
-    let transport = if keep_alive {
-        // One persistent connection per client, as a long-running agent would hold.
-        let http = reqwest::Client::builder()
-            .pool_max_idle_per_host(1)
-            .tcp_nodelay(true)
-            .build()
-            .expect("HTTP client");
-        StreamableHttpClientTransport::with_client(http, config)
-    } else {
-        StreamableHttpClientTransport::from_config(config)
-    };
-    ClientConfig::new(
-        ClientCapabilities::default(),
-        Implementation::new(format!("mcp-load-{index}"), env!("CARGO_PKG_VERSION")),
-    )
-    .serve(transport)
-    .await
-    .expect("MCP client connects")
-}
 
 /// The arguments of one call.
 fn arguments(operation: Operation, client: usize, sequence: u64, targets: &Targets, random: &mut Xorshift) -> Value {
@@ -782,8 +587,11 @@ struct Row {
 
 async fn run_backend(backend: Backend, options: &Options) -> Vec<Row> {
     let setup_started = Instant::now();
-    let database = BenchDatabase::create(backend, options.postgres_url.as_deref()).await;
-    let mut config = Config::for_realm("bench.test", &database.url, database.directory.path());
+    let database = match (backend, options.postgres_url.as_deref()) {
+        (Backend::Postgres, Some(base_url)) => BenchDatabase::postgres(base_url, None, false).await,
+        _ => BenchDatabase::temporary_sqlite(),
+    };
+    let mut config = Config::for_realm("bench.test", &database.url, &database.data_dir);
     config.writes_per_hour = UNLIMITED_WRITES_PER_HOUR;
     config.shutdown_grace_seconds = 5;
     if let Some(connections) = options.database_connections {
@@ -823,7 +631,9 @@ async fn run_backend(backend: Backend, options: &Options) -> Vec<Row> {
     });
     let mut clients = Vec::new();
     for (index, agent) in agents.iter().enumerate() {
-        clients.push(Arc::new(connect(&url, &agent.key, index, options.keep_alive).await));
+        clients.push(Arc::new(
+            connect(&url, &agent.key, format!("mcp-load-{index}"), options.keep_alive).await,
+        ));
     }
     eprintln!(
         "{}: {} items, {} clients of {} controllers ready in {:.1} s",
@@ -880,7 +690,17 @@ async fn run_backend(backend: Backend, options: &Options) -> Vec<Row> {
     }
     let _ = stop.send(());
     server.await.expect("server task ends");
-    let sizes = database.table_sizes().await;
+    let sizes = database
+        .table_sizes(&[
+            "content_items",
+            "claims",
+            "usage_events",
+            "trust_summaries",
+            "reputation_observations",
+            "mcp_calls",
+            "entities",
+        ])
+        .await;
     eprintln!(
         "{} rows at the end: {}",
         backend.name(),

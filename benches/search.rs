@@ -38,12 +38,13 @@
 //! | `INTERAI_BENCH_WORKER_THREADS` | cores | tokio worker threads (server and clients share them) |
 //! | `INTERAI_BENCH_LOG` | — | a log filter for the instance, e.g. `sqlx::query=debug` |
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use chrono::{DateTime, Utc};
 use interai::clock::{Clock, SystemClock};
 use interai::config::Config;
 use interai::domain::{ActorType, AuthenticatedActor, ScopeSet};
@@ -53,16 +54,11 @@ use interai::service::Service;
 use interai::service::actors::NewActor;
 use interai::service::keys::NewApiKey;
 use interai::service::search::SearchRequest;
-use rmcp::ServiceExt;
-use rmcp::model::{CallToolRequestParams, ClientCapabilities, ClientConfig, Implementation, JsonObject};
-use rmcp::service::{RoleClient, RunningService};
-use rmcp::transport::StreamableHttpClientTransport;
-use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::model::{CallToolRequestParams, JsonObject};
 use serde_json::{Value, json};
-use sqlx::Connection;
 
-/// A connected MCP client.
-type McpClient = RunningService<RoleClient, ClientConfig>;
+use common::{Backend, BenchDatabase, McpClient, connect, number, variable};
+use sqlx::Connection;
 
 /// The targets of issue 5, in microseconds.
 const SEARCH_P50_TARGET: u64 = 10_000;
@@ -70,21 +66,6 @@ const SEARCH_P99_TARGET: u64 = 50_000;
 const GET_P50_TARGET: u64 = 5_000;
 
 // ---------------------------------------------------------------- options
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Backend {
-    Sqlite,
-    Postgres,
-}
-
-impl Backend {
-    fn name(self) -> &'static str {
-        match self {
-            Backend::Sqlite => "sqlite",
-            Backend::Postgres => "postgres",
-        }
-    }
-}
 
 #[derive(Debug, Clone)]
 struct Options {
@@ -105,20 +86,6 @@ struct Options {
     seed_only: bool,
     worker_threads: Option<usize>,
     log_filter: Option<String>,
-}
-
-fn variable(name: &str) -> Option<String> {
-    std::env::var(name).ok().filter(|value| !value.trim().is_empty())
-}
-
-fn number<T: std::str::FromStr>(name: &str, default: T) -> T {
-    match variable(name) {
-        Some(text) => text
-            .trim()
-            .parse()
-            .unwrap_or_else(|_| panic!("{name} must be a number, not {text:?}")),
-        None => default,
-    }
 }
 
 impl Options {
@@ -162,149 +129,6 @@ impl Options {
 }
 
 // ---------------------------------------------------------------- database
-
-/// The database of one run: a fresh one (removed when dropped) or a reused one (kept).
-struct BenchDatabase {
-    url: String,
-    /// Where the admin key goes (and, for a temporary SQLite database, the file itself).
-    data_dir: PathBuf,
-    _temporary: Option<tempfile::TempDir>,
-    /// A fresh PostgreSQL database to drop at the end: (server URL, database name).
-    drop_postgres: Option<(String, String)>,
-    is_postgres: bool,
-}
-
-impl BenchDatabase {
-    async fn open(backend: Backend, options: &Options) -> BenchDatabase {
-        match backend {
-            Backend::Sqlite => match &options.sqlite_path {
-                Some(path) => {
-                    let data_dir = path
-                        .parent()
-                        .map(std::path::Path::to_path_buf)
-                        .filter(|parent| !parent.as_os_str().is_empty())
-                        .unwrap_or_else(|| PathBuf::from("."));
-                    BenchDatabase {
-                        url: format!("sqlite://{}", path.display()),
-                        data_dir,
-                        _temporary: None,
-                        drop_postgres: None,
-                        is_postgres: false,
-                    }
-                }
-                None => {
-                    let directory = tempfile::tempdir().expect("temporary directory");
-                    BenchDatabase {
-                        url: format!("sqlite://{}", directory.path().join("interai.db").display()),
-                        data_dir: directory.path().to_path_buf(),
-                        _temporary: Some(directory),
-                        drop_postgres: None,
-                        is_postgres: false,
-                    }
-                }
-            },
-            Backend::Postgres => {
-                let base_url = options.postgres_url.clone().expect("PostgreSQL URL");
-                let directory = tempfile::tempdir().expect("temporary directory");
-                let (name, fresh) = match &options.postgres_database {
-                    Some(name) => (name.clone(), false),
-                    None => (
-                        format!(
-                            "interai_bench_{}",
-                            ulid::Ulid::generate().to_string().to_ascii_lowercase()
-                        ),
-                        true,
-                    ),
-                };
-                if fresh {
-                    let mut admin = sqlx::PgConnection::connect(&base_url)
-                        .await
-                        .expect("connect to the PostgreSQL server of INTERAI_BENCH_DATABASE_URL");
-                    sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
-                        .execute(&mut admin)
-                        .await
-                        .expect("create the benchmark database");
-                    admin.close().await.ok();
-                }
-                let mut url = url::Url::parse(&base_url).expect("INTERAI_BENCH_DATABASE_URL is a URL");
-                url.set_path(&format!("/{name}"));
-                eprintln!(
-                    "PostgreSQL database {name} ({})",
-                    match (fresh, options.keep) {
-                        (false, _) => "reused, kept",
-                        (true, true) => "fresh, kept because INTERAI_BENCH_KEEP is set",
-                        (true, false) => "fresh, dropped at the end",
-                    }
-                );
-                BenchDatabase {
-                    url: url.to_string(),
-                    data_dir: directory.path().to_path_buf(),
-                    _temporary: Some(directory),
-                    drop_postgres: (fresh && !options.keep).then_some((base_url, name)),
-                    is_postgres: true,
-                }
-            }
-        }
-    }
-
-    /// Service times (µs) the server audited for `tool` since `since`.
-    async fn service_times(&self, tool: &str, since: DateTime<Utc>) -> Vec<u64> {
-        let query = "SELECT duration_micros FROM mcp_calls WHERE tool = $1 AND created_at >= $2";
-        let rows: Vec<i64> = if self.is_postgres {
-            let mut connection = sqlx::PgConnection::connect(&self.url).await.expect("connect");
-            let rows = sqlx::query_scalar(query)
-                .bind(tool)
-                .bind(since)
-                .fetch_all(&mut connection)
-                .await
-                .expect("read mcp_calls");
-            connection.close().await.ok();
-            rows
-        } else {
-            let mut connection = sqlx::SqliteConnection::connect(&self.url).await.expect("connect");
-            let rows = sqlx::query_scalar(query)
-                .bind(tool)
-                .bind(since)
-                .fetch_all(&mut connection)
-                .await
-                .expect("read mcp_calls");
-            connection.close().await.ok();
-            rows
-        };
-        rows.into_iter()
-            .map(|micros| u64::try_from(micros).unwrap_or(0))
-            .collect()
-    }
-}
-
-impl Drop for BenchDatabase {
-    fn drop(&mut self) {
-        if let Some((base_url, name)) = self.drop_postgres.take() {
-            // Dropping may happen inside the runtime; the database is dropped on a thread of its own.
-            let dropped = std::thread::spawn(move || {
-                let runtime = tokio::runtime::Builder::new_current_thread()
-                    .enable_all()
-                    .build()
-                    .ok()?;
-                runtime.block_on(async move {
-                    let mut admin = sqlx::PgConnection::connect(&base_url).await.ok()?;
-                    sqlx::query(sqlx::AssertSqlSafe(format!(
-                        "DROP DATABASE IF EXISTS {name} WITH (FORCE)"
-                    )))
-                    .execute(&mut admin)
-                    .await
-                    .ok()?;
-                    Some(name)
-                })
-            })
-            .join();
-            match dropped {
-                Ok(Some(name)) => eprintln!("dropped database {name}"),
-                _ => eprintln!("could not drop the benchmark database; drop interai_bench_* by hand"),
-            }
-        }
-    }
-}
 
 // ---------------------------------------------------------------- the query mix
 
@@ -395,23 +219,6 @@ fn search_case(random: &mut SplitMix64) -> SearchCase {
 }
 
 // ---------------------------------------------------------------- the MCP client
-
-async fn connect(url: &str, key: &str, index: usize) -> McpClient {
-    let config = StreamableHttpClientTransportConfig::with_uri(url.to_owned()).auth_header(key.to_owned());
-    // One persistent connection per client, as a long-running agent would hold.
-    let http = reqwest::Client::builder()
-        .pool_max_idle_per_host(1)
-        .tcp_nodelay(true)
-        .build()
-        .expect("HTTP client");
-    ClientConfig::new(
-        ClientCapabilities::default(),
-        Implementation::new(format!("search-bench-{index}"), env!("CARGO_PKG_VERSION")),
-    )
-    .serve(StreamableHttpClientTransport::with_client(http, config))
-    .await
-    .expect("MCP client connects")
-}
 
 /// Latencies (µs) by category, and failures by error code.
 #[derive(Debug, Default)]
@@ -677,7 +484,16 @@ struct BackendResult {
 }
 
 async fn run_backend(backend: Backend, options: &Options) -> BackendResult {
-    let database = BenchDatabase::open(backend, options).await;
+    let database = match backend {
+        Backend::Sqlite => match &options.sqlite_path {
+            Some(path) => BenchDatabase::sqlite_file(path),
+            None => BenchDatabase::temporary_sqlite(),
+        },
+        Backend::Postgres => {
+            let base_url = options.postgres_url.as_deref().expect("PostgreSQL URL");
+            BenchDatabase::postgres(base_url, options.postgres_database.as_deref(), options.keep).await
+        }
+    };
     let mut config = Config::for_realm(&options.realm, &database.url, &database.data_dir);
     // The seeder writes far more per controller than any agent may.
     config.writes_per_hour = u32::MAX;
@@ -772,7 +588,7 @@ async fn run_backend(backend: Backend, options: &Options) -> BackendResult {
             .expect("serve ends cleanly");
     });
 
-    let first = Arc::new(connect(&url, &key, 0).await);
+    let first = Arc::new(connect(&url, &key, "search-bench-0".to_owned(), true).await);
     // Warm-up: caches, connections, prepared statements.
     drive_searches(first.clone(), options.warmup, 0xAAAA).await;
     drive_gets(first.clone(), ids.clone(), options.warmup / 2, 0xBBBB).await;
@@ -785,7 +601,9 @@ async fn run_backend(backend: Backend, options: &Options) -> BackendResult {
 
     let mut clients = vec![first.clone()];
     for index in 1..options.clients {
-        clients.push(Arc::new(connect(&url, &key, index).await));
+        clients.push(Arc::new(
+            connect(&url, &key, format!("search-bench-{index}"), true).await,
+        ));
     }
     let per_client = options.concurrent_searches.div_ceil(options.clients);
     let since_concurrent = clock.now();

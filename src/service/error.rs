@@ -134,7 +134,9 @@ impl std::error::Error for ServiceError {}
 impl From<StoreError> for ServiceError {
     fn from(error: StoreError) -> ServiceError {
         let mut converted = ServiceError::internal(error.to_string());
-        converted.retryable = error.is_retryable();
+        // A unique violation inside a write means another transaction committed the row this one was about to
+        // create (two writers both found a subject, claim or source missing). A new attempt finds and matches it.
+        converted.retryable = error.is_retryable() || error.is_unique_violation();
         converted
     }
 }

@@ -963,3 +963,57 @@ async fn judged_evidence_moves_reputation_in_the_next_daily_snapshot() {
         "without the user the item was undecided: no observation"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_publishes_naming_the_same_new_subjects_and_claims_all_succeed_and_share_them() {
+    let alpha = TestInstance::start_with("alpha.test", |config| config.writes_per_hour = 1_000).await;
+    let service = alpha.service().clone();
+    const ROUNDS: usize = 12;
+    let mut tasks = Vec::new();
+    for client in 0..8 {
+        let author = agent(&service, &format!("author {client}")).await;
+        let service = service.clone();
+        tasks.push(tokio::spawn(async move {
+            let mut claim_ids = Vec::new();
+            // Every round names a subject and a claim nobody has written yet, so the clients race to create them.
+            for round in 0..ROUNDS {
+                let outcome = service
+                    .publish(
+                        &author.caller,
+                        &metadata("publish"),
+                        PublishRequest {
+                            content_type: "procedure".to_owned(),
+                            title: format!("Rotating signing secret {round}, variant {client}"),
+                            subjects: vec![SubjectReference::Named {
+                                name: format!("Brand-new Payment Gateway {round}"),
+                                entity_type: "service".to_owned(),
+                                aliases: Vec::new(),
+                                description: None,
+                            }],
+                            claims: vec![format!("Gateway {round} accepts both secrets for 24 hours.")],
+                            ..PublishRequest::default()
+                        },
+                    )
+                    .await;
+                // Two writers may both find the subject missing and both create it; the loser must retry and
+                // match the winner's entity instead of failing with an internal error.
+                let outcome = outcome.unwrap_or_else(|error| panic!("round {round} of client {client}: {error:?}"));
+                claim_ids.push(outcome.claims[0].id.clone());
+            }
+            claim_ids
+        }));
+    }
+    let mut claims_by_client = Vec::new();
+    for task in tasks {
+        claims_by_client.push(task.await.expect("client finished"));
+    }
+    for round in 0..ROUNDS {
+        let mut claim_ids: Vec<&String> = claims_by_client.iter().map(|claims| &claims[round]).collect();
+        claim_ids.dedup();
+        assert_eq!(
+            claim_ids.len(),
+            1,
+            "round {round}: one claim, matched by every other publish"
+        );
+    }
+}

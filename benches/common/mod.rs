@@ -1,0 +1,245 @@
+//! What the benchmarks share: environment options, the benchmark database (a temporary SQLite file, a kept SQLite
+//! file, or a PostgreSQL database created for the run and dropped after it), and the rmcp client they drive
+//! `/mcp` with.
+
+// Each benchmark uses part of this module; the rest would warn as unused in that benchmark's crate.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+
+use chrono::{DateTime, Utc};
+use rmcp::ServiceExt;
+use rmcp::model::{ClientCapabilities, ClientConfig, Implementation};
+use rmcp::service::{RoleClient, RunningService};
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use sqlx::Connection;
+
+/// A connected MCP client.
+pub type McpClient = RunningService<RoleClient, ClientConfig>;
+
+/// The database backend a run uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    Sqlite,
+    Postgres,
+}
+
+impl Backend {
+    pub fn name(self) -> &'static str {
+        match self {
+            Backend::Sqlite => "sqlite",
+            Backend::Postgres => "postgres",
+        }
+    }
+}
+
+/// An environment variable that is set and not blank.
+pub fn variable(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|value| !value.trim().is_empty())
+}
+
+/// A numeric environment variable, or `default` when it is not set; a value that is not a number stops the run.
+pub fn number<T: std::str::FromStr>(name: &str, default: T) -> T {
+    match variable(name) {
+        Some(text) => text
+            .trim()
+            .parse()
+            .unwrap_or_else(|_| panic!("{name} must be a number, not {text:?}")),
+        None => default,
+    }
+}
+
+/// Connects one rmcp Streamable HTTP client to `url` with an API key. With `keep_alive` it holds one persistent
+/// connection, as a long-running agent would; without, rmcp's default HTTP client opens a connection per request.
+pub async fn connect(url: &str, key: &str, client_name: String, keep_alive: bool) -> McpClient {
+    let config = StreamableHttpClientTransportConfig::with_uri(url.to_owned()).auth_header(key.to_owned());
+    let transport = if keep_alive {
+        let http = reqwest::Client::builder()
+            .pool_max_idle_per_host(1)
+            .tcp_nodelay(true)
+            .build()
+            .expect("HTTP client");
+        StreamableHttpClientTransport::with_client(http, config)
+    } else {
+        StreamableHttpClientTransport::from_config(config)
+    };
+    ClientConfig::new(
+        ClientCapabilities::default(),
+        Implementation::new(client_name, env!("CARGO_PKG_VERSION")),
+    )
+    .serve(transport)
+    .await
+    .expect("MCP client connects")
+}
+
+/// The database of one run: a fresh one (removed when dropped) or a reused one (kept).
+pub struct BenchDatabase {
+    pub url: String,
+    /// Where the admin key goes (and, for a temporary SQLite database, the file itself).
+    pub data_dir: PathBuf,
+    _temporary: Option<tempfile::TempDir>,
+    /// A fresh PostgreSQL database to drop at the end: (server URL, database name).
+    drop_postgres: Option<(String, String)>,
+    pub is_postgres: bool,
+}
+
+impl BenchDatabase {
+    /// A fresh SQLite database in a temporary directory.
+    pub fn temporary_sqlite() -> BenchDatabase {
+        let directory = tempfile::tempdir().expect("temporary directory");
+        BenchDatabase {
+            url: format!("sqlite://{}", directory.path().join("interai.db").display()),
+            data_dir: directory.path().to_path_buf(),
+            _temporary: Some(directory),
+            drop_postgres: None,
+            is_postgres: false,
+        }
+    }
+
+    /// A SQLite database file that outlives the run.
+    pub fn sqlite_file(path: &Path) -> BenchDatabase {
+        let data_dir = path
+            .parent()
+            .map(Path::to_path_buf)
+            .filter(|parent| !parent.as_os_str().is_empty())
+            .unwrap_or_else(|| PathBuf::from("."));
+        BenchDatabase {
+            url: format!("sqlite://{}", path.display()),
+            data_dir,
+            _temporary: None,
+            drop_postgres: None,
+            is_postgres: false,
+        }
+    }
+
+    /// A PostgreSQL database on the server of `base_url`: `existing` when named (kept), otherwise a fresh
+    /// `interai_bench_<ulid>`, dropped at the end unless `keep`.
+    pub async fn postgres(base_url: &str, existing: Option<&str>, keep: bool) -> BenchDatabase {
+        let directory = tempfile::tempdir().expect("temporary directory");
+        let (name, fresh) = match existing {
+            Some(name) => (name.to_owned(), false),
+            None => (
+                format!(
+                    "interai_bench_{}",
+                    ulid::Ulid::generate().to_string().to_ascii_lowercase()
+                ),
+                true,
+            ),
+        };
+        if fresh {
+            let mut admin = sqlx::PgConnection::connect(base_url)
+                .await
+                .expect("connect to the PostgreSQL server of INTERAI_BENCH_DATABASE_URL");
+            sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
+                .execute(&mut admin)
+                .await
+                .expect("create the benchmark database");
+            admin.close().await.ok();
+        }
+        let mut url = url::Url::parse(base_url).expect("INTERAI_BENCH_DATABASE_URL is a URL");
+        url.set_path(&format!("/{name}"));
+        eprintln!(
+            "PostgreSQL database {name} ({})",
+            match (fresh, keep) {
+                (false, _) => "reused, kept",
+                (true, true) => "fresh, kept because INTERAI_BENCH_KEEP is set",
+                (true, false) => "fresh, dropped at the end",
+            }
+        );
+        BenchDatabase {
+            url: url.to_string(),
+            data_dir: directory.path().to_path_buf(),
+            _temporary: Some(directory),
+            drop_postgres: (fresh && !keep).then(|| (base_url.to_owned(), name)),
+            is_postgres: true,
+        }
+    }
+
+    /// Service times (µs) the server audited for `tool` since `since`.
+    pub async fn service_times(&self, tool: &str, since: DateTime<Utc>) -> Vec<u64> {
+        let query = "SELECT duration_micros FROM mcp_calls WHERE tool = $1 AND created_at >= $2";
+        let rows: Vec<i64> = if self.is_postgres {
+            let mut connection = sqlx::PgConnection::connect(&self.url).await.expect("connect");
+            let rows = sqlx::query_scalar(query)
+                .bind(tool)
+                .bind(since)
+                .fetch_all(&mut connection)
+                .await
+                .expect("read mcp_calls");
+            connection.close().await.ok();
+            rows
+        } else {
+            let mut connection = sqlx::SqliteConnection::connect(&self.url).await.expect("connect");
+            let rows = sqlx::query_scalar(query)
+                .bind(tool)
+                .bind(since)
+                .fetch_all(&mut connection)
+                .await
+                .expect("read mcp_calls");
+            connection.close().await.ok();
+            rows
+        };
+        rows.into_iter()
+            .map(|micros| u64::try_from(micros).unwrap_or(0))
+            .collect()
+    }
+
+    /// Row counts of some tables, for a report; a table that cannot be counted is left out.
+    pub async fn table_sizes(&self, tables: &[&'static str]) -> Vec<(&'static str, i64)> {
+        let mut sizes = Vec::new();
+        for table in tables {
+            let query = format!("SELECT COUNT(*) FROM {table}");
+            let count: Option<i64> = if self.is_postgres {
+                match sqlx::PgConnection::connect(&self.url).await {
+                    Ok(mut connection) => sqlx::query_scalar(sqlx::AssertSqlSafe(query))
+                        .fetch_one(&mut connection)
+                        .await
+                        .ok(),
+                    Err(_) => None,
+                }
+            } else {
+                match sqlx::SqliteConnection::connect(&self.url).await {
+                    Ok(mut connection) => sqlx::query_scalar(sqlx::AssertSqlSafe(query))
+                        .fetch_one(&mut connection)
+                        .await
+                        .ok(),
+                    Err(_) => None,
+                }
+            };
+            if let Some(count) = count {
+                sizes.push((*table, count));
+            }
+        }
+        sizes
+    }
+}
+
+impl Drop for BenchDatabase {
+    fn drop(&mut self) {
+        if let Some((base_url, name)) = self.drop_postgres.take() {
+            // Dropping may happen inside the runtime; the database is dropped on a thread of its own.
+            let dropped = std::thread::spawn(move || {
+                let runtime = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                    .ok()?;
+                runtime.block_on(async move {
+                    let mut admin = sqlx::PgConnection::connect(&base_url).await.ok()?;
+                    sqlx::query(sqlx::AssertSqlSafe(format!(
+                        "DROP DATABASE IF EXISTS {name} WITH (FORCE)"
+                    )))
+                    .execute(&mut admin)
+                    .await
+                    .ok()?;
+                    Some(name)
+                })
+            })
+            .join();
+            match dropped {
+                Ok(Some(name)) => eprintln!("dropped database {name}"),
+                _ => eprintln!("could not drop the benchmark database; drop interai_bench_* by hand"),
+            }
+        }
+    }
+}
