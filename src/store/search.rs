@@ -326,30 +326,7 @@ pub async fn search(conn: &mut Conn<'_>, filter: &SearchFilter) -> Result<Vec<Se
             (Some(text), SearchOrder::Relevance { cap }) => {
                 sqlite_relevance_search(connection, filter, text, *cap).await?
             }
-            _ => {
-                let mut builder: QueryBuilder<Sqlite> = QueryBuilder::new(format!("SELECT {CANDIDATE_COLUMNS}, "));
-                match &filter.text {
-                    Some(text) => {
-                        builder.push(format_args!(
-                            "{SQLITE_RELEVANCE} AS relevance, {STATUS_RANK} AS status_rank FROM search_fts \
-                             JOIN search_documents d ON d.rowid = search_fts.rowid \
-                             JOIN trust_summaries t ON t.target_id = d.trust_target_id WHERE search_fts MATCH "
-                        ));
-                        builder.push_bind(text.clone());
-                    }
-                    None => {
-                        builder.push(format_args!(
-                            "0.0 AS relevance, {STATUS_RANK} AS status_rank FROM search_documents d \
-                             JOIN trust_summaries t ON t.target_id = d.trust_target_id WHERE 1 = 1"
-                        ));
-                    }
-                }
-                push_filters!(&mut builder, filter);
-                builder
-                    .build_query_as::<SearchCandidate>()
-                    .fetch_all(&mut **connection)
-                    .await?
-            }
+            _ => sqlite_one_pass_search(connection, filter).await?,
         },
     };
     Ok(candidates)
@@ -359,38 +336,73 @@ pub async fn search(conn: &mut Conn<'_>, filter: &SearchFilter) -> Result<Vec<Se
 /// does for ts_rank_cd. Titles weigh 10, summaries 4, bodies 1.
 const SQLITE_RELEVANCE: &str = "(-bm25(search_fts, 10.0, 4.0, 1.0)) / (1.0 - bm25(search_fts, 10.0, 4.0, 1.0))";
 
-/// How many of the most relevant full-text matches the first pass of a SQLite relevance search takes, as a
-/// multiple of the candidate cap.
+/// The first window of a SQLite relevance search, as a multiple of the candidate cap.
 const SQLITE_RELEVANCE_WINDOW_FACTOR: i64 = 2;
 
-/// The `cap` most relevant candidates that pass the filter, on SQLite, in two passes. The first pass ranks the
-/// full-text matches inside the FTS index alone and keeps the most relevant window of them; the second joins only
-/// that window to the documents and trust summaries and applies the filters. Joining every match instead costs
-/// several times as much for common words. When the filters leave fewer than `cap` candidates although the window
-/// was full, matches beyond it might pass too, so the window widens (to every match at last). The answer is the
-/// one a single pass over every match gives, except that among matches of exactly equal relevance at the window's
-/// edge the first pass keeps the earlier rows.
+/// How many scored matches the first pass of a SQLite relevance search lists at most, as a multiple of the
+/// candidate cap. Scoring costs the same whatever the limit; the limit only bounds what comes back.
+const SQLITE_LISTED_MATCHES_FACTOR: i64 = 100;
+
+/// The candidates matching a filter in one query over every match (browsing, `trust` and `recent` orders, and
+/// the relevance search's last resort).
+async fn sqlite_one_pass_search(
+    connection: &mut sqlx::SqliteConnection,
+    filter: &SearchFilter,
+) -> Result<Vec<SearchCandidate>, StoreError> {
+    let mut builder: QueryBuilder<Sqlite> = QueryBuilder::new(format!("SELECT {CANDIDATE_COLUMNS}, "));
+    match &filter.text {
+        Some(text) => {
+            builder.push(format_args!(
+                "{SQLITE_RELEVANCE} AS relevance, {STATUS_RANK} AS status_rank FROM search_fts \
+                 JOIN search_documents d ON d.rowid = search_fts.rowid \
+                 JOIN trust_summaries t ON t.target_id = d.trust_target_id WHERE search_fts MATCH "
+            ));
+            builder.push_bind(text.clone());
+        }
+        None => {
+            builder.push(format_args!(
+                "0.0 AS relevance, {STATUS_RANK} AS status_rank FROM search_documents d \
+                 JOIN trust_summaries t ON t.target_id = d.trust_target_id WHERE 1 = 1"
+            ));
+        }
+    }
+    push_filters!(&mut builder, filter);
+    Ok(builder
+        .build_query_as::<SearchCandidate>()
+        .fetch_all(&mut *connection)
+        .await?)
+}
+
+/// The `cap` most relevant candidates that pass the filter, on SQLite, in two passes. The first pass scores the
+/// full-text matches inside the FTS index alone and lists them best first; the second joins them to the documents
+/// and trust summaries and applies the filters, a window at a time: the best `2 × cap` first, then sixteen times
+/// as many, until `cap` candidates pass or the list ends. Joining every match instead costs several times as much
+/// for common words. When the list was cut short and still too few pass, one pass over every match decides. The
+/// answer is the one a single pass gives, except that among matches of exactly equal relevance at a window's edge
+/// the earlier rows come first.
 async fn sqlite_relevance_search(
     connection: &mut sqlx::SqliteConnection,
     filter: &SearchFilter,
     text: &str,
     cap: i64,
 ) -> Result<Vec<SearchCandidate>, StoreError> {
-    let mut window = cap.saturating_mul(SQLITE_RELEVANCE_WINDOW_FACTOR).max(1);
-    loop {
-        let matches: Vec<(i64, f64)> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
-            "SELECT rowid, {SQLITE_RELEVANCE} AS relevance FROM search_fts WHERE search_fts MATCH $1 \
-             ORDER BY relevance DESC, rowid LIMIT $2"
-        )))
-        .bind(text)
-        .bind(window)
-        .fetch_all(&mut *connection)
-        .await?;
-        let window_was_full = i64::try_from(matches.len()).unwrap_or(i64::MAX) >= window;
-        if matches.is_empty() {
-            return Ok(Vec::new());
-        }
-        let pairs = serde_json::to_string(&matches)
+    let listed_limit = cap.saturating_mul(SQLITE_LISTED_MATCHES_FACTOR).max(1);
+    let matches: Vec<(i64, f64)> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
+        "SELECT rowid, {SQLITE_RELEVANCE} AS relevance FROM search_fts WHERE search_fts MATCH $1 \
+         ORDER BY relevance DESC, rowid LIMIT $2"
+    )))
+    .bind(text)
+    .bind(listed_limit)
+    .fetch_all(&mut *connection)
+    .await?;
+    let every_match_listed = i64::try_from(matches.len()).unwrap_or(i64::MAX) < listed_limit;
+    let wanted = usize::try_from(cap).unwrap_or(usize::MAX);
+    let mut window = usize::try_from(cap.saturating_mul(SQLITE_RELEVANCE_WINDOW_FACTOR).max(1)).unwrap_or(usize::MAX);
+    let mut start = 0;
+    let mut candidates: Vec<SearchCandidate> = Vec::new();
+    while start < matches.len() && candidates.len() < wanted {
+        let end = matches.len().min(start.saturating_add(window));
+        let pairs = serde_json::to_string(&matches[start..end])
             .map_err(|error| StoreError::Corrupt(format!("cannot encode the match window: {error}")))?;
         let mut builder: QueryBuilder<Sqlite> = QueryBuilder::new(format!(
             "SELECT {CANDIDATE_COLUMNS}, CAST(json_extract(w.value, '$[1]') AS REAL) AS relevance, \
@@ -402,16 +414,27 @@ async fn sqlite_relevance_search(
              JOIN trust_summaries t ON t.target_id = d.trust_target_id WHERE 1 = 1",
         );
         push_filters!(&mut builder, filter);
-        let candidates = builder
-            .build_query_as::<SearchCandidate>()
-            .fetch_all(&mut *connection)
-            .await?;
-        if !window_was_full || i64::try_from(candidates.len()).unwrap_or(i64::MAX) >= cap {
-            return Ok(candidates);
-        }
-        // Widen until the window holds every match; i64::MAX means no limit at all.
-        window = if window >= i64::MAX / 16 { i64::MAX } else { window * 16 };
+        candidates.extend(
+            builder
+                .build_query_as::<SearchCandidate>()
+                .fetch_all(&mut *connection)
+                .await?,
+        );
+        start = end;
+        window = window.saturating_mul(16);
     }
+    if candidates.len() < wanted && !every_match_listed {
+        return sqlite_one_pass_search(connection, filter).await;
+    }
+    // Windows come best first, so only ties across a window's edge can be out of the single pass's order.
+    candidates.sort_by(|left, right| {
+        right
+            .relevance
+            .total_cmp(&left.relevance)
+            .then_with(|| left.object_id.cmp(&right.object_id))
+    });
+    candidates.truncate(wanted);
+    Ok(candidates)
 }
 
 /// Appends `AND column IN (ids…)` and one whole-facet match per facet on the `;`-joined context key.
