@@ -48,7 +48,10 @@ use interai::service::writes::CallMetadata;
 use rmcp::model::{CallToolRequestParams, JsonObject};
 use serde_json::{Value, json};
 
-use common::{Backend, BenchDatabase, McpClient, connect, number, variable};
+use common::{
+    Backend, BenchDatabase, LoopbackServer, McpClient, backends_from_environment, connect, number, tool_error_code,
+    variable,
+};
 
 /// How many controllers author the content that `report_usage` targets (none of them drives a client).
 const AUTHOR_CONTROLLERS: usize = 4;
@@ -123,22 +126,7 @@ impl Options {
                 other => panic!("INTERAI_BENCH_OPERATIONS: unknown operation {other:?}"),
             })
             .collect();
-        let postgres_url = variable("INTERAI_BENCH_DATABASE_URL");
-        if let Some(url) = &postgres_url {
-            assert!(
-                url.starts_with("postgres://") || url.starts_with("postgresql://"),
-                "INTERAI_BENCH_DATABASE_URL must be a postgres:// URL"
-            );
-        }
-        let backends = variable("INTERAI_BENCH_BACKENDS")
-            .unwrap_or_else(|| "sqlite,postgres".to_owned())
-            .split(',')
-            .filter_map(|name| match name.trim() {
-                "sqlite" => Some(Backend::Sqlite),
-                "postgres" | "postgresql" => postgres_url.is_some().then_some(Backend::Postgres),
-                other => panic!("INTERAI_BENCH_BACKENDS: unknown backend {other:?}"),
-            })
-            .collect();
+        let (postgres_url, backends) = backends_from_environment();
         Options {
             measured,
             warmup: Duration::from_secs_f64(warmup_seconds.max(0.0)),
@@ -426,17 +414,11 @@ async fn drive(client: Arc<McpClient>, phase: Phase, index: usize, calls: usize,
             .push(u64::try_from(elapsed.as_micros()).unwrap_or(u64::MAX));
         run.completed.push(phase_started.elapsed().as_secs_f64());
         match result {
-            Ok(result) if result.is_error.unwrap_or(false) => {
-                let code = result
-                    .structured_content
-                    .as_ref()
-                    .and_then(|content| content.pointer("/error/code"))
-                    .and_then(Value::as_str)
-                    .unwrap_or("unknown_error")
-                    .to_owned();
-                *run.errors.entry(code).or_default() += 1;
+            Ok(result) => {
+                if let Some(code) = tool_error_code(&result) {
+                    *run.errors.entry(code).or_default() += 1;
+                }
             }
-            Ok(_) => {}
             Err(error) => {
                 *run.errors.entry("protocol".to_owned()).or_default() += 1;
                 if run.errors.get("protocol") == Some(&1) {
@@ -616,19 +598,8 @@ async fn run_backend(backend: Backend, options: &Options) -> Vec<Row> {
         agents.push(agent_of(&service, &owners[index % owners.len()], &format!("Load agent {index}")).await);
     }
 
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind loopback");
-    let url = format!("http://{}/mcp", listener.local_addr().expect("address"));
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let server = tokio::spawn(async move {
-        instance
-            .serve(listener, async move {
-                let _ = stopped.await;
-            })
-            .await
-            .expect("serve ends cleanly");
-    });
+    let server = LoopbackServer::start(instance).await;
+    let url = server.mcp_url.clone();
     let mut clients = Vec::new();
     for (index, agent) in agents.iter().enumerate() {
         clients.push(Arc::new(
@@ -688,8 +659,7 @@ async fn run_backend(backend: Backend, options: &Options) -> Vec<Row> {
             let _ = client.cancel().await;
         }
     }
-    let _ = stop.send(());
-    server.await.expect("server task ends");
+    server.stop().await;
     let sizes = database
         .table_sizes(&[
             "content_items",

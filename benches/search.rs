@@ -57,7 +57,10 @@ use interai::service::search::SearchRequest;
 use rmcp::model::{CallToolRequestParams, JsonObject};
 use serde_json::{Value, json};
 
-use common::{Backend, BenchDatabase, McpClient, connect, number, variable};
+use common::{
+    Backend, BenchDatabase, LoopbackServer, McpClient, backends_from_environment, connect, number, tool_error_code,
+    variable,
+};
 use sqlx::Connection;
 
 /// The targets of issue 5, in microseconds.
@@ -90,22 +93,7 @@ struct Options {
 
 impl Options {
     fn from_environment() -> Options {
-        let postgres_url = variable("INTERAI_BENCH_DATABASE_URL");
-        if let Some(url) = &postgres_url {
-            assert!(
-                url.starts_with("postgres://") || url.starts_with("postgresql://"),
-                "INTERAI_BENCH_DATABASE_URL must be a postgres:// URL"
-            );
-        }
-        let backends = variable("INTERAI_BENCH_BACKENDS")
-            .unwrap_or_else(|| "sqlite,postgres".to_owned())
-            .split(',')
-            .filter_map(|name| match name.trim() {
-                "sqlite" => Some(Backend::Sqlite),
-                "postgres" | "postgresql" => postgres_url.is_some().then_some(Backend::Postgres),
-                other => panic!("INTERAI_BENCH_BACKENDS: unknown backend {other:?}"),
-            })
-            .collect();
+        let (postgres_url, backends) = backends_from_environment();
         Options {
             items: number("INTERAI_BENCH_ITEMS", 100_000_u64).max(1),
             seed: number("INTERAI_BENCH_SEED", 1_u64),
@@ -253,14 +241,7 @@ async fn timed_call(client: &McpClient, tool: &str, arguments: &Value, samples: 
     let micros = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
     samples.calls += 1;
     match result {
-        Ok(result) if result.is_error.unwrap_or(false) => {
-            let code = result
-                .structured_content
-                .as_ref()
-                .and_then(|content| content.pointer("/error/code"))
-                .and_then(Value::as_str)
-                .unwrap_or("unknown_error")
-                .to_owned();
+        Ok(result) if let Some(code) = tool_error_code(&result) => {
             let count = samples.errors.entry(code.clone()).or_default();
             *count += 1;
             if *count == 1 {
@@ -574,19 +555,8 @@ async fn run_backend(backend: Backend, options: &Options) -> BackendResult {
     let ids = Arc::new(content_ids(&service, &caller, 2000).await);
     assert!(!ids.is_empty(), "the seeded database has content to get");
 
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind loopback");
-    let url = format!("http://{}/mcp", listener.local_addr().expect("address"));
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let server = tokio::spawn(async move {
-        instance
-            .serve(listener, async move {
-                let _ = stopped.await;
-            })
-            .await
-            .expect("serve ends cleanly");
-    });
+    let server = LoopbackServer::start(instance).await;
+    let url = server.mcp_url.clone();
 
     let first = Arc::new(connect(&url, &key, "search-bench-0".to_owned(), true).await);
     // Warm-up: caches, connections, prepared statements.
@@ -628,8 +598,7 @@ async fn run_backend(backend: Backend, options: &Options) -> BackendResult {
             let _ = client.cancel().await;
         }
     }
-    let _ = stop.send(());
-    server.await.expect("server task ends");
+    server.stop().await;
 
     println!("\n## {} ({} content IDs sampled for get)", backend.name(), ids.len());
     table_header(&format!(

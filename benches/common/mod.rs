@@ -50,6 +50,28 @@ pub fn number<T: std::str::FromStr>(name: &str, default: T) -> T {
     }
 }
 
+/// The PostgreSQL server URL (`INTERAI_BENCH_DATABASE_URL`) and the backends to run (`INTERAI_BENCH_BACKENDS`,
+/// default both; PostgreSQL only when the URL is set).
+pub fn backends_from_environment() -> (Option<String>, Vec<Backend>) {
+    let postgres_url = variable("INTERAI_BENCH_DATABASE_URL");
+    if let Some(url) = &postgres_url {
+        assert!(
+            url.starts_with("postgres://") || url.starts_with("postgresql://"),
+            "INTERAI_BENCH_DATABASE_URL must be a postgres:// URL"
+        );
+    }
+    let backends = variable("INTERAI_BENCH_BACKENDS")
+        .unwrap_or_else(|| "sqlite,postgres".to_owned())
+        .split(',')
+        .filter_map(|name| match name.trim() {
+            "sqlite" => Some(Backend::Sqlite),
+            "postgres" | "postgresql" => postgres_url.is_some().then_some(Backend::Postgres),
+            other => panic!("INTERAI_BENCH_BACKENDS: unknown backend {other:?}"),
+        })
+        .collect();
+    (postgres_url, backends)
+}
+
 /// Connects one rmcp Streamable HTTP client to `url` with an API key. With `keep_alive` it holds one persistent
 /// connection, as a long-running agent would; without, rmcp's default HTTP client opens a connection per request.
 pub async fn connect(url: &str, key: &str, client_name: String, keep_alive: bool) -> McpClient {
@@ -71,6 +93,53 @@ pub async fn connect(url: &str, key: &str, client_name: String, keep_alive: bool
     .serve(transport)
     .await
     .expect("MCP client connects")
+}
+
+/// The spec's error code of a tool result that reports an error (`isError: true`), `None` for a success.
+pub fn tool_error_code(result: &rmcp::model::CallToolResult) -> Option<String> {
+    result.is_error.unwrap_or(false).then(|| {
+        result
+            .structured_content
+            .as_ref()
+            .and_then(|content| content.pointer("/error/code"))
+            .and_then(serde_json::Value::as_str)
+            .unwrap_or("unknown_error")
+            .to_owned()
+    })
+}
+
+/// An instance serving HTTP on a loopback port until stopped.
+pub struct LoopbackServer {
+    /// The instance's `/mcp` URL.
+    pub mcp_url: String,
+    stop: tokio::sync::oneshot::Sender<()>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl LoopbackServer {
+    /// Serves `instance` on a free loopback port.
+    pub async fn start(instance: interai::instance::Instance) -> LoopbackServer {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind loopback");
+        let mcp_url = format!("http://{}/mcp", listener.local_addr().expect("address"));
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let task = tokio::spawn(async move {
+            instance
+                .serve(listener, async move {
+                    let _ = stopped.await;
+                })
+                .await
+                .expect("serve ends cleanly");
+        });
+        LoopbackServer { mcp_url, stop, task }
+    }
+
+    /// Shuts the server down gracefully and waits for it.
+    pub async fn stop(self) {
+        let _ = self.stop.send(());
+        self.task.await.expect("server task ends");
+    }
 }
 
 /// The database of one run: a fresh one (removed when dropped) or a reused one (kept).
