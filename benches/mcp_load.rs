@@ -758,12 +758,7 @@ fn print_report(rows: &[Row], options: &Options) {
 
 fn main() {
     let options = Options::from_environment();
-    let mut builder = tokio::runtime::Builder::new_multi_thread();
-    builder.enable_all();
-    if let Some(threads) = options.worker_threads {
-        builder.worker_threads(threads.max(1));
-    }
-    let runtime = builder.build().expect("tokio runtime");
+    let runtime = common::runtime(options.worker_threads);
     let mut rows = Vec::new();
     for &backend in &options.backends {
         rows.extend(runtime.block_on(run_backend(backend, &options)));

@@ -510,26 +510,7 @@ async fn run_backend(backend: Backend, options: &Options) -> BackendResult {
         .await
         .expect("seeding succeeds");
         seed_seconds = Some(report.elapsed.as_secs_f64());
-        println!(
-            "{}: seeded {} items ({} experiences, {} revisions), {} claims ({} links), {} entities, {} evidence records \
-             ({} usage, {} reviews, {} ratings), {} high_confidence of {} planned, {} controllers, {} agents in {:.1} s",
-            backend.name(),
-            report.items,
-            report.experiences,
-            report.revisions,
-            report.claims,
-            report.claim_links,
-            report.entities,
-            report.evidence_records(),
-            report.usage_events,
-            report.reviews,
-            report.ratings,
-            report.high_confidence,
-            report.planned_high_confidence,
-            report.controllers,
-            report.agents,
-            report.elapsed.as_secs_f64()
-        );
+        println!("{}: seeded {report}", backend.name());
     }
     if database.is_postgres && seed_seconds.is_some() {
         // A production server's autovacuum analyzes the new rows; this benchmark's server may have it off.
@@ -648,12 +629,7 @@ async fn run_backend(backend: Backend, options: &Options) -> BackendResult {
 
 fn main() {
     let options = Options::from_environment();
-    let mut builder = tokio::runtime::Builder::new_multi_thread();
-    builder.enable_all();
-    if let Some(threads) = options.worker_threads {
-        builder.worker_threads(threads.max(1));
-    }
-    let runtime = builder.build().expect("tokio runtime");
+    let runtime = common::runtime(options.worker_threads);
     println!(
         "search benchmark: {} items, seed {}, {} sequential searches, {} searches over {} clients, {} gets",
         options.items, options.seed, options.searches, options.concurrent_searches, options.clients, options.gets

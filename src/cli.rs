@@ -259,26 +259,7 @@ async fn run_admin(instance: &Instance, command: AdminCommand) -> anyhow::Result
             .await;
             bar.finish_and_clear();
             let report = report?;
-            println!(
-                "seeded {} items ({} experiences, {} revisions), {} claims ({} links), {} entities, {} evidence records \
-                 ({} usage, {} reviews, {} ratings), {} high_confidence of {} planned, from {} controllers and {} agents \
-                 in {:.1} s",
-                report.items,
-                report.experiences,
-                report.revisions,
-                report.claims,
-                report.claim_links,
-                report.entities,
-                report.evidence_records(),
-                report.usage_events,
-                report.reviews,
-                report.ratings,
-                report.high_confidence,
-                report.planned_high_confidence,
-                report.controllers,
-                report.agents,
-                report.elapsed.as_secs_f64()
-            );
+            println!("seeded {report}");
         }
     }
     Ok(())

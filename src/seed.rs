@@ -103,6 +103,33 @@ pub struct SeedReport {
     pub elapsed: Duration,
 }
 
+impl std::fmt::Display for SeedReport {
+    /// One line saying what the run wrote and how long it took.
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            formatter,
+            "{} items ({} experiences, {} revisions), {} claims ({} links), {} entities, {} evidence records \
+             ({} usage, {} reviews, {} ratings), {} high_confidence of {} planned, from {} controllers and {} agents \
+             in {:.1} s",
+            self.items,
+            self.experiences,
+            self.revisions,
+            self.claims,
+            self.claim_links,
+            self.entities,
+            self.evidence_records(),
+            self.usage_events,
+            self.reviews,
+            self.ratings,
+            self.high_confidence,
+            self.planned_high_confidence,
+            self.controllers,
+            self.agents,
+            self.elapsed.as_secs_f64()
+        )
+    }
+}
+
 impl SeedReport {
     /// Usage events, reviews and ratings together.
     pub fn evidence_records(&self) -> u64 {

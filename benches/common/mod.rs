@@ -34,6 +34,16 @@ impl Backend {
     }
 }
 
+/// The multi-threaded runtime server and clients share, with `worker_threads` threads or one per core.
+pub fn runtime(worker_threads: Option<usize>) -> tokio::runtime::Runtime {
+    let mut builder = tokio::runtime::Builder::new_multi_thread();
+    builder.enable_all();
+    if let Some(threads) = worker_threads {
+        builder.worker_threads(threads.max(1));
+    }
+    builder.build().expect("tokio runtime")
+}
+
 /// An environment variable that is set and not blank.
 pub fn variable(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|value| !value.trim().is_empty())

@@ -234,10 +234,8 @@ impl Service {
             "context": context_key.to_string(), "alternatives_to": request.alternatives_to.as_ref().map(|(id, reason)| json!([id, reason])),
             "space": request.space, "tags": tags, "statuses": statuses, "sort": format!("{sort:?}"),
         }));
-        let secret = {
-            let mut reader = self.store().reader().await?;
-            self.signing_secret(&mut reader.conn()).await?
-        };
+        let mut reader = self.store().reader().await?;
+        let secret = self.signing_secret(&mut reader.conn()).await?;
         let cursor = match request.cursor.as_deref().filter(|cursor| !cursor.is_empty()) {
             Some(text) => {
                 let state = decode_cursor(&secret, text)?;
@@ -253,7 +251,6 @@ impl Service {
         };
         let as_of = cursor.as_ref().map_or_else(|| self.now(), |state| state.as_of);
 
-        let mut reader = self.store().reader().await?;
         let space_id = match request
             .space
             .as_deref()
