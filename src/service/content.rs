@@ -806,51 +806,51 @@ impl Service {
             .await?;
         }
 
-        let mut published_claims = Vec::new();
+        // Claims: one lookup for every fingerprint, one insert for the new ones, one statement linking them all.
+        let fingerprints: Vec<&str> = content
+            .claims
+            .iter()
+            .map(|(_, _, fingerprint)| fingerprint.as_str())
+            .collect();
+        let existing_claims =
+            store::knowledge::find_claims_by_fingerprints(&mut transaction.conn(), &fingerprints).await?;
+        let mut new_claims: Vec<Claim> = Vec::new();
+        let mut claim_links = Vec::with_capacity(content.claims.len());
+        let mut published_claims = Vec::with_capacity(content.claims.len());
         for (position, (text, normalized, fingerprint)) in content.claims.iter().enumerate() {
-            let existing = store::knowledge::find_claim_by_fingerprint(&mut transaction.conn(), fingerprint).await?;
-            let (claim_id, matched_existing) = match existing {
-                Some(claim) => (claim.id, true),
-                None => {
-                    let claim = Claim {
-                        id: self.new_id(IdKind::Claim),
-                        text: text.clone(),
-                        normalized_text: normalized.clone(),
-                        fingerprint: fingerprint.clone(),
-                        author_id: author.id.clone(),
-                        author_root_controller: author.root_controller.clone(),
-                        origin: self.realm().to_owned(),
-                        created_at: now,
-                    };
-                    store::knowledge::insert_claim(&mut transaction.conn(), &claim).await?;
-                    self.index_claim(transaction, &claim).await?;
-                    let target = TrustTarget {
-                        id: claim.id.clone(),
-                        kind: TrustTargetKind::Claim,
-                        content_id: None,
-                        author_root_controller: claim.author_root_controller.clone(),
-                        author_origin: claim.origin.clone(),
-                        created_at: now,
-                    };
-                    self.initialize_trust_summary(transaction, pending, &target).await?;
-                    (claim.id, false)
-                }
-            };
-            let position = i32::try_from(position).unwrap_or(i32::MAX);
-            store::knowledge::link_revision_claim(
-                &mut transaction.conn(),
-                &revision_id,
-                &claim_id,
-                position,
+            let (claim_id, matched_existing) =
+                match existing_claims.iter().find(|claim| claim.fingerprint == *fingerprint) {
+                    Some(claim) => (claim.id.clone(), true),
+                    None => {
+                        let claim = Claim {
+                            id: self.new_id(IdKind::Claim),
+                            text: text.clone(),
+                            normalized_text: normalized.clone(),
+                            fingerprint: fingerprint.clone(),
+                            author_id: author.id.clone(),
+                            author_root_controller: author.root_controller.clone(),
+                            origin: self.realm().to_owned(),
+                            created_at: now,
+                        };
+                        let id = claim.id.clone();
+                        new_claims.push(claim);
+                        (id, false)
+                    }
+                };
+            claim_links.push(store::knowledge::RevisionClaimLink {
+                claim_id: claim_id.clone(),
+                position: i32::try_from(position).unwrap_or(i32::MAX),
                 matched_existing,
-            )
-            .await?;
+            });
             published_claims.push(PublishedClaim {
                 id: claim_id.into_string(),
                 matched_existing,
             });
         }
+        store::knowledge::insert_claims(&mut transaction.conn(), &new_claims).await?;
+        store::knowledge::link_revision_claims(&mut transaction.conn(), &revision_id, &claim_links).await?;
 
+        let mut subject_ids: Vec<PublicId> = Vec::new();
         for (position, subject) in content.subjects.iter().enumerate() {
             let entity_id = match subject {
                 ValidatedSubject::Id(id) => {
@@ -884,17 +884,12 @@ impl Service {
                 }
             };
             // Two subject entries may name the same entity.
-            let already = store::knowledge::subjects_of_revision(&mut transaction.conn(), &revision_id)
-                .await?
-                .iter()
-                .any(|entity| entity.id == entity_id);
-            if !already {
-                store::knowledge::link_revision_subject(&mut transaction.conn(), &revision_id, &entity_id).await?;
+            if !subject_ids.contains(&entity_id) {
+                subject_ids.push(entity_id);
             }
         }
-        for tag in &content.tags {
-            store::knowledge::add_revision_tag(&mut transaction.conn(), &revision_id, tag).await?;
-        }
+        store::knowledge::link_revision_subjects(&mut transaction.conn(), &revision_id, &subject_ids).await?;
+        store::knowledge::add_revision_tags(&mut transaction.conn(), &revision_id, &content.tags).await?;
         let mut linked_sources: Vec<PublicId> = Vec::new();
         for (position, source) in content.sources.iter().enumerate() {
             let (source, title) = self.resolve_source(&mut transaction.conn(), source, position).await?;
@@ -926,12 +921,20 @@ impl Service {
             store::knowledge::insert_relation(&mut transaction.conn(), &relation).await?;
         }
 
+        // Search: the item's document and those of its new claims, in one statement.
         let claim_texts: Vec<String> = content.claims.iter().map(|(text, _, _)| text.clone()).collect();
-        self.index_content(transaction, &content_item, &revision, &claim_texts, &content.tags)
-            .await?;
+        let mut documents = vec![super::search::content_document(
+            &content_item,
+            &revision,
+            &claim_texts,
+            &content.tags,
+        )];
+        documents.extend(new_claims.iter().map(super::search::claim_document));
+        self.index_documents(transaction, &documents).await?;
 
-        // Trust: the new revision starts from the prior; the one it replaces is now superseded; content this
-        // revision supersedes (when the relation is effective) is re-assessed.
+        // Trust: the new revision and the new claims start from the prior, in one statement. A new item cannot be
+        // superseded yet (a relation's target must exist before it is declared); a new revision of an existing
+        // item is, when an effective `supersedes` relation already replaces the item.
         let revision_target = TrustTarget {
             id: revision_id.clone(),
             kind: TrustTargetKind::Revision,
@@ -940,8 +943,25 @@ impl Service {
             author_origin: content_item.origin.clone(),
             created_at: now,
         };
-        self.initialize_trust_summary(transaction, pending, &revision_target)
+        let revision_superseded = match &previous_revision {
+            Some(_) => self.is_superseded(&mut transaction.conn(), &revision_target).await?,
+            None => false,
+        };
+        let mut new_targets = vec![(revision_target, revision_superseded)];
+        new_targets.extend(new_claims.iter().map(|claim| {
+            let target = TrustTarget {
+                id: claim.id.clone(),
+                kind: TrustTargetKind::Claim,
+                content_id: None,
+                author_root_controller: claim.author_root_controller.clone(),
+                author_origin: claim.origin.clone(),
+                created_at: now,
+            };
+            (target, false)
+        }));
+        self.initialize_trust_summaries(transaction, pending, &new_targets)
             .await?;
+        // The revision it replaces is now superseded.
         if let Some(previous) = &previous_revision {
             let previous_target = self.trust_target(&mut transaction.conn(), previous).await?;
             self.apply_evidence_change(
@@ -952,8 +972,15 @@ impl Service {
             )
             .await?;
         }
-        self.reassess_superseded_targets(transaction, pending, &content_item.id)
-            .await?;
+        // Content that this revision declares it supersedes may now be replaced (and content the previous revision
+        // superseded may no longer be).
+        let declares_supersedes = relation_targets
+            .iter()
+            .any(|(relation_type, _, _)| *relation_type == RelationType::Supersedes);
+        if declares_supersedes || previous_revision.is_some() {
+            self.reassess_superseded_targets(transaction, pending, &content_item.id, previous_revision.as_ref())
+                .await?;
+        }
 
         Ok(PublishOutcome {
             id: content_item.id.into_string(),
@@ -964,35 +991,51 @@ impl Service {
     }
 
     /// Re-assesses the current revisions of content that `source_content` declares it supersedes, because whether
-    /// that relation is effective can change with a new revision or with the source's trust.
+    /// that relation is effective can change with a new revision or with the source's trust. With
+    /// `replaced_revision`, content that this earlier revision of the source superseded is re-assessed too: its
+    /// relations stopped counting when it stopped being current.
     pub(super) async fn reassess_superseded_targets(
         &self,
         transaction: &mut Transaction,
         pending: &mut PendingTrustStates,
         source_content: &PublicId,
+        replaced_revision: Option<&PublicId>,
     ) -> Result<(), ServiceError> {
-        let relations =
+        let mut relations =
             store::knowledge::supersedes_relations_of_current_revision(&mut transaction.conn(), source_content).await?;
+        if let Some(replaced) = replaced_revision {
+            relations
+                .extend(store::knowledge::supersedes_relations_declared_by(&mut transaction.conn(), replaced).await?);
+        }
+        let mut reassessed: Vec<PublicId> = Vec::new();
         for relation in &relations {
             let target_content = match relation.target_id.kind() {
-                IdKind::Content => store::knowledge::find_content(&mut transaction.conn(), &relation.target_id).await?,
-                IdKind::Revision => {
-                    match store::knowledge::find_revision(&mut transaction.conn(), &relation.target_id).await? {
-                        Some(revision) => {
-                            store::knowledge::find_content(&mut transaction.conn(), &revision.content_id).await?
-                        }
-                        None => None,
-                    }
-                }
+                IdKind::Content => Some(relation.target_id.clone()),
+                IdKind::Revision => store::knowledge::revision_target(
+                    &mut transaction.conn(),
+                    store::knowledge::RevisionOf::Revision(&relation.target_id),
+                )
+                .await?
+                .map(|(content, _, _)| content.id),
                 _ => None,
             };
-            if let Some(target_content) = target_content {
-                let target = self
-                    .trust_target(&mut transaction.conn(), &target_content.current_revision_id)
-                    .await?;
+            let Some(target_content) = target_content else {
+                continue;
+            };
+            if reassessed.contains(&target_content) {
+                continue;
+            }
+            let current = store::knowledge::revision_target(
+                &mut transaction.conn(),
+                store::knowledge::RevisionOf::CurrentOf(&target_content),
+            )
+            .await?;
+            if let Some((content, revision_id, revision_created_at)) = current {
+                let target = super::trust::revision_trust_target(revision_id, revision_created_at, content);
                 self.apply_evidence_change(transaction, pending, &target, super::trust::EvidenceChange::Reassess)
                     .await?;
             }
+            reassessed.push(target_content);
         }
         Ok(())
     }
@@ -1079,7 +1122,8 @@ impl Service {
             created_at: self.now(),
         };
         store::knowledge::insert_entity(&mut transaction.conn(), &entity).await?;
-        self.index_entity(transaction, &entity).await?;
+        self.index_documents(transaction, &[super::search::entity_document(&entity)])
+            .await?;
         let target = TrustTarget {
             id: entity.id.clone(),
             kind: TrustTargetKind::Entity,
@@ -1088,7 +1132,8 @@ impl Service {
             author_origin: entity.origin.clone(),
             created_at: entity.created_at,
         };
-        self.initialize_trust_summary(transaction, pending, &target).await?;
+        self.initialize_trust_summaries(transaction, pending, &[(target, false)])
+            .await?;
         Ok(entity)
     }
 

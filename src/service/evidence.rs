@@ -5,7 +5,7 @@ use serde_json::{Value, json};
 
 use super::content::SourceReference;
 use super::limits::{MAX_NOTE_CHARACTERS, MAX_SOURCES};
-use super::trust::{EvidenceChange, PendingTrustStates, TrustTarget};
+use super::trust::{EvidenceChange, PendingTrustStates, TrustChange, TrustTarget};
 use super::validation::{confidence, optional_text, parse_target, type_name};
 use super::writes::{CallMetadata, WriteSummary, within_write};
 use super::{ErrorCode, Service, ServiceError};
@@ -242,15 +242,17 @@ impl Service {
             created_at: self.now(),
         };
         let record = self.usage_record(&event);
-        self.apply_evidence_change(
-            transaction,
-            pending,
-            &trust_target,
-            EvidenceChange::Add(Box::new(record)),
-        )
-        .await?;
+        let change = self
+            .apply_evidence_change(
+                transaction,
+                pending,
+                &trust_target,
+                EvidenceChange::Add(Box::new(record)),
+            )
+            .await?;
         store::evidence::insert_usage(&mut transaction.conn(), &event).await?;
-        self.after_evidence_change(transaction, pending, &trust_target).await?;
+        self.after_evidence_change(transaction, pending, &trust_target, &change)
+            .await?;
         Ok(UsageOutcomeReport {
             id: event.id.into_string(),
             target_revision: target_revision.map(PublicId::into_string),
@@ -347,10 +349,11 @@ impl Service {
                 created_at: self.now(),
             };
             let record = self.review_record(&review);
-            self.apply_evidence_change(transaction, pending, &trust_target, EvidenceChange::Add(Box::new(record)))
+            let change = self
+                .apply_evidence_change(transaction, pending, &trust_target, EvidenceChange::Add(Box::new(record)))
                 .await?;
             store::evidence::insert_review(&mut transaction.conn(), &review).await?;
-            self.after_evidence_change(transaction, pending, &trust_target).await?;
+            self.after_evidence_change(transaction, pending, &trust_target, &change).await?;
             Ok(ReviewOutcome {
                 id: review.id.into_string(),
                 target_revision: target_revision.map(PublicId::into_string),
@@ -510,15 +513,17 @@ impl Service {
                     .await?;
                 } else {
                     let trust_target = self.trust_target(&mut transaction.conn(), &target).await?;
-                    self.apply_evidence_change(
-                        transaction,
-                        pending,
-                        &trust_target,
-                        EvidenceChange::Retract(record_id.as_str().to_owned()),
-                    )
-                    .await?;
+                    let change = self
+                        .apply_evidence_change(
+                            transaction,
+                            pending,
+                            &trust_target,
+                            EvidenceChange::Retract(record_id.as_str().to_owned()),
+                        )
+                        .await?;
                     store::evidence::retract(&mut transaction.conn(), &record_id, self.now()).await?;
-                    self.after_evidence_change(transaction, pending, &trust_target).await?;
+                    self.after_evidence_change(transaction, pending, &trust_target, &change)
+                        .await?;
                 }
                 Ok(RetractOutcome {
                     id: record_id.as_str().to_owned(),
@@ -543,39 +548,19 @@ impl Service {
             || ServiceError::not_found(target.as_str()).with_details(json!({ "id": target.as_str(), "field": field }));
         match target.kind() {
             IdKind::Content => {
-                let content = store::knowledge::find_content(conn, target)
-                    .await?
-                    .ok_or_else(not_found)?;
-                let revision_id = content.current_revision_id.clone();
-                let revision = store::knowledge::find_revision(conn, &revision_id)
-                    .await?
-                    .ok_or_else(|| ServiceError::internal(format!("content {target} has no current revision")))?;
+                let (content, revision_id, revision_created_at) =
+                    store::knowledge::revision_target(conn, store::knowledge::RevisionOf::CurrentOf(target))
+                        .await?
+                        .ok_or_else(not_found)?;
                 Ok((
-                    super::trust::revision_trust_target(&revision, content),
+                    super::trust::revision_trust_target(revision_id.clone(), revision_created_at, content),
                     Some(revision_id),
                 ))
             }
-            IdKind::Revision => {
-                let revision = store::knowledge::find_revision(conn, target)
-                    .await?
-                    .ok_or_else(not_found)?;
-                let content = store::knowledge::find_content(conn, &revision.content_id)
-                    .await?
-                    .ok_or_else(|| ServiceError::internal(format!("revision {target} has no content item")))?;
-                Ok((
-                    super::trust::revision_trust_target(&revision, content),
-                    Some(target.clone()),
-                ))
-            }
-            IdKind::Claim | IdKind::Entity => {
-                let exists = match target.kind() {
-                    IdKind::Claim => store::knowledge::find_claim(conn, target).await?.is_some(),
-                    _ => store::knowledge::find_entity(conn, target).await?.is_some(),
-                };
-                if !exists {
-                    return Err(not_found());
-                }
-                Ok((self.trust_target(conn, target).await?, None))
+            IdKind::Revision | IdKind::Claim | IdKind::Entity => {
+                let trust_target = self.find_trust_target(conn, target).await?.ok_or_else(not_found)?;
+                let used_revision = (target.kind() == IdKind::Revision).then(|| target.clone());
+                Ok((trust_target, used_revision))
             }
             _ => Err(ServiceError::new(
                 ErrorCode::InvalidTarget,
@@ -590,9 +575,14 @@ impl Service {
         transaction: &mut Transaction,
         pending: &mut PendingTrustStates,
         target: &TrustTarget,
+        change: &TrustChange,
     ) -> Result<(), ServiceError> {
-        if let Some(content_id) = &target.content_id {
-            self.reassess_superseded_targets(transaction, pending, content_id)
+        // A `supersedes` relation towards another author's content is effective while its source is
+        // high_confidence, so only a change into or out of high_confidence can change what it supersedes.
+        if let Some(content_id) = &target.content_id
+            && change.high_confidence_changed()
+        {
+            self.reassess_superseded_targets(transaction, pending, content_id, None)
                 .await?;
         }
         self.settle_decisions(transaction, pending).await

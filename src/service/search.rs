@@ -477,88 +477,82 @@ impl Service {
             .ok_or_else(|| ServiceError::internal("the cursor secret is missing"))
     }
 
-    /// Writes (or rewrites) the search document of a content item from its current revision.
-    pub(super) async fn index_content(
+    /// Writes (or rewrites) search documents, all in one statement.
+    pub(super) async fn index_documents(
         &self,
         transaction: &mut Transaction,
-        content: &crate::domain::knowledge::ContentItem,
-        revision: &crate::domain::knowledge::Revision,
-        claims: &[String],
-        tags: &[String],
+        documents: &[SearchDocument],
     ) -> Result<(), ServiceError> {
-        let mut body = super::markdown::plain_text_excerpt(&revision.body_markdown, 60_000);
-        for claim in claims {
-            body.push('\n');
-            body.push_str(claim);
-        }
-        if !tags.is_empty() {
-            body.push('\n');
-            body.push_str(&tags.join(" "));
-        }
-        let document = SearchDocument {
-            object_id: content.id.as_str().to_owned(),
-            kind: SearchKind::Content,
-            object_type: content.content_type.clone(),
-            space_id: Some(content.space_id.as_str().to_owned()),
-            trust_target_id: revision.id.as_str().to_owned(),
-            author_id: Some(content.author_id.as_str().to_owned()),
-            origin: content.origin.clone(),
-            title: revision.title.clone(),
-            summary: revision.summary.clone(),
-            body,
-            created_at: content.created_at,
-            updated_at: revision.created_at,
-        };
-        store::search::upsert_document(&mut transaction.conn(), &document).await?;
+        store::search::upsert_documents(&mut transaction.conn(), documents).await?;
         Ok(())
     }
+}
 
-    /// Writes the search document of a new claim.
-    pub(super) async fn index_claim(
-        &self,
-        transaction: &mut Transaction,
-        claim: &crate::domain::knowledge::Claim,
-    ) -> Result<(), ServiceError> {
-        let document = SearchDocument {
-            object_id: claim.id.as_str().to_owned(),
-            kind: SearchKind::Claim,
-            object_type: "claim".to_owned(),
-            space_id: None,
-            trust_target_id: claim.id.as_str().to_owned(),
-            author_id: Some(claim.author_id.as_str().to_owned()),
-            origin: claim.origin.clone(),
-            title: claim.text.clone(),
-            summary: String::new(),
-            body: String::new(),
-            created_at: claim.created_at,
-            updated_at: claim.created_at,
-        };
-        store::search::upsert_document(&mut transaction.conn(), &document).await?;
-        Ok(())
+/// The search document of a content item from its current revision, its claims and tags.
+pub(super) fn content_document(
+    content: &crate::domain::knowledge::ContentItem,
+    revision: &crate::domain::knowledge::Revision,
+    claims: &[String],
+    tags: &[String],
+) -> SearchDocument {
+    let mut body = super::markdown::plain_text_excerpt(&revision.body_markdown, 60_000);
+    for claim in claims {
+        body.push('\n');
+        body.push_str(claim);
     }
+    if !tags.is_empty() {
+        body.push('\n');
+        body.push_str(&tags.join(" "));
+    }
+    SearchDocument {
+        object_id: content.id.as_str().to_owned(),
+        kind: SearchKind::Content,
+        object_type: content.content_type.clone(),
+        space_id: Some(content.space_id.as_str().to_owned()),
+        trust_target_id: revision.id.as_str().to_owned(),
+        author_id: Some(content.author_id.as_str().to_owned()),
+        origin: content.origin.clone(),
+        title: revision.title.clone(),
+        summary: revision.summary.clone(),
+        body,
+        created_at: content.created_at,
+        updated_at: revision.created_at,
+    }
+}
 
-    /// Writes the search document of a new entity.
-    pub(super) async fn index_entity(
-        &self,
-        transaction: &mut Transaction,
-        entity: &crate::domain::knowledge::Entity,
-    ) -> Result<(), ServiceError> {
-        let document = SearchDocument {
-            object_id: entity.id.as_str().to_owned(),
-            kind: SearchKind::Entity,
-            object_type: entity.entity_type.clone(),
-            space_id: None,
-            trust_target_id: entity.id.as_str().to_owned(),
-            author_id: Some(entity.created_by.as_str().to_owned()),
-            origin: entity.origin.clone(),
-            title: entity.name.clone(),
-            summary: entity.description.clone(),
-            body: entity.aliases.join(" "),
-            created_at: entity.created_at,
-            updated_at: entity.created_at,
-        };
-        store::search::upsert_document(&mut transaction.conn(), &document).await?;
-        Ok(())
+/// The search document of a claim.
+pub(super) fn claim_document(claim: &crate::domain::knowledge::Claim) -> SearchDocument {
+    SearchDocument {
+        object_id: claim.id.as_str().to_owned(),
+        kind: SearchKind::Claim,
+        object_type: "claim".to_owned(),
+        space_id: None,
+        trust_target_id: claim.id.as_str().to_owned(),
+        author_id: Some(claim.author_id.as_str().to_owned()),
+        origin: claim.origin.clone(),
+        title: claim.text.clone(),
+        summary: String::new(),
+        body: String::new(),
+        created_at: claim.created_at,
+        updated_at: claim.created_at,
+    }
+}
+
+/// The search document of an entity.
+pub(super) fn entity_document(entity: &crate::domain::knowledge::Entity) -> SearchDocument {
+    SearchDocument {
+        object_id: entity.id.as_str().to_owned(),
+        kind: SearchKind::Entity,
+        object_type: entity.entity_type.clone(),
+        space_id: None,
+        trust_target_id: entity.id.as_str().to_owned(),
+        author_id: Some(entity.created_by.as_str().to_owned()),
+        origin: entity.origin.clone(),
+        title: entity.name.clone(),
+        summary: entity.description.clone(),
+        body: entity.aliases.join(" "),
+        created_at: entity.created_at,
+        updated_at: entity.created_at,
     }
 }
 

@@ -53,16 +53,17 @@ pub struct TrustTarget {
 
 /// The trust target of a revision whose content item is already loaded.
 pub(super) fn revision_trust_target(
-    revision: &crate::domain::knowledge::Revision,
+    revision_id: PublicId,
+    revision_created_at: DateTime<Utc>,
     content: crate::domain::knowledge::ContentItem,
 ) -> TrustTarget {
     TrustTarget {
-        id: revision.id.clone(),
+        id: revision_id,
         kind: TrustTargetKind::Revision,
         content_id: Some(content.id),
         author_root_controller: content.author_root_controller,
         author_origin: content.origin,
-        created_at: revision.created_at,
+        created_at: revision_created_at,
     }
 }
 
@@ -75,6 +76,24 @@ pub enum EvidenceChange {
     Retract(String),
     /// No evidence change; the structure changed (a newer revision, a superseding relation).
     Reassess,
+}
+
+/// What one evidence change did to a target's assessment.
+#[derive(Debug, Clone)]
+pub struct TrustChange {
+    /// The assessment after the change.
+    pub assessment: Assessment,
+    /// The persisted status before the change (`None` for a target without a summary yet).
+    pub previous_status: Option<TrustStatus>,
+}
+
+impl TrustChange {
+    /// Whether the target entered or left `high_confidence`, which decides whether `supersedes` relations declared
+    /// by its content (towards other authors' content) are effective.
+    pub fn high_confidence_changed(&self) -> bool {
+        (self.previous_status == Some(TrustStatus::HighConfidence))
+            != (self.assessment.status == TrustStatus::HighConfidence)
+    }
 }
 
 /// Target states changed by a transaction, to be cached once it commits.
@@ -104,46 +123,45 @@ impl Service {
         InstanceTrustTable::new(NO_PEERS_EPOCH)
     }
 
-    /// Resolves the trust target behind a revision, claim or entity ID.
+    /// Resolves the trust target behind a revision, claim or entity ID; `not_found` when it does not exist.
     pub(super) async fn trust_target(&self, conn: &mut Conn<'_>, id: &PublicId) -> Result<TrustTarget, ServiceError> {
-        match id.kind() {
-            IdKind::Revision => {
-                let revision = store::knowledge::find_revision(conn, id)
-                    .await?
-                    .ok_or_else(|| ServiceError::not_found(id.as_str()))?;
-                let content = store::knowledge::find_content(conn, &revision.content_id)
-                    .await?
-                    .ok_or_else(|| ServiceError::internal(format!("revision {id} has no content item")))?;
-                Ok(revision_trust_target(&revision, content))
-            }
-            IdKind::Claim => {
-                let claim = store::knowledge::find_claim(conn, id)
-                    .await?
-                    .ok_or_else(|| ServiceError::not_found(id.as_str()))?;
-                Ok(TrustTarget {
-                    id: claim.id,
-                    kind: TrustTargetKind::Claim,
-                    content_id: None,
-                    author_root_controller: claim.author_root_controller,
-                    author_origin: claim.origin,
-                    created_at: claim.created_at,
-                })
-            }
-            IdKind::Entity => {
-                let entity = store::knowledge::find_entity(conn, id)
-                    .await?
-                    .ok_or_else(|| ServiceError::not_found(id.as_str()))?;
-                Ok(TrustTarget {
+        self.find_trust_target(conn, id)
+            .await?
+            .ok_or_else(|| ServiceError::not_found(id.as_str()))
+    }
+
+    /// The trust target behind a revision, claim or entity ID, in one statement; `None` when it does not exist.
+    pub(super) async fn find_trust_target(
+        &self,
+        conn: &mut Conn<'_>,
+        id: &PublicId,
+    ) -> Result<Option<TrustTarget>, ServiceError> {
+        Ok(match id.kind() {
+            IdKind::Revision => store::knowledge::revision_target(conn, store::knowledge::RevisionOf::Revision(id))
+                .await?
+                .map(|(content, revision_id, revision_created_at)| {
+                    revision_trust_target(revision_id, revision_created_at, content)
+                }),
+            IdKind::Claim => store::knowledge::find_claim(conn, id).await?.map(|claim| TrustTarget {
+                id: claim.id,
+                kind: TrustTargetKind::Claim,
+                content_id: None,
+                author_root_controller: claim.author_root_controller,
+                author_origin: claim.origin,
+                created_at: claim.created_at,
+            }),
+            IdKind::Entity => store::knowledge::find_entity(conn, id)
+                .await?
+                .map(|entity| TrustTarget {
                     id: entity.id,
                     kind: TrustTargetKind::Entity,
                     content_id: None,
                     author_root_controller: entity.created_by_root_controller,
                     author_origin: entity.origin,
                     created_at: entity.created_at,
-                })
-            }
-            _ => Err(ServiceError::internal(format!("{id} is not a trust target"))),
-        }
+                }),
+            _ => return Err(ServiceError::internal(format!("{id} is not a trust target"))),
+        })
     }
 
     fn descriptor(&self, target: &TrustTarget) -> TargetDescriptor {
@@ -161,15 +179,38 @@ impl Service {
         }
     }
 
-    /// Writes the prior assessment of a newly created target, so that listings can join every target to a summary.
-    pub(super) async fn initialize_trust_summary(
+    /// Writes the prior assessment of targets created in this transaction, in one statement, so that listings can
+    /// join every target to a summary. A new target has no evidence and no summary yet, so nothing is read:
+    /// `superseded` says whether its content item is already replaced (only a new revision of an existing item can
+    /// be).
+    pub(super) async fn initialize_trust_summaries(
         &self,
         transaction: &mut Transaction,
         pending: &mut PendingTrustStates,
-        target: &TrustTarget,
-    ) -> Result<Assessment, ServiceError> {
-        self.apply_evidence_change(transaction, pending, target, EvidenceChange::Reassess)
-            .await
+        targets: &[(TrustTarget, bool)],
+    ) -> Result<(), ServiceError> {
+        let now = self.now();
+        let table = self.instance_trust_table();
+        let mut summaries = Vec::with_capacity(targets.len());
+        for (target, superseded) in targets {
+            let mut state = TargetState::from_records(
+                self.descriptor(target),
+                self.trust_parameters().clone(),
+                target.created_at,
+                &[],
+            )
+            .map_err(|error| ServiceError::internal(format!("trust engine refused a new target: {error}")))?;
+            let assessment = state.assess(&Evaluation {
+                now,
+                instance_trust: &table,
+                superseded: *superseded,
+            });
+            summaries.push(summary_record(target, 1, &assessment, 0, now));
+            pending.states.retain(|(id, _, _)| id != target.id.as_str());
+            pending.states.push((target.id.as_str().to_owned(), 1, state));
+        }
+        store::trust::upsert_summaries(&mut transaction.conn(), &summaries).await?;
+        Ok(())
     }
 
     /// Applies one evidence change to a target inside the write's transaction and persists the new assessment.
@@ -180,9 +221,10 @@ impl Service {
         pending: &mut PendingTrustStates,
         target: &TrustTarget,
         change: EvidenceChange,
-    ) -> Result<Assessment, ServiceError> {
-        let previous = store::trust::lock_summary(&mut transaction.conn(), &target.id).await?;
-        let version = previous.as_ref().map_or(0, |summary| summary.version);
+    ) -> Result<TrustChange, ServiceError> {
+        let locked =
+            store::trust::lock_summary(&mut transaction.conn(), &target.id, target.content_id.as_ref()).await?;
+        let version = locked.as_ref().map_or(0, |locked| locked.summary.version);
         let mut state = self
             .target_state(&mut transaction.conn(), target, version, pending)
             .await?;
@@ -196,7 +238,12 @@ impl Service {
             EvidenceChange::Reassess => {}
         }
         let now = self.now();
-        let superseded = self.is_superseded(&mut transaction.conn(), target).await?;
+        let superseded = match locked.as_ref().and_then(|locked| locked.supersession.as_ref()) {
+            Some(supersession) => {
+                supersession.current_revision_id != target.id || supersession.has_effective_superseder
+            }
+            None => self.is_superseded(&mut transaction.conn(), target).await?,
+        };
         let table = self.instance_trust_table();
         let assessment = state.assess(&Evaluation {
             now,
@@ -204,11 +251,9 @@ impl Service {
             superseded,
         });
         let summary = summary_record(target, version + 1, &assessment, state.held_records(), now);
-        store::trust::upsert_summary(&mut transaction.conn(), &summary).await?;
-        let previous_decision = previous
-            .as_ref()
-            .and_then(|summary| parse_status(&summary.status))
-            .and_then(FirstPartyDecision::from_status);
+        store::trust::upsert_summaries(&mut transaction.conn(), std::slice::from_ref(&summary)).await?;
+        let previous_status = locked.as_ref().and_then(|locked| parse_status(&locked.summary.status));
+        let previous_decision = previous_status.and_then(FirstPartyDecision::from_status);
         let new_decision = FirstPartyDecision::from_status(assessment.status);
         if new_decision.is_some() && new_decision != previous_decision {
             pending.decided.retain(|(decided, _)| decided.id != target.id);
@@ -216,7 +261,10 @@ impl Service {
         }
         pending.states.retain(|(id, _, _)| id != target.id.as_str());
         pending.states.push((target.id.as_str().to_owned(), version + 1, state));
-        Ok(assessment)
+        Ok(TrustChange {
+            assessment,
+            previous_status,
+        })
     }
 
     /// The target's incremental state at `version`: from this transaction's pending states, from the cache, or

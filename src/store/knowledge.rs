@@ -378,6 +378,61 @@ pub async fn find_content(conn: &mut Conn<'_>, id: &PublicId) -> Result<Option<C
     row.map(ContentRow::into_content).transpose()
 }
 
+/// A revision as a trust target: its content item and when the revision was created.
+#[derive(sqlx::FromRow)]
+struct RevisionTargetRow {
+    #[sqlx(flatten)]
+    content: ContentRow,
+    revision_id: String,
+    revision_created_at: DateTime<Utc>,
+}
+
+/// Which revision [`revision_target`] looks up.
+#[derive(Debug, Clone, Copy)]
+pub enum RevisionOf<'a> {
+    /// The current revision of this content item.
+    CurrentOf(&'a PublicId),
+    /// This revision.
+    Revision(&'a PublicId),
+}
+
+/// A revision with its content item, in one statement: the revision's ID and creation time, and the item.
+/// `None` when the content item or revision does not exist.
+pub async fn revision_target(
+    conn: &mut Conn<'_>,
+    which: RevisionOf<'_>,
+) -> Result<Option<(ContentItem, PublicId, DateTime<Utc>)>, StoreError> {
+    let columns = "ci.id, ci.content_type, ci.space_id, ci.author_id, ci.author_root_controller_id, ci.origin, \
+                   ci.current_revision_id, ci.current_revision_no, ci.created_at, ci.updated_at, \
+                   r.id AS revision_id, r.created_at AS revision_created_at";
+    let (sql, id) = match which {
+        RevisionOf::CurrentOf(content_id) => (
+            format!(
+                "SELECT {columns} FROM content_items ci JOIN content_revisions r ON r.id = ci.current_revision_id \
+                 WHERE ci.id = $1"
+            ),
+            content_id,
+        ),
+        RevisionOf::Revision(revision_id) => (
+            format!(
+                "SELECT {columns} FROM content_revisions r JOIN content_items ci ON ci.id = r.content_id WHERE r.id = $1"
+            ),
+            revision_id,
+        ),
+    };
+    let row: Option<RevisionTargetRow> = dispatch!(conn, |connection| {
+        sqlx::query_as(sqlx::AssertSqlSafe(sql.clone()))
+            .bind(id.as_str())
+            .fetch_optional(&mut *connection)
+            .await?
+    });
+    row.map(|row| {
+        let revision_id = stored_id(&row.revision_id, "revision id")?;
+        Ok((row.content.into_content()?, revision_id, row.revision_created_at))
+    })
+    .transpose()
+}
+
 /// The content item, locked against concurrent revisions until the transaction ends (PostgreSQL; SQLite's
 /// single writer already serializes).
 pub async fn find_content_for_update(conn: &mut Conn<'_>, id: &PublicId) -> Result<Option<ContentItem>, StoreError> {
@@ -548,23 +603,27 @@ impl ClaimRow {
 const CLAIM_COLUMNS: &str =
     "id, text, normalized_text, fingerprint, author_id, author_root_controller_id, origin, created_at";
 
-/// Inserts a claim.
-pub async fn insert_claim(conn: &mut Conn<'_>, claim: &Claim) -> Result<(), StoreError> {
+/// Inserts new claims in one statement (nothing when the list is empty).
+pub async fn insert_claims(conn: &mut Conn<'_>, claims: &[Claim]) -> Result<(), StoreError> {
+    if claims.is_empty() {
+        return Ok(());
+    }
     dispatch!(conn, |connection| {
-        sqlx::query(
+        let mut builder = sqlx::QueryBuilder::new(
             "INSERT INTO claims (id, text, normalized_text, fingerprint, author_id, author_root_controller_id, origin, \
-             created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
-        )
-        .bind(claim.id.as_str())
-        .bind(&claim.text)
-        .bind(&claim.normalized_text)
-        .bind(&claim.fingerprint)
-        .bind(claim.author_id.as_str())
-        .bind(claim.author_root_controller.as_str())
-        .bind(&claim.origin)
-        .bind(claim.created_at)
-        .execute(&mut *connection)
-        .await?;
+             created_at) ",
+        );
+        builder.push_values(claims, |mut row, claim| {
+            row.push_bind(claim.id.as_str())
+                .push_bind(&claim.text)
+                .push_bind(&claim.normalized_text)
+                .push_bind(&claim.fingerprint)
+                .push_bind(claim.author_id.as_str())
+                .push_bind(claim.author_root_controller.as_str())
+                .push_bind(&claim.origin)
+                .push_bind(claim.created_at);
+        });
+        builder.build().execute(&mut *connection).await?;
     });
     Ok(())
 }
@@ -582,37 +641,53 @@ pub async fn find_claim(conn: &mut Conn<'_>, id: &PublicId) -> Result<Option<Cla
     row.map(ClaimRow::into_claim).transpose()
 }
 
-/// The claim with this fingerprint (of its normalized text).
-pub async fn find_claim_by_fingerprint(conn: &mut Conn<'_>, fingerprint: &str) -> Result<Option<Claim>, StoreError> {
-    let row: Option<ClaimRow> = dispatch!(conn, |connection| {
-        sqlx::query_as(sqlx::AssertSqlSafe(format!(
-            "SELECT {CLAIM_COLUMNS} FROM claims WHERE fingerprint = $1"
-        )))
-        .bind(fingerprint)
-        .fetch_optional(&mut *connection)
-        .await?
+/// The claims with these fingerprints (of their normalized text), in one statement; missing ones are absent.
+pub async fn find_claims_by_fingerprints(conn: &mut Conn<'_>, fingerprints: &[&str]) -> Result<Vec<Claim>, StoreError> {
+    if fingerprints.is_empty() {
+        return Ok(Vec::new());
+    }
+    let rows: Vec<ClaimRow> = dispatch!(conn, |connection| {
+        let mut builder = sqlx::QueryBuilder::new(format!("SELECT {CLAIM_COLUMNS} FROM claims WHERE fingerprint IN ("));
+        let mut separated = builder.separated(", ");
+        for fingerprint in fingerprints {
+            separated.push_bind(*fingerprint);
+        }
+        builder.push(")");
+        builder.build_query_as().fetch_all(&mut *connection).await?
     });
-    row.map(ClaimRow::into_claim).transpose()
+    rows.into_iter().map(ClaimRow::into_claim).collect()
 }
 
-/// Links a claim to a revision at a position.
-pub async fn link_revision_claim(
+/// One claim of a revision: which claim, at which position, and whether it matched an existing claim.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RevisionClaimLink {
+    /// The claim.
+    pub claim_id: PublicId,
+    /// Its position in the revision's claim list.
+    pub position: i32,
+    /// Whether the claim existed before this revision named it.
+    pub matched_existing: bool,
+}
+
+/// Links claims to a revision, in one statement.
+pub async fn link_revision_claims(
     conn: &mut Conn<'_>,
     revision_id: &PublicId,
-    claim_id: &PublicId,
-    position: i32,
-    matched_existing: bool,
+    links: &[RevisionClaimLink],
 ) -> Result<(), StoreError> {
+    if links.is_empty() {
+        return Ok(());
+    }
     dispatch!(conn, |connection| {
-        sqlx::query(
-            "INSERT INTO revision_claims (revision_id, claim_id, position, matched_existing) VALUES ($1, $2, $3, $4)",
-        )
-        .bind(revision_id.as_str())
-        .bind(claim_id.as_str())
-        .bind(position)
-        .bind(matched_existing)
-        .execute(&mut *connection)
-        .await?;
+        let mut builder =
+            sqlx::QueryBuilder::new("INSERT INTO revision_claims (revision_id, claim_id, position, matched_existing) ");
+        builder.push_values(links, |mut row, link| {
+            row.push_bind(revision_id.as_str())
+                .push_bind(link.claim_id.as_str())
+                .push_bind(link.position)
+                .push_bind(link.matched_existing);
+        });
+        builder.build().execute(&mut *connection).await?;
     });
     Ok(())
 }
@@ -664,18 +739,21 @@ pub async fn contents_making_claim(conn: &mut Conn<'_>, claim_id: &PublicId) -> 
 
 // ---------------------------------------------------------------- subjects, tags, sources of revisions
 
-/// Records that a revision is about an entity.
-pub async fn link_revision_subject(
+/// Names entities as subjects of a revision, in one statement.
+pub async fn link_revision_subjects(
     conn: &mut Conn<'_>,
     revision_id: &PublicId,
-    entity_id: &PublicId,
+    entity_ids: &[PublicId],
 ) -> Result<(), StoreError> {
+    if entity_ids.is_empty() {
+        return Ok(());
+    }
     dispatch!(conn, |connection| {
-        sqlx::query("INSERT INTO revision_subjects (revision_id, entity_id) VALUES ($1, $2)")
-            .bind(revision_id.as_str())
-            .bind(entity_id.as_str())
-            .execute(&mut *connection)
-            .await?;
+        let mut builder = sqlx::QueryBuilder::new("INSERT INTO revision_subjects (revision_id, entity_id) ");
+        builder.push_values(entity_ids, |mut row, entity_id| {
+            row.push_bind(revision_id.as_str()).push_bind(entity_id.as_str());
+        });
+        builder.build().execute(&mut *connection).await?;
     });
     Ok(())
 }
@@ -695,14 +773,17 @@ pub async fn subjects_of_revision(conn: &mut Conn<'_>, revision_id: &PublicId) -
     rows.into_iter().map(EntityRow::into_entity).collect()
 }
 
-/// Tags a revision.
-pub async fn add_revision_tag(conn: &mut Conn<'_>, revision_id: &PublicId, tag: &str) -> Result<(), StoreError> {
+/// Tags a revision, in one statement.
+pub async fn add_revision_tags(conn: &mut Conn<'_>, revision_id: &PublicId, tags: &[String]) -> Result<(), StoreError> {
+    if tags.is_empty() {
+        return Ok(());
+    }
     dispatch!(conn, |connection| {
-        sqlx::query("INSERT INTO revision_tags (revision_id, tag) VALUES ($1, $2)")
-            .bind(revision_id.as_str())
-            .bind(tag)
-            .execute(&mut *connection)
-            .await?;
+        let mut builder = sqlx::QueryBuilder::new("INSERT INTO revision_tags (revision_id, tag) ");
+        builder.push_values(tags, |mut row, tag| {
+            row.push_bind(revision_id.as_str()).push_bind(tag.as_str());
+        });
+        builder.build().execute(&mut *connection).await?;
     });
     Ok(())
 }
@@ -821,18 +902,15 @@ pub async fn relations_of_revision(conn: &mut Conn<'_>, revision_id: &PublicId) 
 /// `supersedes` relation points at it (declared by the current revision of content by the same author, or of
 /// content whose current revision is `high_confidence`). `None` when the item does not exist.
 pub async fn supersession_of(conn: &mut Conn<'_>, content_id: &PublicId) -> Result<Option<Supersession>, StoreError> {
+    let sql = format!(
+        "SELECT ci.current_revision_id, {} FROM content_items ci WHERE ci.id = $1",
+        effective_superseder_exists("ci")
+    );
     let row: Option<(String, bool)> = dispatch!(conn, |connection| {
-        sqlx::query_as(
-            "SELECT ci.current_revision_id, EXISTS (SELECT 1 FROM relations r JOIN content_items source \
-             ON source.id = r.source_content_id AND source.current_revision_id = r.source_revision_id \
-             LEFT JOIN trust_summaries ts ON ts.target_id = source.current_revision_id \
-             WHERE r.target_id = ci.id AND r.relation_type = 'supersedes' \
-             AND (source.author_id = ci.author_id OR ts.status = 'high_confidence')) \
-             FROM content_items ci WHERE ci.id = $1",
-        )
-        .bind(content_id.as_str())
-        .fetch_optional(&mut *connection)
-        .await?
+        sqlx::query_as(sqlx::AssertSqlSafe(sql.clone()))
+            .bind(content_id.as_str())
+            .fetch_optional(&mut *connection)
+            .await?
     });
     row.map(|(current_revision_id, has_effective_superseder)| {
         Ok(Supersession {
@@ -841,6 +919,19 @@ pub async fn supersession_of(conn: &mut Conn<'_>, content_id: &PublicId) -> Resu
         })
     })
     .transpose()
+}
+
+/// The SQL expression for "an effective `supersedes` relation replaces the content item aliased `content`": one
+/// declared by the current revision of content by the same author, or of content whose current revision is
+/// `high_confidence`.
+pub(super) fn effective_superseder_exists(content: &str) -> String {
+    format!(
+        "EXISTS (SELECT 1 FROM relations r JOIN content_items source \
+         ON source.id = r.source_content_id AND source.current_revision_id = r.source_revision_id \
+         LEFT JOIN trust_summaries source_trust ON source_trust.target_id = source.current_revision_id \
+         WHERE r.target_id = {content}.id AND r.relation_type = 'supersedes' \
+         AND (source.author_id = {content}.author_id OR source_trust.status = 'high_confidence'))"
+    )
 }
 
 /// What [`supersession_of`] reads.
@@ -865,6 +956,24 @@ pub async fn supersedes_relations_of_current_revision(
              ORDER BY r.created_at, r.id",
         )
         .bind(content_id.as_str())
+        .fetch_all(&mut *connection)
+        .await?
+    });
+    rows.into_iter().map(RelationRow::into_relation).collect()
+}
+
+/// The `supersedes` relations declared by one revision, current or not, in one statement.
+pub async fn supersedes_relations_declared_by(
+    conn: &mut Conn<'_>,
+    revision_id: &PublicId,
+) -> Result<Vec<Relation>, StoreError> {
+    let rows: Vec<RelationRow> = dispatch!(conn, |connection| {
+        sqlx::query_as(
+            "SELECT r.id, r.source_content_id, r.source_revision_id, r.relation_type, r.target_id, r.reason, r.origin, \
+             r.created_at FROM relations r WHERE r.source_revision_id = $1 AND r.relation_type = 'supersedes' \
+             ORDER BY r.created_at, r.id",
+        )
+        .bind(revision_id.as_str())
         .fetch_all(&mut *connection)
         .await?
     });

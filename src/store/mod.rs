@@ -13,6 +13,7 @@ pub mod keys;
 pub mod knowledge;
 pub mod search;
 pub mod settings;
+pub mod sqlite_writer;
 pub mod trust;
 
 use std::str::FromStr;
@@ -57,6 +58,9 @@ pub enum StoreError {
     /// The database URL could not be used.
     #[error("cannot use the database URL: {0}")]
     Url(String),
+    /// The shared commit of a batch of SQLite writes failed, so this write did not happen.
+    #[error("commit failed: {}", .0.message)]
+    GroupCommit(sqlite_writer::CommitFailure),
 }
 
 /// Parses an ID read from a row; a malformed one means the row is corrupt.
@@ -82,6 +86,7 @@ impl StoreError {
     /// (PostgreSQL deadlock `40P01` or serialization failure `40001`; SQLite busy after the timeout).
     pub fn is_retryable(&self) -> bool {
         match self {
+            StoreError::GroupCommit(failure) => failure.retryable,
             StoreError::Database(sqlx::Error::Database(error)) => {
                 matches!(
                     error.code().as_deref(),
@@ -105,7 +110,10 @@ pub enum Backend {
 #[derive(Debug, Clone)]
 enum Pools {
     Postgres(PgPool),
-    Sqlite { reader: SqlitePool, writer: SqlitePool },
+    Sqlite {
+        reader: SqlitePool,
+        writer: std::sync::Arc<sqlite_writer::SqliteWriter>,
+    },
 }
 
 /// The database of one instance. Cheap to clone.
@@ -144,8 +152,9 @@ impl Reader {
 pub enum Transaction {
     /// A PostgreSQL transaction.
     Postgres(sqlx::Transaction<'static, Postgres>),
-    /// A SQLite `BEGIN IMMEDIATE` transaction on the single writer connection.
-    Sqlite(sqlx::Transaction<'static, Sqlite>),
+    /// A write on the single SQLite writer connection: a savepoint inside a `BEGIN IMMEDIATE` transaction that
+    /// the writes queued behind each other share (group commit, see [`sqlite_writer`]).
+    Sqlite(sqlite_writer::SqliteWrite),
 }
 
 impl Transaction {
@@ -153,7 +162,7 @@ impl Transaction {
     pub fn conn(&mut self) -> Conn<'_> {
         match self {
             Transaction::Postgres(transaction) => Conn::Postgres(&mut *transaction),
-            Transaction::Sqlite(transaction) => Conn::Sqlite(&mut *transaction),
+            Transaction::Sqlite(write) => Conn::Sqlite(write.connection()),
         }
     }
 
@@ -161,7 +170,7 @@ impl Transaction {
     pub async fn commit(self) -> Result<(), StoreError> {
         match self {
             Transaction::Postgres(transaction) => transaction.commit().await?,
-            Transaction::Sqlite(transaction) => transaction.commit().await?,
+            Transaction::Sqlite(write) => write.commit().await?,
         }
         Ok(())
     }
@@ -202,17 +211,10 @@ impl Store {
                 .synchronous(SqliteSynchronous::Normal)
                 .busy_timeout(Duration::from_secs(10))
                 .foreign_keys(true);
-            // One writer: SQLite serializes writers anyway, and a single connection with
-            // BEGIN IMMEDIATE turns lock contention into orderly queueing inside the pool. An embedded connection
-            // cannot drop out from under us, so the pool does not ping it before each use: that ping would be one
-            // more round trip to the connection's thread on the path every write waits behind.
-            let writer = SqlitePoolOptions::new()
-                .max_connections(1)
-                .test_before_acquire(false)
-                .acquire_timeout(Duration::from_secs(30))
-                .connect_with(options.clone())
-                .await?;
-            SQLITE_MIGRATIONS.run(&writer).await?;
+            // One writer: SQLite serializes writers anyway, and a single connection with BEGIN IMMEDIATE turns lock
+            // contention into orderly queueing. Writes queued behind each other share one transaction (group
+            // commit), each in its own savepoint; see `sqlite_writer`.
+            let writer = sqlite_writer::SqliteWriter::open(&options, &SQLITE_MIGRATIONS).await?;
             let reader = SqlitePoolOptions::new()
                 .max_connections(max_connections.max(2))
                 .test_before_acquire(false)
@@ -220,7 +222,10 @@ impl Store {
                 .connect_with(options.read_only(true))
                 .await?;
             Store {
-                pools: Pools::Sqlite { reader, writer },
+                pools: Pools::Sqlite {
+                    reader,
+                    writer: std::sync::Arc::new(writer),
+                },
             }
         } else {
             return Err(StoreError::Url(
@@ -242,7 +247,7 @@ impl Store {
     pub async fn begin(&self) -> Result<Transaction, StoreError> {
         Ok(match &self.pools {
             Pools::Postgres(pool) => Transaction::Postgres(pool.begin().await?),
-            Pools::Sqlite { writer, .. } => Transaction::Sqlite(writer.begin_with("BEGIN IMMEDIATE").await?),
+            Pools::Sqlite { writer, .. } => Transaction::Sqlite(writer.begin().await?),
         })
     }
 

@@ -58,30 +58,36 @@ pub struct SearchDocument {
     pub updated_at: DateTime<Utc>,
 }
 
-/// Inserts or replaces a search document.
-pub async fn upsert_document(conn: &mut Conn<'_>, document: &SearchDocument) -> Result<(), StoreError> {
+/// Writes (or rewrites) search documents, in one statement.
+pub async fn upsert_documents(conn: &mut Conn<'_>, documents: &[SearchDocument]) -> Result<(), StoreError> {
+    if documents.is_empty() {
+        return Ok(());
+    }
     dispatch!(conn, |connection| {
-        sqlx::query(
+        let mut builder = QueryBuilder::new(
             "INSERT INTO search_documents (object_id, kind, object_type, space_id, trust_target_id, author_id, origin, \
-             title, summary, body, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) \
-             ON CONFLICT (object_id) DO UPDATE SET object_type = excluded.object_type, space_id = excluded.space_id, \
+             title, summary, body, created_at, updated_at) ",
+        );
+        builder.push_values(documents, |mut row, document| {
+            row.push_bind(&document.object_id)
+                .push_bind(document.kind.as_str())
+                .push_bind(&document.object_type)
+                .push_bind(&document.space_id)
+                .push_bind(&document.trust_target_id)
+                .push_bind(&document.author_id)
+                .push_bind(&document.origin)
+                .push_bind(&document.title)
+                .push_bind(&document.summary)
+                .push_bind(&document.body)
+                .push_bind(document.created_at)
+                .push_bind(document.updated_at);
+        });
+        builder.push(
+            " ON CONFLICT (object_id) DO UPDATE SET object_type = excluded.object_type, space_id = excluded.space_id, \
              trust_target_id = excluded.trust_target_id, author_id = excluded.author_id, title = excluded.title, \
              summary = excluded.summary, body = excluded.body, updated_at = excluded.updated_at",
-        )
-        .bind(&document.object_id)
-        .bind(document.kind.as_str())
-        .bind(&document.object_type)
-        .bind(&document.space_id)
-        .bind(&document.trust_target_id)
-        .bind(&document.author_id)
-        .bind(&document.origin)
-        .bind(&document.title)
-        .bind(&document.summary)
-        .bind(&document.body)
-        .bind(document.created_at)
-        .bind(document.updated_at)
-        .execute(&mut *connection)
-        .await?;
+        );
+        builder.build().execute(&mut *connection).await?;
     });
     Ok(())
 }

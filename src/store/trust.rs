@@ -121,37 +121,41 @@ const SUMMARY_COLUMNS: &str = "target_id, target_kind, content_id, version, valu
     rule, reason, independent_confirmations, contradictions, real_world_confirmations, strong_refutations, \
     evidence_records, computed_at";
 
-/// Writes a summary, replacing the previous one of the same target.
-pub async fn upsert_summary(conn: &mut Conn<'_>, summary: &TrustSummaryRecord) -> Result<(), StoreError> {
+/// Writes summaries, each replacing the previous one of the same target, in one statement.
+pub async fn upsert_summaries(conn: &mut Conn<'_>, summaries: &[TrustSummaryRecord]) -> Result<(), StoreError> {
+    if summaries.is_empty() {
+        return Ok(());
+    }
     dispatch!(conn, |connection| {
-        sqlx::query(sqlx::AssertSqlSafe(format!(
-            "INSERT INTO trust_summaries ({SUMMARY_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, \
-             $13, $14, $15, $16) ON CONFLICT (target_id) DO UPDATE SET version = excluded.version, value = excluded.value, \
+        let mut builder = sqlx::QueryBuilder::new(format!("INSERT INTO trust_summaries ({SUMMARY_COLUMNS}) "));
+        builder.push_values(summaries, |mut row, summary| {
+            row.push_bind(summary.target_id.as_str())
+                .push_bind(summary.target_kind.as_str())
+                .push_bind(summary.content_id.as_ref().map(PublicId::as_str))
+                .push_bind(summary.version)
+                .push_bind(summary.value)
+                .push_bind(summary.lower_bound)
+                .push_bind(summary.upper_bound)
+                .push_bind(&summary.status)
+                .push_bind(&summary.rule)
+                .push_bind(&summary.reason)
+                .push_bind(summary.independent_confirmations)
+                .push_bind(summary.contradictions)
+                .push_bind(summary.real_world_confirmations)
+                .push_bind(summary.strong_refutations)
+                .push_bind(summary.evidence_records)
+                .push_bind(summary.computed_at);
+        });
+        builder.push(
+            " ON CONFLICT (target_id) DO UPDATE SET version = excluded.version, value = excluded.value, \
              lower_bound = excluded.lower_bound, upper_bound = excluded.upper_bound, status = excluded.status, \
              rule = excluded.rule, reason = excluded.reason, \
              independent_confirmations = excluded.independent_confirmations, contradictions = excluded.contradictions, \
              real_world_confirmations = excluded.real_world_confirmations, \
              strong_refutations = excluded.strong_refutations, evidence_records = excluded.evidence_records, \
-             computed_at = excluded.computed_at"
-        )))
-        .bind(summary.target_id.as_str())
-        .bind(summary.target_kind.as_str())
-        .bind(summary.content_id.as_ref().map(PublicId::as_str))
-        .bind(summary.version)
-        .bind(summary.value)
-        .bind(summary.lower_bound)
-        .bind(summary.upper_bound)
-        .bind(&summary.status)
-        .bind(&summary.rule)
-        .bind(&summary.reason)
-        .bind(summary.independent_confirmations)
-        .bind(summary.contradictions)
-        .bind(summary.real_world_confirmations)
-        .bind(summary.strong_refutations)
-        .bind(summary.evidence_records)
-        .bind(summary.computed_at)
-        .execute(&mut *connection)
-        .await?;
+             computed_at = excluded.computed_at",
+        );
+        builder.build().execute(&mut *connection).await?;
     });
     Ok(())
 }
@@ -169,28 +173,85 @@ pub async fn find_summary(conn: &mut Conn<'_>, target_id: &PublicId) -> Result<O
     row.map(TrustSummaryRow::into_record).transpose()
 }
 
-/// The summary of a target, locked until the transaction ends so that evidence changes to one target
-/// apply one after another (PostgreSQL; SQLite's single writer already serializes).
-pub async fn lock_summary(conn: &mut Conn<'_>, target_id: &PublicId) -> Result<Option<TrustSummaryRecord>, StoreError> {
-    let row: Option<TrustSummaryRow> = match conn {
+/// What an evidence change reads of its target before applying: the summary, locked until the transaction ends
+/// so that changes to one target apply one after another (PostgreSQL; SQLite's single writer already serializes),
+/// and for a revision whether its content item is replaced.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LockedSummary {
+    /// The persisted summary.
+    pub summary: TrustSummaryRecord,
+    /// For a revision: its item's current revision, and whether an effective `supersedes` relation replaces the
+    /// item (see [`super::knowledge::supersession_of`]). `None` for claims and entities.
+    pub supersession: Option<super::knowledge::Supersession>,
+}
+
+#[derive(sqlx::FromRow)]
+struct LockedSummaryRow {
+    #[sqlx(flatten)]
+    summary: TrustSummaryRow,
+    current_revision_id: Option<String>,
+    has_effective_superseder: Option<bool>,
+}
+
+/// The summary of a target with its supersession, in one statement, locked as [`LockedSummary`] says. `content_id`
+/// is the content item of a revision target. `None` when the target has no summary yet.
+pub async fn lock_summary(
+    conn: &mut Conn<'_>,
+    target_id: &PublicId,
+    content_id: Option<&PublicId>,
+) -> Result<Option<LockedSummary>, StoreError> {
+    // The supersession is read as `supersession_of` reads it, for the summary's content item.
+    let select = format!(
+        "SELECT {summary_columns}, ci.current_revision_id, {superseded} AS has_effective_superseder \
+         FROM trust_summaries ts LEFT JOIN content_items ci ON ci.id = $2 WHERE ts.target_id = $1",
+        summary_columns = qualified_summary_columns("ts"),
+        superseded = super::knowledge::effective_superseder_exists("ci"),
+    );
+    let content = content_id.map(PublicId::as_str);
+    let row: Option<LockedSummaryRow> = match conn {
         Conn::Postgres(connection) => {
-            sqlx::query_as(sqlx::AssertSqlSafe(format!(
-                "SELECT {SUMMARY_COLUMNS} FROM trust_summaries WHERE target_id = $1 FOR UPDATE"
-            )))
-            .bind(target_id.as_str())
-            .fetch_optional(&mut **connection)
-            .await?
+            sqlx::query_as(sqlx::AssertSqlSafe(format!("{select} FOR UPDATE OF ts")))
+                .bind(target_id.as_str())
+                .bind(content)
+                .fetch_optional(&mut **connection)
+                .await?
         }
         Conn::Sqlite(connection) => {
-            sqlx::query_as(sqlx::AssertSqlSafe(format!(
-                "SELECT {SUMMARY_COLUMNS} FROM trust_summaries WHERE target_id = $1"
-            )))
-            .bind(target_id.as_str())
-            .fetch_optional(&mut **connection)
-            .await?
+            sqlx::query_as(sqlx::AssertSqlSafe(select))
+                .bind(target_id.as_str())
+                .bind(content)
+                .fetch_optional(&mut **connection)
+                .await?
         }
     };
-    row.map(TrustSummaryRow::into_record).transpose()
+    let Some(row) = row else {
+        return Ok(None);
+    };
+    let supersession = match (content_id, row.current_revision_id) {
+        (Some(_), Some(current)) => Some(super::knowledge::Supersession {
+            current_revision_id: stored_id(&current, "current revision id")?,
+            has_effective_superseder: row.has_effective_superseder.unwrap_or(false),
+        }),
+        (Some(content), None) => {
+            return Err(StoreError::Corrupt(format!(
+                "trust summary {target_id} names content {content}, which does not exist"
+            )));
+        }
+        (None, _) => None,
+    };
+    Ok(Some(LockedSummary {
+        summary: row.summary.into_record()?,
+        supersession,
+    }))
+}
+
+/// The summary columns, each prefixed with a table alias.
+fn qualified_summary_columns(alias: &str) -> String {
+    SUMMARY_COLUMNS
+        .split(',')
+        .map(|column| format!("{alias}.{}", column.trim()))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// A rating aggregate row.

@@ -1,0 +1,551 @@
+//! The single SQLite writer connection with group commit: several writes queued behind each other share one
+//! physical transaction, each inside its own savepoint, and every one of them learns the outcome of the shared
+//! `COMMIT` before it reports success.
+//!
+//! SQLite allows one writer at a time, so every write of an instance waits for this one connection anyway. What a
+//! write costs while it holds the connection is mostly round trips to the connection's thread and the commit
+//! itself, which appends every changed page to the WAL (and now and then checkpoints it). When writes queue up,
+//! committing them together writes each hot page once per batch instead of once per write, and the queue drains
+//! faster. A write that fails rolls back to its own savepoint and leaves the others of its batch untouched.
+//!
+//! The protocol, all under one async mutex that owns the connection (so a write holds it from `begin` to `commit`):
+//!
+//! 1. `begin`: wait for the connection; open the physical transaction (`BEGIN IMMEDIATE`) unless a batch is already
+//!    open; open the write's savepoint.
+//! 2. `commit`: release the savepoint and register for the batch's outcome. If other writes are waiting for the
+//!    connection (and the batch is not full), hand the open batch over to them and wake the committer task, which
+//!    queues behind them; otherwise commit the batch now. Either way, wait for the outcome.
+//! 3. A write dropped without `commit` (an error, or a cancelled request) marks its savepoint for rollback; whoever
+//!    takes the connection next rolls it back first, and the committer is woken so the batch is not left open.
+//!
+//! SQLite rolls a whole transaction back by itself after some errors (a full disk, an I/O error, no memory). A
+//! rollback hook counts such rollbacks, so a batch that was lost is reported as failed to every write in it instead of
+//! being mistaken for a transaction that is still open.
+
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Weak};
+use std::time::Duration;
+
+use sqlx::sqlite::{SqliteConnectOptions, SqliteConnection};
+use sqlx::{ConnectOptions, Connection};
+use tokio::sync::{Mutex, OwnedMutexGuard, mpsc, oneshot};
+
+use super::StoreError;
+
+/// The most writes one physical transaction carries; beyond this a write commits the batch itself, which bounds
+/// how long the first write of a batch waits for its outcome.
+const MAX_WRITES_PER_BATCH: usize = 32;
+
+/// How long a write waits for the connection before giving up, as the writer pool's acquire timeout did.
+const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The name of each write's savepoint. Writes of one batch run one after another, so one name suffices.
+const SAVEPOINT: &str = "interai_write";
+
+/// Why a batch's commit failed, as told to every write in it.
+#[derive(Debug, Clone)]
+pub struct CommitFailure {
+    /// What the database said.
+    pub message: String,
+    /// Whether trying the whole write again can succeed (SQLite was busy).
+    pub retryable: bool,
+}
+
+/// The writer connection of one SQLite database, shared by every clone of the store.
+#[derive(Debug)]
+pub struct SqliteWriter {
+    slot: Arc<Mutex<WriterSlot>>,
+    /// Writes waiting for the connection right now; a finishing write hands its batch over when this is above zero.
+    waiting: Arc<AtomicUsize>,
+    /// Wakes the committer task (capacity one: a pending wake-up already covers any later ones).
+    wake_committer: mpsc::Sender<()>,
+    /// Whole-transaction rollbacks seen on the connection, counted by a rollback hook.
+    rollbacks: Arc<AtomicU64>,
+}
+
+#[derive(Debug)]
+struct WriterSlot {
+    /// Physical commits so far (each carrying one or more writes).
+    commits: u64,
+    /// `None` once the store is closed.
+    connection: Option<SqliteConnection>,
+    /// The physical transaction shared by the writes of the current batch, while one is open.
+    batch: Option<OpenBatch>,
+    /// A write's savepoint may be open without a write holding it: its write was dropped before it finished.
+    abandoned_savepoint: bool,
+}
+
+#[derive(Debug)]
+struct OpenBatch {
+    /// One sender per write that released its savepoint and waits for the commit.
+    waiters: Vec<oneshot::Sender<Result<(), CommitFailure>>>,
+    /// The rollback count when the batch was opened; a different count means SQLite rolled the batch back.
+    rollbacks_at_open: u64,
+}
+
+/// One write's hold on the connection, between [`SqliteWriter::begin`] and [`SqliteWrite::commit`].
+#[derive(Debug)]
+pub struct SqliteWrite {
+    guard: Option<OwnedMutexGuard<WriterSlot>>,
+    writer: WriterHandles,
+}
+
+/// What a write needs of its writer after it has given the connection back.
+#[derive(Debug, Clone)]
+struct WriterHandles {
+    waiting: Arc<AtomicUsize>,
+    wake_committer: mpsc::Sender<()>,
+    rollbacks: Arc<AtomicU64>,
+}
+
+/// Decrements the waiting count when dropped, so a write cancelled while it waits is not counted as waiting.
+struct Waiting<'a>(&'a AtomicUsize);
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+impl SqliteWriter {
+    /// Opens the writer connection, applies pending migrations with it, and starts the committer task.
+    pub async fn open(
+        options: &SqliteConnectOptions,
+        migrator: &sqlx::migrate::Migrator,
+    ) -> Result<SqliteWriter, StoreError> {
+        let mut connection = options.connect().await?;
+        migrator.run(&mut connection).await?;
+        let rollbacks = Arc::new(AtomicU64::new(0));
+        {
+            let counter = rollbacks.clone();
+            let mut handle = connection.lock_handle().await?;
+            handle.set_rollback_hook(move || {
+                counter.fetch_add(1, Ordering::AcqRel);
+            });
+        }
+        let slot = Arc::new(Mutex::new(WriterSlot {
+            commits: 0,
+            connection: Some(connection),
+            batch: None,
+            abandoned_savepoint: false,
+        }));
+        let (wake_committer, wake_receiver) = mpsc::channel(1);
+        tokio::spawn(run_committer(Arc::downgrade(&slot), wake_receiver, rollbacks.clone()));
+        Ok(SqliteWriter {
+            slot,
+            waiting: Arc::new(AtomicUsize::new(0)),
+            wake_committer,
+            rollbacks,
+        })
+    }
+
+    /// Waits for the connection and opens a write: joins the open batch or starts one, then opens a savepoint.
+    pub async fn begin(&self) -> Result<SqliteWrite, StoreError> {
+        let mut guard = {
+            self.waiting.fetch_add(1, Ordering::AcqRel);
+            let _waiting = Waiting(&self.waiting);
+            tokio::time::timeout(ACQUIRE_TIMEOUT, self.slot.clone().lock_owned())
+                .await
+                .map_err(|_| StoreError::Database(sqlx::Error::PoolTimedOut))?
+        };
+        let handles = WriterHandles {
+            waiting: self.waiting.clone(),
+            wake_committer: self.wake_committer.clone(),
+            rollbacks: self.rollbacks.clone(),
+        };
+        prepare_slot(&mut guard, &self.rollbacks).await;
+        let rollbacks_now = self.rollbacks.load(Ordering::Acquire);
+        let slot = &mut *guard;
+        let connection = slot
+            .connection
+            .as_mut()
+            .ok_or(StoreError::Database(sqlx::Error::PoolClosed))?;
+        if slot.batch.is_none() {
+            sqlx::query("BEGIN IMMEDIATE").execute(&mut *connection).await?;
+            slot.batch = Some(OpenBatch {
+                waiters: Vec::new(),
+                rollbacks_at_open: rollbacks_now,
+            });
+        }
+        // Marked before the statement runs: if this future is dropped while the savepoint is being opened, whoever
+        // takes the connection next rolls back to it (and finding none is harmless).
+        slot.abandoned_savepoint = true;
+        let opened = sqlx::query(sqlx::AssertSqlSafe(format!("SAVEPOINT {SAVEPOINT}")))
+            .execute(&mut *connection)
+            .await;
+        if let Err(error) = opened {
+            handles.wake();
+            return Err(error.into());
+        }
+        Ok(SqliteWrite {
+            guard: Some(guard),
+            writer: handles,
+        })
+    }
+
+    /// How many physical commits the connection has made; with group commit, fewer than the writes committed.
+    pub async fn physical_commits(&self) -> u64 {
+        self.slot.lock().await.commits
+    }
+
+    /// Commits any open batch and closes the connection; later writes fail with "pool closed".
+    pub async fn close(&self) {
+        let mut guard = self.slot.lock().await;
+        prepare_slot(&mut guard, &self.rollbacks).await;
+        finish_batch(&mut guard, &self.rollbacks).await;
+        if let Some(connection) = guard.connection.take()
+            && let Err(error) = connection.close().await
+        {
+            tracing::warn!(error = %error, "closing the SQLite writer connection failed");
+        }
+    }
+}
+
+impl SqliteWrite {
+    /// The connection, inside this write's savepoint.
+    pub fn connection(&mut self) -> &mut SqliteConnection {
+        // The guard is only taken by `commit`, which consumes the write, and the connection only by `close`,
+        // which cannot run while a write holds the slot.
+        #[allow(clippy::expect_used)]
+        self.guard
+            .as_mut()
+            .and_then(|guard| guard.connection.as_mut())
+            .expect("a write holds the open writer connection")
+    }
+
+    /// Releases the write's savepoint and waits until the batch it joined is committed.
+    pub async fn commit(mut self) -> Result<(), StoreError> {
+        let Some(mut guard) = self.guard.take() else {
+            return Err(StoreError::Database(sqlx::Error::PoolClosed));
+        };
+        let receiver = {
+            let slot = &mut *guard;
+            let (Some(connection), Some(batch)) = (slot.connection.as_mut(), slot.batch.as_ref()) else {
+                return Err(StoreError::Database(sqlx::Error::PoolClosed));
+            };
+            if self.writer.rollbacks.load(Ordering::Acquire) != batch.rollbacks_at_open {
+                // SQLite rolled the transaction back after an error; releasing now would only fail or, worse, run
+                // in autocommit mode. Leave the failure to `prepare_slot`, which tells every write of the batch.
+                drop(guard);
+                self.writer.wake();
+                return Err(StoreError::GroupCommit(CommitFailure {
+                    message: "the database rolled the transaction back after an error".to_owned(),
+                    retryable: false,
+                }));
+            }
+            let released = sqlx::query(sqlx::AssertSqlSafe(format!("RELEASE {SAVEPOINT}")))
+                .execute(&mut *connection)
+                .await;
+            if let Err(error) = released {
+                drop(guard);
+                self.writer.wake();
+                return Err(error.into());
+            }
+            slot.abandoned_savepoint = false;
+            let (sender, receiver) = oneshot::channel();
+            let Some(batch) = slot.batch.as_mut() else {
+                return Err(StoreError::Database(sqlx::Error::PoolClosed));
+            };
+            batch.waiters.push(sender);
+            let hand_over =
+                batch.waiters.len() < MAX_WRITES_PER_BATCH && self.writer.waiting.load(Ordering::Acquire) > 0;
+            if hand_over {
+                drop(guard);
+                self.writer.wake();
+            } else {
+                finish_batch(&mut guard, &self.writer.rollbacks).await;
+                drop(guard);
+            }
+            receiver
+        };
+        match receiver.await {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(failure)) => Err(StoreError::GroupCommit(failure)),
+            Err(_) => Err(StoreError::GroupCommit(CommitFailure {
+                message: "the writer connection closed before the transaction committed".to_owned(),
+                retryable: false,
+            })),
+        }
+    }
+}
+
+impl Drop for SqliteWrite {
+    fn drop(&mut self) {
+        // Without `commit`, `abandoned_savepoint` is still set: the next holder rolls this write back. The
+        // committer makes sure that happens, and that the rest of the batch commits, even if no write follows.
+        if self.guard.take().is_some() {
+            self.writer.wake();
+        }
+    }
+}
+
+impl WriterHandles {
+    fn wake(&self) {
+        // A full channel means a wake-up is already pending, which covers this one.
+        let _ = self.wake_committer.try_send(());
+    }
+}
+
+/// Makes the connection ready for its next holder: rolls back a write that was dropped before it finished, and
+/// fails the batch if SQLite rolled it back on its own.
+async fn prepare_slot(slot: &mut WriterSlot, rollbacks: &AtomicU64) {
+    let Some(connection) = slot.connection.as_mut() else {
+        return;
+    };
+    if slot.abandoned_savepoint {
+        slot.abandoned_savepoint = false;
+        let rolled_back = sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
+            "ROLLBACK TO {SAVEPOINT}; RELEASE {SAVEPOINT}"
+        )))
+        .execute(&mut *connection)
+        .await;
+        if let Err(error) = rolled_back {
+            // "no such savepoint": the write was cancelled after its savepoint was released (or before it was
+            // opened). Its changes, if any, stay in the batch; anything else is checked below.
+            tracing::debug!(error = %error, "no savepoint of an abandoned write to roll back");
+        }
+    }
+    let lost = slot
+        .batch
+        .as_ref()
+        .is_some_and(|batch| rollbacks.load(Ordering::Acquire) != batch.rollbacks_at_open);
+    if lost && let Some(batch) = slot.batch.take() {
+        tracing::error!(
+            writes = batch.waiters.len(),
+            "SQLite rolled back a batch of writes after an error; every write in it fails"
+        );
+        // The connection may still think it is inside a transaction; a plain ROLLBACK settles it either way.
+        let _ = sqlx::query("ROLLBACK").execute(&mut *connection).await;
+        let failure = CommitFailure {
+            message: "the database rolled the transaction back after an error".to_owned(),
+            retryable: false,
+        };
+        for waiter in batch.waiters {
+            let _ = waiter.send(Err(failure.clone()));
+        }
+    }
+}
+
+/// Commits the open batch, if any, and tells each of its writes the outcome.
+async fn finish_batch(slot: &mut WriterSlot, rollbacks: &AtomicU64) {
+    let Some(batch) = slot.batch.take() else {
+        return;
+    };
+    let Some(connection) = slot.connection.as_mut() else {
+        return;
+    };
+    let outcome = if rollbacks.load(Ordering::Acquire) != batch.rollbacks_at_open {
+        Err(CommitFailure {
+            message: "the database rolled the transaction back after an error".to_owned(),
+            retryable: false,
+        })
+    } else {
+        match sqlx::query("COMMIT").execute(&mut *connection).await {
+            Ok(_) => {
+                slot.commits += 1;
+                Ok(())
+            }
+            Err(error) => {
+                let retryable = matches!(
+                    &error,
+                    sqlx::Error::Database(database) if matches!(database.code().as_deref(), Some("5") | Some("517"))
+                );
+                tracing::error!(error = %error, writes = batch.waiters.len(), "committing a batch of writes failed");
+                let _ = sqlx::query("ROLLBACK").execute(&mut *connection).await;
+                Err(CommitFailure {
+                    message: error.to_string(),
+                    retryable,
+                })
+            }
+        }
+    };
+    for waiter in batch.waiters {
+        let _ = waiter.send(outcome.clone());
+    }
+}
+
+/// Commits batches that their last write handed over to writes that then went away, and batches left open by a
+/// write that was dropped. It queues for the connection behind the writes already waiting, so they join the batch
+/// first. It ends when the writer is dropped.
+async fn run_committer(slot: Weak<Mutex<WriterSlot>>, mut wake: mpsc::Receiver<()>, rollbacks: Arc<AtomicU64>) {
+    while wake.recv().await.is_some() {
+        let Some(slot) = slot.upgrade() else {
+            break;
+        };
+        let mut guard = slot.lock().await;
+        prepare_slot(&mut guard, &rollbacks).await;
+        finish_batch(&mut guard, &rollbacks).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::str::FromStr;
+
+    use super::*;
+
+    async fn writer(directory: &tempfile::TempDir) -> SqliteWriter {
+        let path = directory.path().join("writer.db");
+        let options = SqliteConnectOptions::from_str(&format!("sqlite://{}", path.display()))
+            .expect("options")
+            .create_if_missing(true)
+            .journal_mode(sqlx::sqlite::SqliteJournalMode::Wal);
+        let writer = SqliteWriter::open(&options, &super::super::SQLITE_MIGRATIONS)
+            .await
+            .expect("writer opens");
+        let mut write = writer.begin().await.expect("begin");
+        sqlx::query("CREATE TABLE notes (id INTEGER PRIMARY KEY, text TEXT NOT NULL UNIQUE)")
+            .execute(write.connection())
+            .await
+            .expect("table");
+        write.commit().await.expect("commit");
+        writer
+    }
+
+    async fn insert(write: &mut SqliteWrite, id: i64) -> Result<(), sqlx::Error> {
+        sqlx::query("INSERT INTO notes (id, text) VALUES ($1, $2)")
+            .bind(id)
+            .bind(format!("note {id}"))
+            .execute(write.connection())
+            .await
+            .map(|_| ())
+    }
+
+    async fn stored_ids(writer: &SqliteWriter) -> Vec<i64> {
+        let mut write = writer.begin().await.expect("begin");
+        let ids: Vec<i64> = sqlx::query_scalar("SELECT id FROM notes ORDER BY id")
+            .fetch_all(write.connection())
+            .await
+            .expect("select");
+        write.commit().await.expect("commit");
+        ids
+    }
+
+    /// Writes queued behind each other commit together, and a write that fails or is dropped in the middle of a
+    /// batch is rolled back alone.
+    #[tokio::test(flavor = "current_thread")]
+    async fn queued_writes_share_commits_and_failed_ones_roll_back_alone() {
+        let directory = tempfile::tempdir().expect("temporary directory");
+        let writer = Arc::new(writer(&directory).await);
+        let commits_before = writer.physical_commits().await;
+        let mut tasks = Vec::new();
+        for id in 1..=12_i64 {
+            let writer = writer.clone();
+            tasks.push(tokio::spawn(async move {
+                let mut write = writer.begin().await.expect("begin");
+                insert(&mut write, id).await.expect("insert");
+                match id {
+                    // A rule refused the write after it had written: dropped without commit.
+                    4 => Err("refused"),
+                    // A second statement fails on a constraint; the write gives up.
+                    7 => {
+                        let duplicate = insert(&mut write, 1).await;
+                        assert!(duplicate.is_err(), "the duplicate insert fails");
+                        Err("constraint")
+                    }
+                    _ => write.commit().await.map_err(|_| "commit failed"),
+                }
+            }));
+        }
+        let mut outcomes = Vec::new();
+        for task in tasks {
+            outcomes.push(task.await.expect("task ends"));
+        }
+        let committed: Vec<i64> = (1..=12).filter(|id| *id != 4 && *id != 7).collect();
+        for (index, outcome) in outcomes.iter().enumerate() {
+            let id = i64::try_from(index).expect("small") + 1;
+            assert_eq!(outcome.is_ok(), committed.contains(&id), "write {id}: {outcome:?}");
+        }
+        assert_eq!(stored_ids(&writer).await, committed);
+        let commits = writer.physical_commits().await - commits_before;
+        assert!(
+            commits < 10,
+            "12 queued writes took {commits} physical commits (plus the read)"
+        );
+    }
+
+    /// A write cancelled while it holds the connection (its request went away) leaves nothing behind, and the
+    /// writes that committed before it in the same batch still learn that they committed.
+    #[tokio::test(flavor = "current_thread")]
+    async fn a_cancelled_write_is_rolled_back_and_its_batch_still_commits() {
+        let directory = tempfile::tempdir().expect("temporary directory");
+        let writer = Arc::new(writer(&directory).await);
+        let (inserted_sender, inserted) = oneshot::channel::<()>();
+        let first = {
+            let writer = writer.clone();
+            tokio::spawn(async move {
+                let mut write = writer.begin().await.expect("begin");
+                insert(&mut write, 1).await.expect("insert");
+                let _ = inserted_sender.send(());
+                // Holds the connection until cancelled.
+                std::future::pending::<()>().await;
+                write.commit().await
+            })
+        };
+        inserted.await.expect("first write inserted");
+        let second = {
+            let writer = writer.clone();
+            tokio::spawn(async move {
+                let mut write = writer.begin().await.expect("begin");
+                insert(&mut write, 2).await.expect("insert");
+                write.commit().await
+            })
+        };
+        tokio::task::yield_now().await;
+        first.abort();
+        assert!(first.await.is_err(), "the first write was cancelled");
+        second.await.expect("task ends").expect("the second write commits");
+        assert_eq!(stored_ids(&writer).await, vec![2]);
+    }
+
+    /// When SQLite rolls the shared transaction back on its own (simulated here by a plain ROLLBACK inside a write),
+    /// every write of that batch is told it failed instead of being reported as committed.
+    #[tokio::test(flavor = "current_thread")]
+    async fn a_batch_rolled_back_by_the_database_fails_every_write_in_it() {
+        let directory = tempfile::tempdir().expect("temporary directory");
+        let writer = Arc::new(writer(&directory).await);
+        let (release_sender, release) = oneshot::channel::<()>();
+        // The first write holds the connection until the others queue, so all three share one batch.
+        let first = {
+            let writer = writer.clone();
+            tokio::spawn(async move {
+                let mut write = writer.begin().await.expect("begin");
+                insert(&mut write, 1).await.expect("insert");
+                release.await.expect("released");
+                write.commit().await
+            })
+        };
+        tokio::task::yield_now().await;
+        let second = {
+            let writer = writer.clone();
+            tokio::spawn(async move {
+                let mut write = writer.begin().await.expect("begin");
+                sqlx::query("ROLLBACK")
+                    .execute(write.connection())
+                    .await
+                    .expect("rollback");
+                write.commit().await
+            })
+        };
+        let third = {
+            let writer = writer.clone();
+            tokio::spawn(async move {
+                let mut write = writer.begin().await.expect("begin");
+                insert(&mut write, 3).await.expect("insert");
+                write.commit().await
+            })
+        };
+        tokio::task::yield_now().await;
+        release_sender.send(()).expect("first write waits");
+        assert!(
+            first.await.expect("task ends").is_err(),
+            "the first write's batch was lost"
+        );
+        assert!(second.await.expect("task ends").is_err(), "the rolled-back write fails");
+        third
+            .await
+            .expect("task ends")
+            .expect("the next write starts a new batch and commits");
+        assert_eq!(stored_ids(&writer).await, vec![3]);
+    }
+}
