@@ -328,6 +328,17 @@ impl Service {
                 self.scan_text(&format!("used/{position}/note"), note)?;
             }
         }
+        // The used targets and the caller's standing are read before the write opens (see `prepare_evidence`).
+        let mut prepared = Vec::with_capacity(used.len());
+        if !used.is_empty() {
+            let mut reader = self.store().reader().await?;
+            for (position, (target, _, _)) in used.iter().enumerate() {
+                let evidence = self
+                    .prepare_evidence(&mut reader.conn(), caller, target, &format!("used/{position}/id"))
+                    .await?;
+                prepared.push(evidence.after_earlier_records(position));
+            }
+        }
         let idempotency_key = request.idempotency_key.as_deref();
         within_write!(self, caller, metadata, idempotency_key, |transaction, pending| {
             self.record_experience_in(
@@ -336,6 +347,7 @@ impl Service {
                 caller,
                 &validated,
                 &used,
+                &prepared,
                 &request,
                 &context,
                 &context_key,
@@ -352,6 +364,7 @@ impl Service {
         caller: &AuthenticatedActor,
         validated: &ValidatedContent,
         used: &[(PublicId, crate::domain::evidence::UsageOutcome, Option<String>)],
+        prepared: &[super::evidence::PreparedEvidence],
         request: &ExperienceRequest,
         context: &Value,
         context_key: &crate::trust::ContextKey,
@@ -360,7 +373,7 @@ impl Service {
             let published = self.publish_in(transaction, pending, caller, validated).await?;
             let experience_id = parse_id("id", &published.id)?;
             let mut usage_ids = Vec::with_capacity(used.len());
-            for (position, (target, entry_result, note)) in used.iter().enumerate() {
+            for (position, ((target, entry_result, note), evidence)) in used.iter().zip(prepared).enumerate() {
                 let usage = super::evidence::NewUsage {
                     target: target.clone(),
                     field: format!("used/{position}/id"),
@@ -373,7 +386,9 @@ impl Service {
                     note: note.clone(),
                     experience_id: Some(experience_id.clone()),
                 };
-                let recorded = self.record_usage_in(transaction, pending, caller, usage).await?;
+                let recorded = self
+                    .record_usage_in(transaction, pending, caller, usage, evidence.clone())
+                    .await?;
                 usage_ids.push(recorded.id);
             }
             Ok(ExperienceOutcome {

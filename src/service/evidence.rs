@@ -145,6 +145,28 @@ impl WriteSummary for RetractOutcome {
 /// handful (5 by default); counting further would only make busy controllers' writes slower.
 const PRIOR_RECORDS_COUNTED: i64 = 1000;
 
+/// An evidence record's target and its author's standing, read before the write (see
+/// [`Service::prepare_evidence`]).
+#[derive(Debug, Clone)]
+pub(super) struct PreparedEvidence {
+    /// The trust target: for content, its current revision.
+    pub(super) trust_target: TrustTarget,
+    /// The revision used, when the target was content or a revision.
+    pub(super) target_revision: Option<PublicId>,
+    /// The author's controller standing.
+    pub(super) standing: StandingSnapshot,
+}
+
+impl PreparedEvidence {
+    /// The same, for the `earlier`-th further record of the same author in one write: its history then also holds
+    /// the records written before it in that write.
+    pub(super) fn after_earlier_records(mut self, earlier: usize) -> PreparedEvidence {
+        let earlier = i32::try_from(earlier).unwrap_or(i32::MAX);
+        self.standing.prior_records = self.standing.prior_records.saturating_add(earlier);
+        self
+    }
+}
+
 /// A usage event to record, already validated.
 #[derive(Debug, Clone)]
 pub(super) struct NewUsage {
@@ -202,13 +224,43 @@ impl Service {
             note,
             experience_id: None,
         };
+        let prepared = {
+            let mut reader = self.store().reader().await?;
+            self.prepare_evidence(&mut reader.conn(), caller, &usage.target, &usage.field)
+                .await?
+        };
         within_write!(
             self,
             caller,
             metadata,
             request.idempotency_key.as_deref(),
-            |transaction, pending| { self.record_usage_in(transaction, pending, caller, usage.clone()).await }
+            |transaction, pending| {
+                self.record_usage_in(transaction, pending, caller, usage.clone(), prepared.clone())
+                    .await
+            }
         )
+    }
+
+    /// What an evidence record needs to know of its target and its author's standing, read before the write's
+    /// transaction opens so that the shared writer is not held while it is read.
+    ///
+    /// What it reads can change only in ways that do not matter here: a content item may gain a newer revision a
+    /// moment later (the record then stays on the revision the caller used), and the author's history may grow by
+    /// writes still in flight (the standing then counts the history as the caller last saw it).
+    pub(super) async fn prepare_evidence(
+        &self,
+        conn: &mut Conn<'_>,
+        caller: &AuthenticatedActor,
+        target: &PublicId,
+        field: &str,
+    ) -> Result<PreparedEvidence, ServiceError> {
+        let (trust_target, target_revision) = self.resolve_evidence_target(conn, target, field).await?;
+        let standing = self.standing_of(conn, caller).await?;
+        Ok(PreparedEvidence {
+            trust_target,
+            target_revision,
+            standing,
+        })
     }
 
     /// Records one usage event and updates its target's trust, inside a write.
@@ -218,11 +270,13 @@ impl Service {
         pending: &mut PendingTrustStates,
         caller: &AuthenticatedActor,
         usage: NewUsage,
+        prepared: PreparedEvidence,
     ) -> Result<UsageOutcomeReport, ServiceError> {
-        let (trust_target, target_revision) = self
-            .resolve_evidence_target(&mut transaction.conn(), &usage.target, &usage.field)
-            .await?;
-        let standing = self.standing_of(&mut transaction.conn(), caller).await?;
+        let PreparedEvidence {
+            trust_target,
+            target_revision,
+            standing,
+        } = prepared;
         let event = UsageEvent {
             id: self.new_id(IdKind::Usage),
             target_id: trust_target.id.clone(),
@@ -301,6 +355,11 @@ impl Service {
             .filter(|text| !text.trim().is_empty())
             .map(|text| parse_target("based_on_usage", text, &[IdKind::Usage], "based_on_usage"))
             .transpose()?;
+        let prepared = {
+            let mut reader = self.store().reader().await?;
+            self.prepare_evidence(&mut reader.conn(), caller, &target, "target")
+                .await?
+        };
         within_write!(
             self,
             caller,
@@ -308,7 +367,7 @@ impl Service {
             request.idempotency_key.as_deref(),
             |transaction, pending| {
                 async {
-            let (trust_target, target_revision) = self.resolve_evidence_target(&mut transaction.conn(), &target, "target").await?;
+            let PreparedEvidence { trust_target, target_revision, standing } = prepared.clone();
             if trust_target.author_root_controller == caller.actor.root_controller && trust_target.author_origin == self.realm() {
                 return Err(ServiceError::new(
                     ErrorCode::SelfReview,
@@ -331,7 +390,6 @@ impl Service {
                     });
                 }
             }
-            let standing = self.standing_of(&mut transaction.conn(), caller).await?;
             let review = Review {
                 id: self.new_id(IdKind::Review),
                 target_id: trust_target.id.clone(),

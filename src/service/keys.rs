@@ -138,19 +138,17 @@ impl Service {
         }
         let now = self.now();
         let mut reader = self.store().reader().await?;
-        let key = store::keys::find_by_secret_hash(&mut reader.conn(), &secret_sha256(secret))
+        let (key, actor) = store::keys::find_with_actor_by_secret_hash(&mut reader.conn(), &secret_sha256(secret))
             .await?
             .ok_or_else(|| unauthenticated("the API key is not valid"))?;
+        drop(reader);
         if key.revoked_at.is_some() {
             return Err(unauthenticated("the API key has been revoked"));
         }
         if key.expires_at.is_some_and(|expires_at| expires_at <= now) {
             return Err(unauthenticated("the API key has expired"));
         }
-        let actor = store::actors::find(&mut reader.conn(), &key.actor_id)
-            .await?
-            .ok_or_else(|| ServiceError::internal(format!("key {} names a missing actor", key.id)))?;
-        drop(reader);
+        let actor = actor.ok_or_else(|| ServiceError::internal(format!("key {} names a missing actor", key.id)))?;
         // Recording use costs a write, so it happens at most once a minute per key.
         if key
             .last_used_at

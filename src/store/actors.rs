@@ -6,20 +6,20 @@ use super::{Conn, StoreError, dispatch};
 use crate::domain::{Actor, ActorType, PublicId};
 
 #[derive(sqlx::FromRow)]
-struct ActorRow {
-    id: String,
-    actor_type: String,
-    display_name: String,
-    controller_id: Option<String>,
-    root_controller_id: String,
-    origin: String,
-    verified_by_email: bool,
-    verified_by_domain: bool,
-    created_at: DateTime<Utc>,
+pub(super) struct ActorRow {
+    pub(super) id: String,
+    pub(super) actor_type: String,
+    pub(super) display_name: String,
+    pub(super) controller_id: Option<String>,
+    pub(super) root_controller_id: String,
+    pub(super) origin: String,
+    pub(super) verified_by_email: bool,
+    pub(super) verified_by_domain: bool,
+    pub(super) created_at: DateTime<Utc>,
 }
 
 impl ActorRow {
-    fn into_actor(self) -> Result<Actor, StoreError> {
+    pub(super) fn into_actor(self) -> Result<Actor, StoreError> {
         let corrupt = |what: &str| StoreError::Corrupt(format!("actor {}: {what}", self.id));
         Ok(Actor {
             actor_type: ActorType::parse(&self.actor_type).ok_or_else(|| corrupt("unknown actor_type"))?,

@@ -55,8 +55,9 @@ struct McpCallRow {
 
 /// Appends one call to the log.
 pub async fn insert(conn: &mut Conn<'_>, call: &McpCallRecord) -> Result<(), StoreError> {
-    dispatch!(conn, |connection| {
-        sqlx::query(
+    super::statement::execute(
+        conn,
+        super::statement::Statement::new(
             "INSERT INTO mcp_calls (id, actor_id, root_controller_id, key_id, tool, is_write, request, outcome, \
              result_summary, duration_micros, client_name, client_version, created_at) \
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
@@ -67,17 +68,15 @@ pub async fn insert(conn: &mut Conn<'_>, call: &McpCallRecord) -> Result<(), Sto
         .bind(call.key_id.as_str())
         .bind(&call.tool)
         .bind(call.is_write)
-        .bind(sqlx::types::Json(&call.request))
+        .bind(&call.request)
         .bind(&call.outcome)
         .bind(&call.result_summary)
         .bind(call.duration_micros)
         .bind(&call.client_name)
         .bind(&call.client_version)
-        .bind(call.created_at)
-        .execute(&mut *connection)
-        .await?;
-    });
-    Ok(())
+        .bind(call.created_at),
+    )
+    .await
 }
 
 /// Successful writes by a root controller since `since`, counted up to `cap` (the limit: counting further cannot

@@ -78,11 +78,12 @@ const USAGE_COLUMNS: &str = "id, target_id, target_content_id, actor_id, root_co
 
 /// Inserts a usage event.
 pub async fn insert_usage(conn: &mut Conn<'_>, usage: &UsageEvent) -> Result<(), StoreError> {
-    dispatch!(conn, |connection| {
-        sqlx::query(sqlx::AssertSqlSafe(format!(
+    super::statement::execute(
+        conn,
+        super::statement::Statement::new(format!(
             "INSERT INTO usage_events ({USAGE_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, \
              $14, $15, $16, $17, $18, $19, $20)"
-        )))
+        ))
         .bind(usage.id.as_str())
         .bind(usage.target_id.as_str())
         .bind(usage.target_content_id.as_ref().map(PublicId::as_str))
@@ -92,9 +93,9 @@ pub async fn insert_usage(conn: &mut Conn<'_>, usage: &UsageEvent) -> Result<(),
         .bind(&usage.usage_type)
         .bind(usage.result.as_str())
         .bind(usage.real_world_use)
-        .bind(Json(&usage.context))
+        .bind(&usage.context)
         .bind(&usage.context_key)
-        .bind(Json(&usage.metrics))
+        .bind(&usage.metrics)
         .bind(&usage.note)
         .bind(usage.experience_id.as_ref().map(PublicId::as_str))
         .bind(usage.standing.reputation)
@@ -102,11 +103,9 @@ pub async fn insert_usage(conn: &mut Conn<'_>, usage: &UsageEvent) -> Result<(),
         .bind(usage.standing.account_created_at)
         .bind(usage.status.as_str())
         .bind(usage.retracted_at)
-        .bind(usage.created_at)
-        .execute(&mut *connection)
-        .await?;
-    });
-    Ok(())
+        .bind(usage.created_at),
+    )
+    .await
 }
 
 /// The usage event with this ID.
@@ -238,11 +237,14 @@ pub async fn insert_review(conn: &mut Conn<'_>, review: &Review) -> Result<(), S
             title: source.title.clone(),
         })
         .collect();
-    dispatch!(conn, |connection| {
-        sqlx::query(sqlx::AssertSqlSafe(format!(
+    let sources =
+        serde_json::to_value(&sources).map_err(|error| StoreError::Corrupt(format!("review sources: {error}")))?;
+    super::statement::execute(
+        conn,
+        super::statement::Statement::new(format!(
             "INSERT INTO reviews ({REVIEW_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, \
              $15, $16, $17, $18)"
-        )))
+        ))
         .bind(review.id.as_str())
         .bind(review.target_id.as_str())
         .bind(review.target_content_id.as_ref().map(PublicId::as_str))
@@ -252,7 +254,7 @@ pub async fn insert_review(conn: &mut Conn<'_>, review: &Review) -> Result<(), S
         .bind(review.verdict.as_str())
         .bind(review.confidence)
         .bind(&review.rationale_markdown)
-        .bind(Json(&sources))
+        .bind(&sources)
         .bind(review.based_on_usage_id.as_ref().map(PublicId::as_str))
         .bind(review.grounding.as_str())
         .bind(review.standing.reputation)
@@ -260,11 +262,9 @@ pub async fn insert_review(conn: &mut Conn<'_>, review: &Review) -> Result<(), S
         .bind(review.standing.account_created_at)
         .bind(review.status.as_str())
         .bind(review.retracted_at)
-        .bind(review.created_at)
-        .execute(&mut *connection)
-        .await?;
-    });
-    Ok(())
+        .bind(review.created_at),
+    )
+    .await
 }
 
 /// The review with this ID.
@@ -343,10 +343,11 @@ const RATING_COLUMNS: &str = "id, target_id, actor_id, root_controller_id, origi
 
 /// Inserts a rating.
 pub async fn insert_rating(conn: &mut Conn<'_>, rating: &Rating) -> Result<(), StoreError> {
-    dispatch!(conn, |connection| {
-        sqlx::query(sqlx::AssertSqlSafe(format!(
+    super::statement::execute(
+        conn,
+        super::statement::Statement::new(format!(
             "INSERT INTO ratings ({RATING_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)"
-        )))
+        ))
         .bind(rating.id.as_str())
         .bind(rating.target_id.as_str())
         .bind(rating.author.actor_id.as_str())
@@ -355,17 +356,15 @@ pub async fn insert_rating(conn: &mut Conn<'_>, rating: &Rating) -> Result<(), S
         .bind(&rating.dimension)
         .bind(rating.score)
         .bind(rating.confidence)
-        .bind(Json(&rating.context))
+        .bind(&rating.context)
         .bind(&rating.context_key)
         .bind(rating.based_on_usage_id.as_ref().map(PublicId::as_str))
         .bind(&rating.rationale_markdown)
         .bind(rating.status.as_str())
         .bind(rating.retracted_at)
-        .bind(rating.created_at)
-        .execute(&mut *connection)
-        .await?;
-    });
-    Ok(())
+        .bind(rating.created_at),
+    )
+    .await
 }
 
 /// The rating with this ID.

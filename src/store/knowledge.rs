@@ -3,6 +3,7 @@
 use chrono::{DateTime, Utc};
 use sqlx::types::Json;
 
+use super::statement::{Bind, Statement};
 use super::{Conn, StoreError, dispatch, stored_id};
 use crate::domain::PublicId;
 use crate::domain::knowledge::{
@@ -321,8 +322,9 @@ const CONTENT_COLUMNS: &str = "id, content_type, space_id, author_id, author_roo
 
 /// Inserts a content item (its first revision is inserted separately, in the same transaction).
 pub async fn insert_content(conn: &mut Conn<'_>, content: &ContentItem) -> Result<(), StoreError> {
-    dispatch!(conn, |connection| {
-        sqlx::query(
+    super::statement::execute(
+        conn,
+        super::statement::Statement::new(
             "INSERT INTO content_items (id, content_type, space_id, author_id, author_root_controller_id, origin, \
              current_revision_id, current_revision_no, created_at, updated_at) \
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
@@ -336,11 +338,9 @@ pub async fn insert_content(conn: &mut Conn<'_>, content: &ContentItem) -> Resul
         .bind(content.current_revision_id.as_str())
         .bind(content.current_revision_no)
         .bind(content.created_at)
-        .bind(content.updated_at)
-        .execute(&mut *connection)
-        .await?;
-    });
-    Ok(())
+        .bind(content.updated_at),
+    )
+    .await
 }
 
 /// Points a content item at a new current revision.
@@ -351,18 +351,15 @@ pub async fn set_current_revision(
     revision_no: i32,
     updated_at: DateTime<Utc>,
 ) -> Result<(), StoreError> {
-    dispatch!(conn, |connection| {
-        sqlx::query(
-            "UPDATE content_items SET current_revision_id = $2, current_revision_no = $3, updated_at = $4 WHERE id = $1",
-        )
+    super::statement::execute(
+        conn,
+        super::statement::Statement::new("UPDATE content_items SET current_revision_id = $2, current_revision_no = $3, updated_at = $4 WHERE id = $1",)
         .bind(content_id.as_str())
         .bind(revision_id.as_str())
         .bind(revision_no)
-        .bind(updated_at)
-        .execute(&mut *connection)
-        .await?;
-    });
-    Ok(())
+        .bind(updated_at),
+    )
+    .await
 }
 
 /// The content item with this ID.
@@ -445,12 +442,13 @@ pub async fn find_content_for_update(conn: &mut Conn<'_>, id: &PublicId) -> Resu
             .fetch_optional(&mut **connection)
             .await?
         }
-        Conn::Sqlite(connection) => {
+        sqlite => {
+            let connection = super::sqlite_connection(sqlite).await?;
             sqlx::query_as(sqlx::AssertSqlSafe(format!(
                 "SELECT {CONTENT_COLUMNS} FROM content_items WHERE id = $1"
             )))
             .bind(id.as_str())
-            .fetch_optional(&mut **connection)
+            .fetch_optional(&mut *connection)
             .await?
         }
     };
@@ -501,30 +499,27 @@ const REVISION_COLUMNS: &str = "id, content_id, revision_no, title, summary, bod
 
 /// Inserts an immutable revision.
 pub async fn insert_revision(conn: &mut Conn<'_>, revision: &Revision) -> Result<(), StoreError> {
-    dispatch!(conn, |connection| {
-        sqlx::query(
-            "INSERT INTO content_revisions (id, content_id, revision_no, title, summary, body_markdown, structured_data, \
+    super::statement::execute(
+        conn,
+        super::statement::Statement::new("INSERT INTO content_revisions (id, content_id, revision_no, title, summary, body_markdown, structured_data, \
              language, change_note, context_key, author_id, content_sha256, origin, created_at) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)",
-        )
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)",)
         .bind(revision.id.as_str())
         .bind(revision.content_id.as_str())
         .bind(revision.revision_no)
         .bind(&revision.title)
         .bind(&revision.summary)
         .bind(&revision.body_markdown)
-        .bind(Json(&revision.structured_data))
+        .bind(&revision.structured_data)
         .bind(&revision.language)
         .bind(&revision.change_note)
         .bind(&revision.context_key)
         .bind(revision.author_id.as_str())
         .bind(&revision.content_sha256)
         .bind(&revision.origin)
-        .bind(revision.created_at)
-        .execute(&mut *connection)
-        .await?;
-    });
-    Ok(())
+        .bind(revision.created_at),
+    )
+    .await
 }
 
 /// The revision with this ID.
@@ -608,24 +603,25 @@ pub async fn insert_claims(conn: &mut Conn<'_>, claims: &[Claim]) -> Result<(), 
     if claims.is_empty() {
         return Ok(());
     }
-    dispatch!(conn, |connection| {
-        let mut builder = sqlx::QueryBuilder::new(
-            "INSERT INTO claims (id, text, normalized_text, fingerprint, author_id, author_root_controller_id, origin, \
-             created_at) ",
-        );
-        builder.push_values(claims, |mut row, claim| {
-            row.push_bind(claim.id.as_str())
-                .push_bind(&claim.text)
-                .push_bind(&claim.normalized_text)
-                .push_bind(&claim.fingerprint)
-                .push_bind(claim.author_id.as_str())
-                .push_bind(claim.author_root_controller.as_str())
-                .push_bind(&claim.origin)
-                .push_bind(claim.created_at);
-        });
-        builder.build().execute(&mut *connection).await?;
-    });
-    Ok(())
+    let statement = Statement::insert_rows(
+        "INSERT INTO claims (id, text, normalized_text, fingerprint, author_id, author_root_controller_id, origin, \
+         created_at)",
+        claims,
+        "",
+        |claim| {
+            vec![
+                Bind::from(claim.id.as_str()),
+                Bind::from(&claim.text),
+                Bind::from(&claim.normalized_text),
+                Bind::from(&claim.fingerprint),
+                Bind::from(claim.author_id.as_str()),
+                Bind::from(claim.author_root_controller.as_str()),
+                Bind::from(&claim.origin),
+                Bind::from(claim.created_at),
+            ]
+        },
+    );
+    super::statement::execute(conn, statement).await
 }
 
 /// The claim with this ID.
@@ -678,18 +674,20 @@ pub async fn link_revision_claims(
     if links.is_empty() {
         return Ok(());
     }
-    dispatch!(conn, |connection| {
-        let mut builder =
-            sqlx::QueryBuilder::new("INSERT INTO revision_claims (revision_id, claim_id, position, matched_existing) ");
-        builder.push_values(links, |mut row, link| {
-            row.push_bind(revision_id.as_str())
-                .push_bind(link.claim_id.as_str())
-                .push_bind(link.position)
-                .push_bind(link.matched_existing);
-        });
-        builder.build().execute(&mut *connection).await?;
-    });
-    Ok(())
+    let statement = Statement::insert_rows(
+        "INSERT INTO revision_claims (revision_id, claim_id, position, matched_existing)",
+        links,
+        "",
+        |link| {
+            vec![
+                Bind::from(revision_id.as_str()),
+                Bind::from(link.claim_id.as_str()),
+                Bind::from(link.position),
+                Bind::from(link.matched_existing),
+            ]
+        },
+    );
+    super::statement::execute(conn, statement).await
 }
 
 /// The claims of a revision in their published order.
@@ -748,14 +746,13 @@ pub async fn link_revision_subjects(
     if entity_ids.is_empty() {
         return Ok(());
     }
-    dispatch!(conn, |connection| {
-        let mut builder = sqlx::QueryBuilder::new("INSERT INTO revision_subjects (revision_id, entity_id) ");
-        builder.push_values(entity_ids, |mut row, entity_id| {
-            row.push_bind(revision_id.as_str()).push_bind(entity_id.as_str());
-        });
-        builder.build().execute(&mut *connection).await?;
-    });
-    Ok(())
+    let statement = Statement::insert_rows(
+        "INSERT INTO revision_subjects (revision_id, entity_id)",
+        entity_ids,
+        "",
+        |entity_id| vec![Bind::from(revision_id.as_str()), Bind::from(entity_id.as_str())],
+    );
+    super::statement::execute(conn, statement).await
 }
 
 /// The entities a revision is about.
@@ -778,14 +775,10 @@ pub async fn add_revision_tags(conn: &mut Conn<'_>, revision_id: &PublicId, tags
     if tags.is_empty() {
         return Ok(());
     }
-    dispatch!(conn, |connection| {
-        let mut builder = sqlx::QueryBuilder::new("INSERT INTO revision_tags (revision_id, tag) ");
-        builder.push_values(tags, |mut row, tag| {
-            row.push_bind(revision_id.as_str()).push_bind(tag.as_str());
-        });
-        builder.build().execute(&mut *connection).await?;
+    let statement = Statement::insert_rows("INSERT INTO revision_tags (revision_id, tag)", tags, "", |tag| {
+        vec![Bind::from(revision_id.as_str()), Bind::from(tag)]
     });
-    Ok(())
+    super::statement::execute(conn, statement).await
 }
 
 /// The tags of a revision, sorted.
@@ -807,16 +800,17 @@ pub async fn link_revision_source(
     title: Option<&str>,
     position: i32,
 ) -> Result<(), StoreError> {
-    dispatch!(conn, |connection| {
-        sqlx::query("INSERT INTO revision_sources (revision_id, source_id, title, position) VALUES ($1, $2, $3, $4)")
-            .bind(revision_id.as_str())
-            .bind(source_id.as_str())
-            .bind(title)
-            .bind(position)
-            .execute(&mut *connection)
-            .await?;
-    });
-    Ok(())
+    super::statement::execute(
+        conn,
+        super::statement::Statement::new(
+            "INSERT INTO revision_sources (revision_id, source_id, title, position) VALUES ($1, $2, $3, $4)",
+        )
+        .bind(revision_id.as_str())
+        .bind(source_id.as_str())
+        .bind(title)
+        .bind(position),
+    )
+    .await
 }
 
 /// The sources a revision cites, in order.
@@ -865,11 +859,10 @@ impl RelationRow {
 
 /// Inserts a relation.
 pub async fn insert_relation(conn: &mut Conn<'_>, relation: &Relation) -> Result<(), StoreError> {
-    dispatch!(conn, |connection| {
-        sqlx::query(
-            "INSERT INTO relations (id, source_content_id, source_revision_id, relation_type, target_id, reason, origin, \
-             created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
-        )
+    super::statement::execute(
+        conn,
+        super::statement::Statement::new("INSERT INTO relations (id, source_content_id, source_revision_id, relation_type, target_id, reason, origin, \
+             created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",)
         .bind(&relation.id)
         .bind(relation.source_content_id.as_str())
         .bind(relation.source_revision_id.as_str())
@@ -877,11 +870,9 @@ pub async fn insert_relation(conn: &mut Conn<'_>, relation: &Relation) -> Result
         .bind(relation.target_id.as_str())
         .bind(&relation.reason)
         .bind(&relation.origin)
-        .bind(relation.created_at)
-        .execute(&mut *connection)
-        .await?;
-    });
-    Ok(())
+        .bind(relation.created_at),
+    )
+    .await
 }
 
 /// The relations a revision declares.

@@ -14,6 +14,7 @@ pub mod knowledge;
 pub mod search;
 pub mod settings;
 pub mod sqlite_writer;
+pub mod statement;
 pub mod trust;
 
 use std::str::FromStr;
@@ -25,16 +26,17 @@ use sqlx::{PgConnection, PgPool, Postgres, Sqlite, SqliteConnection, SqlitePool}
 
 /// Runs `$body` with `$connection` bound to a `&mut PgConnection` or a `&mut SqliteConnection`.
 ///
-/// The body is compiled once per backend, so the same query text and binds serve both.
+/// The body is compiled once per backend, so the same query text and binds serve both. Inside a SQLite write, the
+/// statements it held back (see [`statement`]) are sent first, so the body sees every earlier write.
 macro_rules! dispatch {
     ($conn:expr, |$connection:ident| $body:expr) => {
-        match $conn {
+        match &mut *$conn {
             $crate::store::Conn::Postgres(inner) => {
                 let $connection: &mut sqlx::PgConnection = &mut **inner;
                 $body
             }
-            $crate::store::Conn::Sqlite(inner) => {
-                let $connection: &mut sqlx::SqliteConnection = &mut **inner;
+            sqlite => {
+                let $connection: &mut sqlx::SqliteConnection = $crate::store::sqlite_connection(sqlite).await?;
                 $body
             }
         }
@@ -58,6 +60,10 @@ pub enum StoreError {
     /// The database URL could not be used.
     #[error("cannot use the database URL: {0}")]
     Url(String),
+    /// A write that a SQLite write held back (see [`statement`]) failed when it was sent, before the statement of
+    /// the call that reports it.
+    #[error("{0}")]
+    Deferred(Box<StoreError>),
     /// The shared commit of a batch of SQLite writes failed, so this write did not happen.
     #[error("commit failed: {}", .0.message)]
     GroupCommit(sqlite_writer::CommitFailure),
@@ -79,13 +85,23 @@ pub(crate) fn stored_optional_id(
 impl StoreError {
     /// Whether the error is a unique-constraint violation (a concurrent insert of the same key).
     pub fn is_unique_violation(&self) -> bool {
-        matches!(self, StoreError::Database(sqlx::Error::Database(error)) if error.is_unique_violation())
+        match self {
+            StoreError::Deferred(inner) => inner.is_unique_violation(),
+            StoreError::Database(sqlx::Error::Database(error)) => error.is_unique_violation(),
+            _ => false,
+        }
+    }
+
+    /// Whether the error came from a statement held back earlier in the write rather than from the call reporting it.
+    pub fn is_deferred(&self) -> bool {
+        matches!(self, StoreError::Deferred(_))
     }
 
     /// Whether the database aborted the transaction in a way that a new attempt can fix
     /// (PostgreSQL deadlock `40P01` or serialization failure `40001`; SQLite busy after the timeout).
     pub fn is_retryable(&self) -> bool {
         match self {
+            StoreError::Deferred(inner) => inner.is_retryable(),
             StoreError::GroupCommit(failure) => failure.retryable,
             StoreError::Database(sqlx::Error::Database(error)) => {
                 matches!(
@@ -126,8 +142,25 @@ pub struct Store {
 pub enum Conn<'a> {
     /// A PostgreSQL connection.
     Postgres(&'a mut PgConnection),
-    /// A SQLite connection.
+    /// A SQLite connection outside a write (a reader).
     Sqlite(&'a mut SqliteConnection),
+    /// The SQLite writer connection inside a write, which may hold plain writes back (see [`statement`]).
+    SqliteWrite(&'a mut sqlite_writer::SqliteWrite),
+}
+
+/// The SQLite connection behind `conn`, with any statements a write held back sent first. Only for SQLite
+/// connections; [`dispatch!`] routes PostgreSQL elsewhere.
+pub(crate) async fn sqlite_connection<'c>(conn: &'c mut Conn<'_>) -> Result<&'c mut SqliteConnection, StoreError> {
+    match conn {
+        Conn::Sqlite(connection) => Ok(&mut **connection),
+        Conn::SqliteWrite(write) => {
+            write.send_deferred().await?;
+            Ok(write.connection())
+        }
+        Conn::Postgres(_) => Err(StoreError::Corrupt(
+            "a PostgreSQL connection was used as a SQLite one".to_owned(),
+        )),
+    }
 }
 
 /// A pooled connection for reads outside a transaction.
@@ -162,7 +195,7 @@ impl Transaction {
     pub fn conn(&mut self) -> Conn<'_> {
         match self {
             Transaction::Postgres(transaction) => Conn::Postgres(&mut *transaction),
-            Transaction::Sqlite(write) => Conn::Sqlite(write.connection()),
+            Transaction::Sqlite(write) => Conn::SqliteWrite(write),
         }
     }
 
@@ -292,13 +325,14 @@ impl Store {
                 .fetch_all(&mut **connection)
                 .await?
             }
-            Conn::Sqlite(connection) => {
+            sqlite => {
+                let connection = sqlite_connection(sqlite).await?;
                 sqlx::query_as(
                     "SELECT m.name, p.name FROM sqlite_master m JOIN pragma_table_xinfo(m.name) p \
                      WHERE m.type = 'table' AND p.hidden <> 1 AND m.name NOT LIKE 'sqlite_%' AND m.name <> '_sqlx_migrations' \
                      AND m.name NOT LIKE '%_fts%' ORDER BY m.name, p.name",
                 )
-                .fetch_all(&mut **connection)
+                .fetch_all(&mut *connection)
                 .await?
             }
         };

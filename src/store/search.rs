@@ -5,6 +5,7 @@
 use chrono::{DateTime, Utc};
 use sqlx::{Postgres, QueryBuilder, Sqlite};
 
+use super::statement::{Bind, Statement};
 use super::{Conn, StoreError, dispatch};
 
 /// The kinds of searchable objects.
@@ -63,33 +64,31 @@ pub async fn upsert_documents(conn: &mut Conn<'_>, documents: &[SearchDocument])
     if documents.is_empty() {
         return Ok(());
     }
-    dispatch!(conn, |connection| {
-        let mut builder = QueryBuilder::new(
-            "INSERT INTO search_documents (object_id, kind, object_type, space_id, trust_target_id, author_id, origin, \
-             title, summary, body, created_at, updated_at) ",
-        );
-        builder.push_values(documents, |mut row, document| {
-            row.push_bind(&document.object_id)
-                .push_bind(document.kind.as_str())
-                .push_bind(&document.object_type)
-                .push_bind(&document.space_id)
-                .push_bind(&document.trust_target_id)
-                .push_bind(&document.author_id)
-                .push_bind(&document.origin)
-                .push_bind(&document.title)
-                .push_bind(&document.summary)
-                .push_bind(&document.body)
-                .push_bind(document.created_at)
-                .push_bind(document.updated_at);
-        });
-        builder.push(
-            " ON CONFLICT (object_id) DO UPDATE SET object_type = excluded.object_type, space_id = excluded.space_id, \
-             trust_target_id = excluded.trust_target_id, author_id = excluded.author_id, title = excluded.title, \
-             summary = excluded.summary, body = excluded.body, updated_at = excluded.updated_at",
-        );
-        builder.build().execute(&mut *connection).await?;
-    });
-    Ok(())
+    let statement = Statement::insert_rows(
+        "INSERT INTO search_documents (object_id, kind, object_type, space_id, trust_target_id, author_id, origin, \
+         title, summary, body, created_at, updated_at)",
+        documents,
+        "ON CONFLICT (object_id) DO UPDATE SET object_type = excluded.object_type, space_id = excluded.space_id, \
+         trust_target_id = excluded.trust_target_id, author_id = excluded.author_id, title = excluded.title, \
+         summary = excluded.summary, body = excluded.body, updated_at = excluded.updated_at",
+        |document| {
+            vec![
+                Bind::from(&document.object_id),
+                Bind::from(document.kind.as_str()),
+                Bind::from(&document.object_type),
+                Bind::from(&document.space_id),
+                Bind::from(&document.trust_target_id),
+                Bind::from(&document.author_id),
+                Bind::from(&document.origin),
+                Bind::from(&document.title),
+                Bind::from(&document.summary),
+                Bind::from(&document.body),
+                Bind::from(document.created_at),
+                Bind::from(document.updated_at),
+            ]
+        },
+    );
+    super::statement::execute(conn, statement).await
 }
 
 /// How candidates are ordered and where a page starts.
@@ -328,12 +327,15 @@ pub async fn search(conn: &mut Conn<'_>, filter: &SearchFilter) -> Result<Vec<Se
                 .fetch_all(&mut **connection)
                 .await?
         }
-        Conn::Sqlite(connection) => match (&filter.text, &filter.order) {
-            (Some(text), SearchOrder::Relevance { cap }) => {
-                sqlite_relevance_search(connection, filter, text, *cap).await?
+        sqlite => {
+            let connection = super::sqlite_connection(sqlite).await?;
+            match (&filter.text, &filter.order) {
+                (Some(text), SearchOrder::Relevance { cap }) => {
+                    sqlite_relevance_search(connection, filter, text, *cap).await?
+                }
+                _ => sqlite_one_pass_search(connection, filter).await?,
             }
-            _ => sqlite_one_pass_search(connection, filter).await?,
-        },
+        }
     };
     Ok(candidates)
 }
@@ -480,7 +482,7 @@ pub async fn objects_with_evidence_in_context(
         ("usage_events", "target_id"),
         ("ratings", "target_id"),
     ] {
-        let rows: Vec<String> = match conn {
+        let rows: Vec<String> = match &mut *conn {
             Conn::Postgres(connection) => {
                 let mut builder: QueryBuilder<Postgres> =
                     QueryBuilder::new(format!("SELECT DISTINCT {column} FROM {table} WHERE status = 'active'"));
@@ -490,13 +492,14 @@ pub async fn objects_with_evidence_in_context(
                     .fetch_all(&mut **connection)
                     .await?
             }
-            Conn::Sqlite(connection) => {
+            sqlite => {
+                let connection = super::sqlite_connection(sqlite).await?;
                 let mut builder: QueryBuilder<Sqlite> =
                     QueryBuilder::new(format!("SELECT DISTINCT {column} FROM {table} WHERE status = 'active'"));
                 push_context_filter!(&mut builder, column, object_ids, facets);
                 builder
                     .build_query_scalar::<String>()
-                    .fetch_all(&mut **connection)
+                    .fetch_all(&mut *connection)
                     .await?
             }
         };

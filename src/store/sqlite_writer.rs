@@ -31,6 +31,7 @@ use sqlx::{ConnectOptions, Connection};
 use tokio::sync::{Mutex, OwnedMutexGuard, mpsc, oneshot};
 
 use super::StoreError;
+use super::statement::{DeferredStatements, Statement};
 
 /// The most writes one physical transaction carries; beyond this a write commits the batch itself, which bounds
 /// how long the first write of a batch waits for its outcome.
@@ -88,6 +89,8 @@ struct OpenBatch {
 pub struct SqliteWrite {
     guard: Option<OwnedMutexGuard<WriterSlot>>,
     writer: WriterHandles,
+    /// Plain writes held back until the next statement or the commit (see [`super::statement`]).
+    deferred: DeferredStatements,
 }
 
 /// What a write needs of its writer after it has given the connection back.
@@ -180,6 +183,7 @@ impl SqliteWriter {
         Ok(SqliteWrite {
             guard: Some(guard),
             writer: handles,
+            deferred: DeferredStatements::default(),
         })
     }
 
@@ -213,7 +217,27 @@ impl SqliteWrite {
             .expect("a write holds the open writer connection")
     }
 
-    /// Releases the write's savepoint and waits until the batch it joined is committed.
+    /// Holds a plain write back until the write's next statement or its commit.
+    pub fn defer(&mut self, statement: Statement) {
+        self.deferred.push(statement);
+    }
+
+    /// Sends the writes held back, in one round trip.
+    pub async fn send_deferred(&mut self) -> Result<(), StoreError> {
+        if self.deferred.is_empty() {
+            return Ok(());
+        }
+        let Some(connection) = self.guard.as_mut().and_then(|guard| guard.connection.as_mut()) else {
+            return Err(StoreError::Database(sqlx::Error::PoolClosed));
+        };
+        self.deferred
+            .send(connection, None)
+            .await
+            .map_err(|error| StoreError::Deferred(Box::new(StoreError::Database(error))))
+    }
+
+    /// Releases the write's savepoint (sending the writes held back in the same round trip) and waits until the
+    /// batch it joined is committed.
     pub async fn commit(mut self) -> Result<(), StoreError> {
         let Some(mut guard) = self.guard.take() else {
             return Err(StoreError::Database(sqlx::Error::PoolClosed));
@@ -233,13 +257,22 @@ impl SqliteWrite {
                     retryable: false,
                 }));
             }
-            let released = sqlx::query(sqlx::AssertSqlSafe(format!("RELEASE {SAVEPOINT}")))
-                .execute(&mut *connection)
+            let had_deferred = !self.deferred.is_empty();
+            let released = self
+                .deferred
+                .send(connection, Some(&format!("RELEASE {SAVEPOINT}")))
                 .await;
             if let Err(error) = released {
+                // The savepoint is still open (a held-back write failed, or the release itself did): whoever takes
+                // the connection next rolls it back.
                 drop(guard);
                 self.writer.wake();
-                return Err(error.into());
+                let error = StoreError::Database(error);
+                return Err(if had_deferred {
+                    StoreError::Deferred(Box::new(error))
+                } else {
+                    error
+                });
             }
             slot.abandoned_savepoint = false;
             let (sender, receiver) = oneshot::channel();
@@ -462,6 +495,37 @@ mod tests {
             commits < 10,
             "12 queued writes took {commits} physical commits (plus the read)"
         );
+    }
+
+    /// Writes held back until the commit arrive with it, are visible to the write's own later reads, and when one
+    /// of them fails the commit reports it and nothing of that write remains.
+    #[tokio::test(flavor = "current_thread")]
+    async fn held_back_writes_are_read_back_and_fail_at_commit_as_a_whole() {
+        let directory = tempfile::tempdir().expect("temporary directory");
+        let writer = writer(&directory).await;
+        let note = |id: i64| {
+            Statement::new("INSERT INTO notes (id, text) VALUES ($1, $2)")
+                .bind(id)
+                .bind(format!("note {id}").as_str())
+        };
+        let mut write = writer.begin().await.expect("begin");
+        write.defer(note(1));
+        write.defer(note(2));
+        write.send_deferred().await.expect("sent");
+        let seen: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM notes")
+            .fetch_one(write.connection())
+            .await
+            .expect("count");
+        assert_eq!(seen, 2, "a read inside the write sees the writes it held back");
+        write.defer(note(3));
+        write.commit().await.expect("commit");
+
+        let mut failing = writer.begin().await.expect("begin");
+        failing.defer(note(4));
+        failing.defer(note(1));
+        let error = failing.commit().await.expect_err("the duplicate fails the commit");
+        assert!(error.is_deferred() && error.is_unique_violation(), "{error}");
+        assert_eq!(stored_ids(&writer).await, vec![1, 2, 3]);
     }
 
     /// A write cancelled while it holds the connection (its request went away) leaves nothing behind, and the

@@ -2,6 +2,7 @@
 
 use chrono::{DateTime, Utc};
 
+use super::statement::{Bind, Statement};
 use super::{Conn, StoreError, dispatch, stored_id, stored_optional_id};
 use crate::domain::PublicId;
 
@@ -126,38 +127,38 @@ pub async fn upsert_summaries(conn: &mut Conn<'_>, summaries: &[TrustSummaryReco
     if summaries.is_empty() {
         return Ok(());
     }
-    dispatch!(conn, |connection| {
-        let mut builder = sqlx::QueryBuilder::new(format!("INSERT INTO trust_summaries ({SUMMARY_COLUMNS}) "));
-        builder.push_values(summaries, |mut row, summary| {
-            row.push_bind(summary.target_id.as_str())
-                .push_bind(summary.target_kind.as_str())
-                .push_bind(summary.content_id.as_ref().map(PublicId::as_str))
-                .push_bind(summary.version)
-                .push_bind(summary.value)
-                .push_bind(summary.lower_bound)
-                .push_bind(summary.upper_bound)
-                .push_bind(&summary.status)
-                .push_bind(&summary.rule)
-                .push_bind(&summary.reason)
-                .push_bind(summary.independent_confirmations)
-                .push_bind(summary.contradictions)
-                .push_bind(summary.real_world_confirmations)
-                .push_bind(summary.strong_refutations)
-                .push_bind(summary.evidence_records)
-                .push_bind(summary.computed_at);
-        });
-        builder.push(
-            " ON CONFLICT (target_id) DO UPDATE SET version = excluded.version, value = excluded.value, \
-             lower_bound = excluded.lower_bound, upper_bound = excluded.upper_bound, status = excluded.status, \
-             rule = excluded.rule, reason = excluded.reason, \
-             independent_confirmations = excluded.independent_confirmations, contradictions = excluded.contradictions, \
-             real_world_confirmations = excluded.real_world_confirmations, \
-             strong_refutations = excluded.strong_refutations, evidence_records = excluded.evidence_records, \
-             computed_at = excluded.computed_at",
-        );
-        builder.build().execute(&mut *connection).await?;
-    });
-    Ok(())
+    let statement = Statement::insert_rows(
+        &format!("INSERT INTO trust_summaries ({SUMMARY_COLUMNS})"),
+        summaries,
+        "ON CONFLICT (target_id) DO UPDATE SET version = excluded.version, value = excluded.value, \
+         lower_bound = excluded.lower_bound, upper_bound = excluded.upper_bound, status = excluded.status, \
+         rule = excluded.rule, reason = excluded.reason, \
+         independent_confirmations = excluded.independent_confirmations, contradictions = excluded.contradictions, \
+         real_world_confirmations = excluded.real_world_confirmations, \
+         strong_refutations = excluded.strong_refutations, evidence_records = excluded.evidence_records, \
+         computed_at = excluded.computed_at",
+        |summary| {
+            vec![
+                Bind::from(summary.target_id.as_str()),
+                Bind::from(summary.target_kind.as_str()),
+                Bind::from(summary.content_id.as_ref().map(PublicId::as_str)),
+                Bind::from(summary.version),
+                Bind::from(summary.value),
+                Bind::from(summary.lower_bound),
+                Bind::from(summary.upper_bound),
+                Bind::from(&summary.status),
+                Bind::from(&summary.rule),
+                Bind::from(&summary.reason),
+                Bind::from(summary.independent_confirmations),
+                Bind::from(summary.contradictions),
+                Bind::from(summary.real_world_confirmations),
+                Bind::from(summary.strong_refutations),
+                Bind::from(summary.evidence_records),
+                Bind::from(summary.computed_at),
+            ]
+        },
+    );
+    super::statement::execute(conn, statement).await
 }
 
 /// The summary of a target.
@@ -216,11 +217,12 @@ pub async fn lock_summary(
                 .fetch_optional(&mut **connection)
                 .await?
         }
-        Conn::Sqlite(connection) => {
+        sqlite => {
+            let connection = super::sqlite_connection(sqlite).await?;
             sqlx::query_as(sqlx::AssertSqlSafe(select))
                 .bind(target_id.as_str())
                 .bind(content)
-                .fetch_optional(&mut **connection)
+                .fetch_optional(&mut *connection)
                 .await?
         }
     };
@@ -379,8 +381,9 @@ pub async fn insert_reputation_observation(
     conn: &mut Conn<'_>,
     observation: &ReputationObservationRecord,
 ) -> Result<(), StoreError> {
-    dispatch!(conn, |connection| {
-        sqlx::query(
+    super::statement::execute(
+        conn,
+        super::statement::Statement::new(
             "INSERT INTO reputation_observations (record_id, root_controller_id, target_id, stance, decision, \
              recorded_at, decided_at) VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (record_id) DO NOTHING",
         )
@@ -398,11 +401,9 @@ pub async fn insert_reputation_observation(
             "negative"
         })
         .bind(observation.recorded_at)
-        .bind(observation.decided_at)
-        .execute(&mut *connection)
-        .await?;
-    });
-    Ok(())
+        .bind(observation.decided_at),
+    )
+    .await
 }
 
 /// record_id, root_controller_id, target_id, stance, decision, recorded_at, decided_at.
