@@ -97,7 +97,7 @@ where
         Ok(input) => handler(caller.clone(), input, metadata.clone()).await,
         Err(error) => Err(error),
     };
-    // A successful write was audited inside its own transaction (the rate limit counts those rows);
+    // A successful write was audited inside its own transaction (with the count the rate limit sums);
     // everything else is audited here.
     let audit = if facts.is_write && outcome.is_ok() {
         Ok(())

@@ -96,19 +96,21 @@ impl Service {
         conn: &mut store::Conn<'_>,
         root_controller: &PublicId,
     ) -> Result<WriteAllowance, ServiceError> {
-        let now = self.now();
-        let window_start = now - TimeDelta::hours(1);
+        let window = store::audit::writes_in_window(conn, root_controller, first_minute_of_window(self.now())).await?;
+        Ok(self.allowance_from(window))
+    }
+
+    /// The allowance left by the writes counted in the window.
+    pub(super) fn allowance_from(&self, window: store::audit::WriteWindow) -> WriteAllowance {
         let limit = self.settings().writes_per_hour;
-        let (used, oldest) =
-            store::audit::count_writes_since(conn, root_controller, window_start, i64::from(limit)).await?;
-        let used = u32::try_from(used).unwrap_or(u32::MAX);
+        let used = u32::try_from(window.writes).unwrap_or(u32::MAX);
         let remaining = limit.saturating_sub(used);
-        let retry_after_seconds = (remaining == 0).then(|| retry_after(oldest, now));
-        Ok(WriteAllowance {
+        let retry_after_seconds = (remaining == 0).then(|| retry_after(window.oldest_minute, self.now()));
+        WriteAllowance {
             writes_per_hour: limit,
             remaining,
             retry_after_seconds,
-        })
+        }
     }
 
     /// Recent audited calls of an actor, newest first.
@@ -118,11 +120,20 @@ impl Service {
     }
 }
 
-/// Seconds until the oldest write in the window leaves it (at least one).
-fn retry_after(oldest_in_window: Option<DateTime<Utc>>, now: DateTime<Utc>) -> u64 {
-    match oldest_in_window {
+/// How long the write window is. Writes are counted per minute, and the window holds the current minute and the
+/// sixty before it: between an hour and an hour and a minute of writes, never less than an hour.
+const WINDOW_MINUTES: i64 = 60;
+
+/// The first minute bucket of the window that ends now.
+pub(super) fn first_minute_of_window(now: DateTime<Utc>) -> DateTime<Utc> {
+    store::audit::minute_of(now) - TimeDelta::minutes(WINDOW_MINUTES)
+}
+
+/// Seconds until the writes of the oldest minute in the window leave it (at least one).
+fn retry_after(oldest_minute_in_window: Option<DateTime<Utc>>, now: DateTime<Utc>) -> u64 {
+    match oldest_minute_in_window {
         Some(oldest) => {
-            let frees_at = oldest + TimeDelta::hours(1);
+            let frees_at = oldest + TimeDelta::minutes(WINDOW_MINUTES + 1);
             let milliseconds = u64::try_from((frees_at - now).num_milliseconds()).unwrap_or(0);
             milliseconds.div_ceil(1000).max(1)
         }
@@ -185,11 +196,20 @@ mod tests {
     }
 
     #[test]
-    fn retry_after_counts_until_the_oldest_write_leaves_the_window() {
-        let now = DateTime::parse_from_rfc3339("2026-11-29T12:00:00Z")
+    fn retry_after_counts_until_the_oldest_minute_leaves_the_window() {
+        let now = DateTime::parse_from_rfc3339("2026-11-29T12:00:30Z")
             .expect("valid")
             .to_utc();
-        assert_eq!(retry_after(Some(now - TimeDelta::minutes(59)), now), 60);
+        // The window starts at 11:00; the writes of 11:00 leave it when 12:01 begins.
+        let first = first_minute_of_window(now);
+        assert_eq!(
+            first,
+            DateTime::parse_from_rfc3339("2026-11-29T11:00:00Z")
+                .expect("valid")
+                .to_utc()
+        );
+        assert_eq!(retry_after(Some(first), now), 30);
+        assert_eq!(retry_after(Some(first + TimeDelta::minutes(59)), now), 59 * 60 + 30);
         assert_eq!(retry_after(None, now), 1);
     }
 }

@@ -1,7 +1,7 @@
 //! The pipeline every write runs through, in one transaction: scope, idempotency, the per-root-controller rate
-//! limit, the change itself, and the audit row that the rate limit counts.
+//! limit, the change itself, the audit row, and the count of the write in its minute that the rate limit sums.
 //!
-//! Writing the audit row in the same transaction as the change makes the limit exact: a write that commits is
+//! Counting the write in the same transaction as the change makes the limit exact: a write that commits is
 //! counted, one that rolls back is not, and on PostgreSQL an advisory lock per root controller stops two processes
 //! from both admitting the last write of the hour.
 
@@ -142,8 +142,12 @@ impl Service {
             validate_idempotency_key(key)?;
         }
         let request_sha256 = request_fingerprint(&metadata.request);
-        let mut transaction = self.store().begin().await?;
-        store::idempotency::lock_controller_writes(&mut transaction.conn(), &caller.actor.root_controller).await?;
+        let (mut transaction, window) = store::audit::begin_write_for(
+            self.store(),
+            &caller.actor.root_controller,
+            super::audit::first_minute_of_window(self.now()),
+        )
+        .await?;
         if let Some(key) = idempotency_key
             && let Some(record) = store::idempotency::find(&mut transaction.conn(), &caller.actor.id, key).await?
         {
@@ -153,9 +157,7 @@ impl Service {
                 .await
                 .map(WriteStart::Replay);
         }
-        let allowance = self
-            .write_allowance_on(&mut transaction.conn(), &caller.actor.root_controller)
-            .await?;
+        let allowance = self.allowance_from(window);
         if allowance.remaining == 0 {
             let retry_after = allowance.retry_after_seconds.unwrap_or(1);
             return Err(ServiceError::new(
@@ -232,6 +234,15 @@ impl Service {
             store::audit::insert(&mut transaction.conn(), &audit)
                 .await
                 .map_err(|error| WriteFailure::from_store(error, false))?;
+            let now = self.now();
+            store::audit::count_write(
+                &mut transaction.conn(),
+                &caller.actor.root_controller,
+                store::audit::minute_of(now),
+                super::audit::first_minute_of_window(now),
+            )
+            .await
+            .map_err(|error| WriteFailure::from_store(error, false))?;
             transaction
                 .commit()
                 .await

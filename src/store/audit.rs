@@ -2,6 +2,7 @@
 
 use chrono::{DateTime, Utc};
 
+use super::statement::{self, Statement};
 use super::{Conn, StoreError, dispatch};
 use crate::domain::PublicId;
 
@@ -55,9 +56,9 @@ struct McpCallRow {
 
 /// Appends one call to the log.
 pub async fn insert(conn: &mut Conn<'_>, call: &McpCallRecord) -> Result<(), StoreError> {
-    super::statement::execute(
+    statement::execute(
         conn,
-        super::statement::Statement::new(
+        Statement::new(
             "INSERT INTO mcp_calls (id, actor_id, root_controller_id, key_id, tool, is_write, request, outcome, \
              result_summary, duration_micros, client_name, client_version, created_at) \
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
@@ -79,28 +80,103 @@ pub async fn insert(conn: &mut Conn<'_>, call: &McpCallRecord) -> Result<(), Sto
     .await
 }
 
-/// Successful writes by a root controller since `since`, counted up to `cap` (the limit: counting further cannot
-/// change the answer, and a bounded count keeps every write cheap), and the oldest of them (when the window frees
-/// up).
-pub async fn count_writes_since(
+/// A root controller's successful writes in the rate-limit window.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WriteWindow {
+    /// Writes counted in the window.
+    pub writes: i64,
+    /// The start of the oldest minute that holds any of them (its writes leave the window first).
+    pub oldest_minute: Option<DateTime<Utc>>,
+}
+
+/// The start of the minute `at` falls in: the bucket a write counts in.
+pub fn minute_of(at: DateTime<Utc>) -> DateTime<Utc> {
+    use chrono::{DurationRound, TimeDelta};
+    at.duration_trunc(TimeDelta::minutes(1)).unwrap_or(at)
+}
+
+const WINDOW_SQL: &str = "SELECT COALESCE(SUM(writes), 0), MIN(minute_start) FROM write_counts \
+                          WHERE root_controller_id = $1 AND minute_start >= $2";
+
+/// A root controller's successful writes counted in the minutes from `first_minute` on (one row per minute, so
+/// the cost does not grow with the number of writes).
+pub async fn writes_in_window(
     conn: &mut Conn<'_>,
     root_controller_id: &PublicId,
-    since: DateTime<Utc>,
-    cap: i64,
-) -> Result<(i64, Option<DateTime<Utc>>), StoreError> {
-    let row: (i64, Option<DateTime<Utc>>) = dispatch!(conn, |connection| {
-        sqlx::query_as(
-            "SELECT COUNT(*), MIN(created_at) FROM (SELECT created_at FROM mcp_calls \
-             WHERE root_controller_id = $1 AND is_write AND outcome = 'ok' AND created_at > $2 \
-             ORDER BY created_at LIMIT $3) AS window_writes",
+    first_minute: DateTime<Utc>,
+) -> Result<WriteWindow, StoreError> {
+    let (writes, oldest_minute): (i64, Option<DateTime<Utc>>) = dispatch!(conn, |connection| {
+        sqlx::query_as(WINDOW_SQL)
+            .bind(root_controller_id.as_str())
+            .bind(first_minute)
+            .fetch_one(&mut *connection)
+            .await?
+    });
+    Ok(WriteWindow { writes, oldest_minute })
+}
+
+/// Opens a write for a root controller and reads its writes in the rate-limit window, so that the limit check and
+/// the write it admits cannot interleave with another writer's: on PostgreSQL after a transaction-scoped lock on
+/// the controller (three round trips), on SQLite, whose single writer already serializes, in the same round trip
+/// that opens the write.
+pub async fn begin_write_for(
+    store: &super::Store,
+    root_controller_id: &PublicId,
+    first_minute: DateTime<Utc>,
+) -> Result<(super::Transaction, WriteWindow), StoreError> {
+    match store.backend() {
+        super::Backend::Postgres => {
+            let mut transaction = store.begin().await?;
+            if let Conn::Postgres(connection) = &mut transaction.conn() {
+                sqlx::query("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))")
+                    .bind(root_controller_id.as_str())
+                    .execute(&mut **connection)
+                    .await?;
+            }
+            let window = writes_in_window(&mut transaction.conn(), root_controller_id, first_minute).await?;
+            Ok((transaction, window))
+        }
+        super::Backend::Sqlite => {
+            let opening = Statement::new(WINDOW_SQL)
+                .bind(root_controller_id.as_str())
+                .bind(first_minute);
+            let (transaction, row) = store.begin_sqlite_with(opening).await?;
+            let row = row.ok_or_else(|| StoreError::Corrupt("the write window query returned no row".to_owned()))?;
+            use sqlx::Row;
+            let window = WriteWindow {
+                writes: row.try_get(0)?,
+                oldest_minute: row.try_get(1)?,
+            };
+            Ok((transaction, window))
+        }
+    }
+}
+
+/// Counts one successful write in its minute, and forgets the controller's minutes that left the window before
+/// `forget_before` (in the same transaction as the write's audit row).
+pub async fn count_write(
+    conn: &mut Conn<'_>,
+    root_controller_id: &PublicId,
+    minute: DateTime<Utc>,
+    forget_before: DateTime<Utc>,
+) -> Result<(), StoreError> {
+    statement::execute(
+        conn,
+        Statement::new(
+            "INSERT INTO write_counts (root_controller_id, minute_start, writes) VALUES ($1, $2, 1) \
+             ON CONFLICT (root_controller_id, minute_start) DO UPDATE SET writes = write_counts.writes + 1",
         )
         .bind(root_controller_id.as_str())
-        .bind(since)
-        .bind(cap)
-        .fetch_one(&mut *connection)
-        .await?
-    });
-    Ok(row)
+        .bind(minute),
+    )
+    .await?;
+    statement::execute(
+        conn,
+        Statement::new("DELETE FROM write_counts WHERE root_controller_id = $1 AND minute_start < $2")
+            .bind(root_controller_id.as_str())
+            .bind(forget_before),
+    )
+    .await
 }
 
 /// The most recent calls of an actor, newest first (for the admin and for tests).

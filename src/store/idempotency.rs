@@ -68,15 +68,3 @@ pub async fn insert(
     });
     Ok(())
 }
-
-/// Takes a transaction-scoped lock on a root controller's writes (PostgreSQL), so that the rate-limit check and
-/// the write it admits cannot interleave with another process's. SQLite's single writer needs no lock.
-pub async fn lock_controller_writes(conn: &mut Conn<'_>, root_controller_id: &PublicId) -> Result<(), StoreError> {
-    if let Conn::Postgres(connection) = conn {
-        sqlx::query("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))")
-            .bind(root_controller_id.as_str())
-            .execute(&mut **connection)
-            .await?;
-    }
-    Ok(())
-}

@@ -284,6 +284,22 @@ impl Store {
         })
     }
 
+    /// Opens a SQLite write and runs `opening` (a query) inside it in the same round trip, returning its first row.
+    pub(crate) async fn begin_sqlite_with(
+        &self,
+        opening: statement::Statement,
+    ) -> Result<(Transaction, Option<sqlx::sqlite::SqliteRow>), StoreError> {
+        match &self.pools {
+            Pools::Sqlite { writer, .. } => {
+                let (write, row) = writer.begin_with(Some(opening)).await?;
+                Ok((Transaction::Sqlite(write), row))
+            }
+            Pools::Postgres(_) => Err(StoreError::Corrupt(
+                "a SQLite write was opened on PostgreSQL".to_owned(),
+            )),
+        }
+    }
+
     /// A connection for reads that need no transaction.
     pub async fn reader(&self) -> Result<Reader, StoreError> {
         Ok(match &self.pools {

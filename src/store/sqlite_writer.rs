@@ -35,7 +35,7 @@ use super::statement::{DeferredStatements, Statement};
 
 /// The most writes one physical transaction carries; beyond this a write commits the batch itself, which bounds
 /// how long the first write of a batch waits for its outcome.
-const MAX_WRITES_PER_BATCH: usize = 32;
+const MAX_WRITES_PER_BATCH: usize = 8;
 
 /// How long a write waits for the connection before giving up, as the writer pool's acquire timeout did.
 const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(30);
@@ -144,6 +144,15 @@ impl SqliteWriter {
 
     /// Waits for the connection and opens a write: joins the open batch or starts one, then opens a savepoint.
     pub async fn begin(&self) -> Result<SqliteWrite, StoreError> {
+        self.begin_with(None).await.map(|(write, _)| write)
+    }
+
+    /// [`SqliteWriter::begin`], running `opening` (a query) inside the new savepoint in the same round trip, and
+    /// returning its first row.
+    pub async fn begin_with(
+        &self,
+        opening: Option<Statement>,
+    ) -> Result<(SqliteWrite, Option<sqlx::sqlite::SqliteRow>), StoreError> {
         let mut guard = {
             self.waiting.fetch_add(1, Ordering::AcqRel);
             let _waiting = Waiting(&self.waiting);
@@ -163,28 +172,54 @@ impl SqliteWriter {
             .connection
             .as_mut()
             .ok_or(StoreError::Database(sqlx::Error::PoolClosed))?;
-        if slot.batch.is_none() {
-            sqlx::query("BEGIN IMMEDIATE").execute(&mut *connection).await?;
+        let mut sql = String::new();
+        let starts_batch = slot.batch.is_none();
+        if starts_batch {
+            sql.push_str("BEGIN IMMEDIATE;\n");
+            // Marked open before the statements run: if this future is dropped meanwhile, the next holder finds
+            // the batch and commits (or fails to commit) whatever it holds.
             slot.batch = Some(OpenBatch {
                 waiters: Vec::new(),
                 rollbacks_at_open: rollbacks_now,
             });
         }
-        // Marked before the statement runs: if this future is dropped while the savepoint is being opened, whoever
-        // takes the connection next rolls back to it (and finding none is harmless).
+        sql.push_str(&format!("SAVEPOINT {SAVEPOINT}"));
+        let binds = match opening {
+            Some(opening) => {
+                let (opening_sql, binds) = opening.into_parts();
+                sql.push_str(";\n");
+                sql.push_str(&opening_sql);
+                binds
+            }
+            None => Vec::new(),
+        };
+        // Likewise: if this future is dropped while the savepoint is being opened, whoever takes the connection next
+        // rolls back to it (and finding none is harmless).
         slot.abandoned_savepoint = true;
-        let opened = sqlx::query(sqlx::AssertSqlSafe(format!("SAVEPOINT {SAVEPOINT}")))
-            .execute(&mut *connection)
+        let opened = super::statement::bind_sqlite(sqlx::query(sqlx::AssertSqlSafe(sql)), binds)
+            .fetch_optional(&mut *connection)
             .await;
-        if let Err(error) = opened {
-            handles.wake();
-            return Err(error.into());
+        match opened {
+            Ok(row) => Ok((
+                SqliteWrite {
+                    guard: Some(guard),
+                    writer: handles,
+                    deferred: DeferredStatements::default(),
+                },
+                row,
+            )),
+            Err(error) => {
+                if starts_batch {
+                    // Whether BEGIN ran is unknown; a ROLLBACK settles it (and fails harmlessly if it did not).
+                    let _ = sqlx::query("ROLLBACK").execute(&mut *connection).await;
+                    slot.batch = None;
+                    slot.abandoned_savepoint = false;
+                } else {
+                    handles.wake();
+                }
+                Err(error.into())
+            }
         }
-        Ok(SqliteWrite {
-            guard: Some(guard),
-            writer: handles,
-            deferred: DeferredStatements::default(),
-        })
     }
 
     /// How many physical commits the connection has made; with group commit, fewer than the writes committed.

@@ -155,6 +155,11 @@ impl Statement {
         Statement { sql, binds }
     }
 
+    /// The SQL and the values, for a caller that sends the statement with others.
+    pub(super) fn into_parts(self) -> (String, Vec<Bind>) {
+        (self.sql, self.binds)
+    }
+
     /// Runs the statement now on PostgreSQL.
     pub(super) async fn execute_postgres(self, connection: &mut sqlx::PgConnection) -> Result<(), StoreError> {
         let mut query = sqlx::query(sqlx::AssertSqlSafe(self.sql));
@@ -217,23 +222,32 @@ impl DeferredStatements {
             return Ok(());
         }
         // Prepared and cached like any statement: a kind of write sends the same combination every time.
-        let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
-        for bind in binds {
-            query = match bind {
-                Bind::Text(value) => query.bind(value),
-                Bind::OptionalText(value) => query.bind(value),
-                Bind::Integer(value) => query.bind(value),
-                Bind::SmallInteger(value) => query.bind(value),
-                Bind::Real(value) => query.bind(value),
-                Bind::Boolean(value) => query.bind(value),
-                Bind::Time(value) => query.bind(value),
-                Bind::OptionalTime(value) => query.bind(value),
-                Bind::Json(value) => query.bind(Json(value)),
-            };
-        }
-        query.execute(&mut *connection).await?;
+        bind_sqlite(sqlx::query(sqlx::AssertSqlSafe(sql)), binds)
+            .execute(&mut *connection)
+            .await?;
         Ok(())
     }
+}
+
+/// Binds `binds`, in order, to a SQLite query.
+pub(super) fn bind_sqlite(
+    mut query: sqlx::query::Query<'static, sqlx::Sqlite, sqlx::sqlite::SqliteArguments>,
+    binds: Vec<Bind>,
+) -> sqlx::query::Query<'static, sqlx::Sqlite, sqlx::sqlite::SqliteArguments> {
+    for bind in binds {
+        query = match bind {
+            Bind::Text(value) => query.bind(value),
+            Bind::OptionalText(value) => query.bind(value),
+            Bind::Integer(value) => query.bind(value),
+            Bind::SmallInteger(value) => query.bind(value),
+            Bind::Real(value) => query.bind(value),
+            Bind::Boolean(value) => query.bind(value),
+            Bind::Time(value) => query.bind(value),
+            Bind::OptionalTime(value) => query.bind(value),
+            Bind::Json(value) => query.bind(Json(value)),
+        };
+    }
+    query
 }
 
 /// Runs a plain write: at once on PostgreSQL and on a SQLite connection outside a write, held back inside a SQLite

@@ -857,9 +857,11 @@ async fn the_write_limit_is_shared_by_every_agent_of_a_root_controller() {
         .await
         .expect_err("limit reached");
     assert_eq!(limited.code, ErrorCode::RateLimited);
+    // Writes count per minute and the window holds the current minute and the sixty before it: the two writes of
+    // 09:00 leave it when 10:01 begins, 51 minutes from 09:10.
     assert_eq!(
-        limited.details["retry_after"], 3000,
-        "the oldest write leaves the window in 50 minutes"
+        limited.details["retry_after"], 3060,
+        "the oldest minute's writes leave the window in 51 minutes"
     );
     let whoami = service.whoami(&second.caller).await.expect("whoami");
     assert_eq!(whoami.allowance.remaining, 0);
