@@ -936,17 +936,6 @@ impl Service {
             store::knowledge::insert_relation(&mut transaction.conn(), &relation).await?;
         }
 
-        // Search: the item's document and those of its new claims, in one statement.
-        let claim_texts: Vec<String> = content.claims.iter().map(|(text, _, _)| text.clone()).collect();
-        let mut documents = vec![super::search::content_document(
-            &content_item,
-            &revision,
-            &claim_texts,
-            &content.tags,
-        )];
-        documents.extend(new_claims.iter().map(super::search::claim_document));
-        self.index_documents(transaction, &documents).await?;
-
         // Trust: the new revision and the new claims start from the prior, in one statement. A new item cannot be
         // superseded yet (a relation's target must exist before it is declared); a new revision of an existing
         // item is, when an effective `supersedes` relation already replaces the item.
@@ -974,8 +963,26 @@ impl Service {
             };
             (target, false)
         }));
-        self.initialize_trust_summaries(transaction, pending, &new_targets)
+        let statuses = self
+            .initialize_trust_summaries(transaction, pending, &new_targets)
             .await?;
+        // Search: the item's document and those of its new claims, with their first statuses, in one statement.
+        let claim_texts: Vec<String> = content.claims.iter().map(|(text, _, _)| text.clone()).collect();
+        let mut statuses = statuses.iter().map(|status| status.as_str());
+        let mut documents = vec![super::search::content_document(
+            &content_item,
+            &revision,
+            &claim_texts,
+            &content.tags,
+            statuses.next().unwrap_or("unverified"),
+        )];
+        for claim in &new_claims {
+            documents.push(super::search::claim_document(
+                claim,
+                statuses.next().unwrap_or("unverified"),
+            ));
+        }
+        self.index_documents(transaction, &documents).await?;
         // The revision it replaces is now superseded.
         if let Some(previous) = &previous_revision {
             let previous_target = self.trust_target(&mut transaction.conn(), previous).await?;
@@ -1137,8 +1144,6 @@ impl Service {
             created_at: self.now(),
         };
         store::knowledge::insert_entity(&mut transaction.conn(), &entity).await?;
-        self.index_documents(transaction, &[super::search::entity_document(&entity)])
-            .await?;
         let target = TrustTarget {
             id: entity.id.clone(),
             kind: TrustTargetKind::Entity,
@@ -1147,7 +1152,11 @@ impl Service {
             author_origin: entity.origin.clone(),
             created_at: entity.created_at,
         };
-        self.initialize_trust_summaries(transaction, pending, &[(target, false)])
+        let statuses = self
+            .initialize_trust_summaries(transaction, pending, &[(target, false)])
+            .await?;
+        let status = statuses.first().map_or("unverified", |status| status.as_str());
+        self.index_documents(transaction, &[super::search::entity_document(&entity, status)])
             .await?;
         Ok(entity)
     }

@@ -63,6 +63,8 @@ struct ServiceInner {
     trust_cache: std::sync::Mutex<trust::TrustStateCache>,
     /// Produces strictly increasing ULIDs within a millisecond, so IDs created by one process sort in creation order.
     ulid_generator: std::sync::Mutex<ulid::Generator>,
+    /// The secret that signs search cursors, read once from the database.
+    cursor_secret: std::sync::Mutex<Option<String>>,
 }
 
 impl std::fmt::Debug for Service {
@@ -87,6 +89,7 @@ impl Service {
                 reputation_cache: std::sync::Mutex::new(trust::ReputationCache::new()),
                 content_scanner: scan::ContentScanner::new(),
                 structured_data_validator: structured_data::StructuredDataValidator::new(),
+                cursor_secret: std::sync::Mutex::new(None),
             }),
         }
     }

@@ -27,7 +27,10 @@ pub const MAX_SEARCH_LIMIT: u32 = 50;
 /// Results per page when the caller does not say.
 pub const DEFAULT_SEARCH_LIMIT: u32 = 10;
 /// How many of the most relevant matches are ranked by trust; a query's results come from these.
-pub const RELEVANCE_CANDIDATES: i64 = 200;
+pub const RELEVANCE_CANDIDATES: usize = 200;
+/// How many of a text query's candidates (its matches that pass the filters) are considered at most: the most
+/// recently changed ones. Scoring costs time for every candidate, so this bounds the cost of common words.
+pub const SEARCH_POOL: i64 = 2000;
 /// Longest accepted query text, in characters.
 pub const MAX_QUERY_CHARACTERS: usize = 1000;
 
@@ -292,10 +295,12 @@ impl Service {
             tags,
             space_id,
             statuses,
-            created_at_or_before: as_of,
+            // A first page runs at `as_of` itself, so nothing can have been created after it.
+            created_at_or_before: cursor.is_some().then_some(as_of),
             restrict_to,
-            order: SearchOrder::Relevance {
-                cap: RELEVANCE_CANDIDATES,
+            order: SearchOrder::Pool {
+                limit: SEARCH_POOL,
+                most_relevant: None,
             },
             limit: i64::from(limit) + 1,
         };
@@ -313,6 +318,10 @@ impl Service {
                 let mut relaxed = cursor.as_ref().is_some_and(|state| state.relaxed);
                 let mut filter = SearchFilter {
                     text: Some(render(&if relaxed { parsed.relaxed() } else { parsed.clone() })),
+                    order: SearchOrder::Pool {
+                        limit: SEARCH_POOL,
+                        most_relevant: Some(RELEVANCE_CANDIDATES),
+                    },
                     ..base_filter.clone()
                 };
                 let mut candidates = store::search::search(&mut reader.conn(), &filter).await?;
@@ -321,6 +330,14 @@ impl Service {
                     filter.text = Some(render(&parsed.relaxed()));
                     candidates = store::search::search(&mut reader.conn(), &filter).await?;
                 }
+                // The most relevant of the pool take part in the ranking.
+                candidates.sort_by(|left, right| {
+                    right
+                        .relevance
+                        .total_cmp(&left.relevance)
+                        .then_with(|| left.object_id.cmp(&right.object_id))
+                });
+                candidates.truncate(RELEVANCE_CANDIDATES);
                 let boosted = if context_facets.is_empty() {
                     Vec::new()
                 } else {
@@ -376,12 +393,26 @@ impl Service {
                     },
                     _ => SearchOrder::Recent { after: None },
                 };
-                let filter = SearchFilter {
-                    text: parsed.as_ref().map(render),
-                    order,
-                    ..base_filter.clone()
+                let candidates = match &parsed {
+                    // With a text query the pool is ordered and paged here.
+                    Some(parsed) => {
+                        let filter = SearchFilter {
+                            text: Some(render(parsed)),
+                            ..base_filter.clone()
+                        };
+                        let mut pool = store::search::search(&mut reader.conn(), &filter).await?;
+                        order_and_page(&mut pool, &order, usize::try_from(limit).unwrap_or(10) + 1);
+                        pool
+                    }
+                    None => {
+                        let filter = SearchFilter {
+                            text: None,
+                            order,
+                            ..base_filter.clone()
+                        };
+                        store::search::search(&mut reader.conn(), &filter).await?
+                    }
                 };
-                let candidates = store::search::search(&mut reader.conn(), &filter).await?;
                 (
                     candidates
                         .into_iter()
@@ -472,9 +503,25 @@ impl Service {
 
     /// The instance's secret for signing cursors.
     pub(super) async fn signing_secret(&self, conn: &mut Conn<'_>) -> Result<String, ServiceError> {
-        store::settings::get(conn, "cursor_secret")
+        // The secret is made once by a migration and never changes, so one read per process is enough.
+        let cached = self
+            .inner
+            .cursor_secret
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .clone();
+        if let Some(secret) = cached {
+            return Ok(secret);
+        }
+        let secret = store::settings::get(conn, "cursor_secret")
             .await?
-            .ok_or_else(|| ServiceError::internal("the cursor secret is missing"))
+            .ok_or_else(|| ServiceError::internal("the cursor secret is missing"))?;
+        *self
+            .inner
+            .cursor_secret
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(secret.clone());
+        Ok(secret)
     }
 
     /// Writes (or rewrites) search documents, all in one statement.
@@ -488,12 +535,13 @@ impl Service {
     }
 }
 
-/// The search document of a content item from its current revision, its claims and tags.
+/// The search document of a content item from its current revision (with its trust status), its claims and tags.
 pub(super) fn content_document(
     content: &crate::domain::knowledge::ContentItem,
     revision: &crate::domain::knowledge::Revision,
     claims: &[String],
     tags: &[String],
+    status: &str,
 ) -> SearchDocument {
     let mut body = super::markdown::plain_text_excerpt(&revision.body_markdown, 60_000);
     for claim in claims {
@@ -517,11 +565,13 @@ pub(super) fn content_document(
         body,
         created_at: content.created_at,
         updated_at: revision.created_at,
+        tags: tags.to_vec(),
+        status: status.to_owned(),
     }
 }
 
-/// The search document of a claim.
-pub(super) fn claim_document(claim: &crate::domain::knowledge::Claim) -> SearchDocument {
+/// The search document of a claim with its trust status.
+pub(super) fn claim_document(claim: &crate::domain::knowledge::Claim, status: &str) -> SearchDocument {
     SearchDocument {
         object_id: claim.id.as_str().to_owned(),
         kind: SearchKind::Claim,
@@ -535,11 +585,13 @@ pub(super) fn claim_document(claim: &crate::domain::knowledge::Claim) -> SearchD
         body: String::new(),
         created_at: claim.created_at,
         updated_at: claim.created_at,
+        tags: Vec::new(),
+        status: status.to_owned(),
     }
 }
 
-/// The search document of an entity.
-pub(super) fn entity_document(entity: &crate::domain::knowledge::Entity) -> SearchDocument {
+/// The search document of an entity with its trust status.
+pub(super) fn entity_document(entity: &crate::domain::knowledge::Entity, status: &str) -> SearchDocument {
     SearchDocument {
         object_id: entity.id.as_str().to_owned(),
         kind: SearchKind::Entity,
@@ -553,7 +605,47 @@ pub(super) fn entity_document(entity: &crate::domain::knowledge::Entity) -> Sear
         body: entity.aliases.join(" "),
         created_at: entity.created_at,
         updated_at: entity.created_at,
+        tags: Vec::new(),
+        status: status.to_owned(),
     }
+}
+
+/// Orders a text query's pool by trust or recency, drops what comes up to the cursor's position, and keeps `keep`.
+fn order_and_page(pool: &mut Vec<SearchCandidate>, order: &SearchOrder, keep: usize) {
+    match order {
+        SearchOrder::Trust { after } => {
+            pool.sort_by(|left, right| {
+                left.status_rank
+                    .cmp(&right.status_rank)
+                    .then_with(|| right.lower_bound.total_cmp(&left.lower_bound))
+                    .then_with(|| left.object_id.cmp(&right.object_id))
+            });
+            if let Some((rank, lower_bound, id)) = after {
+                pool.retain(|candidate| {
+                    candidate.status_rank > *rank
+                        || (candidate.status_rank == *rank
+                            && (candidate.lower_bound < *lower_bound
+                                || (candidate.lower_bound == *lower_bound && candidate.object_id > *id)))
+                });
+            }
+        }
+        SearchOrder::Recent { after } => {
+            pool.sort_by(|left, right| {
+                right
+                    .updated_at
+                    .cmp(&left.updated_at)
+                    .then_with(|| right.object_id.cmp(&left.object_id))
+            });
+            if let Some((updated_at, id)) = after {
+                pool.retain(|candidate| {
+                    candidate.updated_at < *updated_at
+                        || (candidate.updated_at == *updated_at && candidate.object_id < *id)
+                });
+            }
+        }
+        SearchOrder::Pool { .. } => {}
+    }
+    pool.truncate(keep);
 }
 
 fn hit(candidate: SearchCandidate, score: f64) -> SearchHit {

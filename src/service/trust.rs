@@ -188,10 +188,11 @@ impl Service {
         transaction: &mut Transaction,
         pending: &mut PendingTrustStates,
         targets: &[(TrustTarget, bool)],
-    ) -> Result<(), ServiceError> {
+    ) -> Result<Vec<TrustStatus>, ServiceError> {
         let now = self.now();
         let table = self.instance_trust_table();
         let mut summaries = Vec::with_capacity(targets.len());
+        let mut statuses = Vec::with_capacity(targets.len());
         for (target, superseded) in targets {
             let mut state = TargetState::from_records(
                 self.descriptor(target),
@@ -206,11 +207,12 @@ impl Service {
                 superseded: *superseded,
             });
             summaries.push(summary_record(target, 1, &assessment, 0, now));
+            statuses.push(assessment.status);
             pending.states.retain(|(id, _, _)| id != target.id.as_str());
             pending.states.push((target.id.as_str().to_owned(), 1, state));
         }
         store::trust::upsert_summaries(&mut transaction.conn(), &summaries).await?;
-        Ok(())
+        Ok(statuses)
     }
 
     /// Applies one evidence change to a target inside the write's transaction and persists the new assessment.
@@ -253,6 +255,11 @@ impl Service {
         let summary = summary_record(target, version + 1, &assessment, state.held_records(), now);
         store::trust::upsert_summaries(&mut transaction.conn(), std::slice::from_ref(&summary)).await?;
         let previous_status = locked.as_ref().and_then(|locked| parse_status(&locked.summary.status));
+        if previous_status != Some(assessment.status) {
+            // Status filters are terms of the search index; the documents whose trust lives here follow.
+            store::search::set_document_status(&mut transaction.conn(), target.id.as_str(), assessment.status.as_str())
+                .await?;
+        }
         let previous_decision = previous_status.and_then(FirstPartyDecision::from_status);
         let new_decision = FirstPartyDecision::from_status(assessment.status);
         if new_decision.is_some() && new_decision != previous_decision {

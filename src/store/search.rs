@@ -57,47 +57,147 @@ pub struct SearchDocument {
     pub created_at: DateTime<Utc>,
     /// When it last changed.
     pub updated_at: DateTime<Utc>,
+    /// The tags of a content item's current revision (empty for claims and entities).
+    pub tags: Vec<String>,
+    /// The trust status of the object's trust target.
+    pub status: String,
 }
 
-/// Writes (or rewrites) search documents, in one statement.
+/// The index term of one filterable property: a letter naming the property, the value's UTF-8 bytes in lowercase
+/// hex, and a closing `0`. Neither FTS5's tokenizer and Porter stemmer nor PostgreSQL's `simple` configuration
+/// changes such a term, and no value can collide with another (migration 0006 writes the same terms in SQL).
+pub fn facet_term(property: char, value: &str) -> String {
+    format!("{property}{}0", hex::encode(value.as_bytes()))
+}
+
+/// The facet terms of a document: its kind, its kind and type, its space, and each tag of a content item.
+fn document_facets(document: &SearchDocument) -> String {
+    let kind = document.kind.as_str();
+    let mut terms = vec![
+        facet_term('k', kind),
+        facet_term('t', &format!("{kind}/{}", document.object_type)),
+    ];
+    if let Some(space_id) = &document.space_id {
+        terms.push(facet_term('p', space_id));
+    }
+    if document.kind == SearchKind::Content {
+        terms.extend(document.tags.iter().map(|tag| facet_term('g', tag)));
+    }
+    terms.join(" ")
+}
+
+/// The kind a SQLite document rowid carries in its last two bits (migration 0006 numbers them the same way).
+fn kind_code(kind: SearchKind) -> i64 {
+    match kind {
+        SearchKind::Content => 1,
+        SearchKind::Claim => 2,
+        SearchKind::Entity => 3,
+    }
+}
+
+/// The index term of a trust status.
+fn status_facet(status: &str) -> String {
+    facet_term('s', status)
+}
+
+/// Writes (or rewrites) search documents. On SQLite a document that exists is removed and written anew, so that
+/// its full-text rowid moves to the end and the index stays in the order documents last changed.
 pub async fn upsert_documents(conn: &mut Conn<'_>, documents: &[SearchDocument]) -> Result<(), StoreError> {
     if documents.is_empty() {
         return Ok(());
     }
-    let statement = Statement::insert_rows(
-        "INSERT INTO search_documents (object_id, kind, object_type, space_id, trust_target_id, author_id, origin, \
-         title, summary, body, created_at, updated_at)",
-        documents,
-        "ON CONFLICT (object_id) DO UPDATE SET object_type = excluded.object_type, space_id = excluded.space_id, \
-         trust_target_id = excluded.trust_target_id, author_id = excluded.author_id, title = excluded.title, \
-         summary = excluded.summary, body = excluded.body, updated_at = excluded.updated_at",
-        |document| {
-            vec![
-                Bind::from(&document.object_id),
-                Bind::from(document.kind.as_str()),
-                Bind::from(&document.object_type),
-                Bind::from(&document.space_id),
-                Bind::from(&document.trust_target_id),
-                Bind::from(&document.author_id),
-                Bind::from(&document.origin),
-                Bind::from(&document.title),
-                Bind::from(&document.summary),
-                Bind::from(&document.body),
-                Bind::from(document.created_at),
-                Bind::from(document.updated_at),
-            ]
-        },
-    );
-    super::statement::execute(conn, statement).await
+    let columns = "INSERT INTO search_documents (object_id, kind, object_type, space_id, trust_target_id, author_id, \
+                   origin, title, summary, body, created_at, updated_at, facets, status_facet)";
+    let row_binds = |document: &SearchDocument| {
+        vec![
+            Bind::from(&document.object_id),
+            Bind::from(document.kind.as_str()),
+            Bind::from(&document.object_type),
+            Bind::from(&document.space_id),
+            Bind::from(&document.trust_target_id),
+            Bind::from(&document.author_id),
+            Bind::from(&document.origin),
+            Bind::from(&document.title),
+            Bind::from(&document.summary),
+            Bind::from(&document.body),
+            Bind::from(document.created_at),
+            Bind::from(document.updated_at),
+            Bind::from(document_facets(document).as_str()),
+            Bind::from(status_facet(&document.status).as_str()),
+        ]
+    };
+    match conn {
+        Conn::Postgres(_) => {
+            let statement = Statement::insert_rows(
+                columns,
+                documents,
+                "ON CONFLICT (object_id) DO UPDATE SET object_type = excluded.object_type, \
+                 space_id = excluded.space_id, trust_target_id = excluded.trust_target_id, \
+                 author_id = excluded.author_id, title = excluded.title, summary = excluded.summary, \
+                 body = excluded.body, updated_at = excluded.updated_at, facets = excluded.facets, \
+                 status_facet = excluded.status_facet",
+                row_binds,
+            );
+            super::statement::execute(conn, statement).await
+        }
+        _ => {
+            let removed = Statement::with_list(
+                "DELETE FROM search_documents WHERE object_id IN",
+                documents
+                    .iter()
+                    .map(|document| Bind::from(&document.object_id))
+                    .collect(),
+            );
+            super::statement::execute(conn, removed).await?;
+            // Rowids continue after the highest one, each in its kind's slot (see `kind_code`).
+            let numbered: Vec<(i64, &SearchDocument)> = documents
+                .iter()
+                .enumerate()
+                .map(|(position, document)| (i64::try_from(position).unwrap_or(i64::MAX) + 1, document))
+                .collect();
+            let statement = Statement::insert_rows(
+                "INSERT INTO search_documents (document_rowid, object_id, kind, object_type, space_id, \
+                 trust_target_id, author_id, origin, title, summary, body, created_at, updated_at, facets, \
+                 status_facet) SELECT ((SELECT COALESCE(MAX(document_rowid), 0) FROM search_documents) / 4 \
+                 + column1) * 4 + column2, column3, column4, column5, column6, column7, column8, column9, column10, \
+                 column11, column12, column13, column14, column15, column16 FROM (",
+                &numbered,
+                ")",
+                |(position, document)| {
+                    let mut binds = vec![Bind::from(*position), Bind::from(kind_code(document.kind))];
+                    binds.extend(row_binds(document));
+                    binds
+                },
+            );
+            super::statement::execute(conn, statement).await
+        }
+    }
+}
+
+/// Records a trust target's new status on the documents whose trust lives there, for status filters.
+pub async fn set_document_status(conn: &mut Conn<'_>, trust_target_id: &str, status: &str) -> Result<(), StoreError> {
+    super::statement::execute(
+        conn,
+        Statement::new(
+            "UPDATE search_documents SET status_facet = $2 WHERE trust_target_id = $1 AND status_facet <> $2",
+        )
+        .bind(trust_target_id)
+        .bind(status_facet(status).as_str()),
+    )
+    .await
 }
 
 /// How candidates are ordered and where a page starts.
 #[derive(Debug, Clone, PartialEq)]
 pub enum SearchOrder {
-    /// By text relevance, the `cap` most relevant (requires a text query); the final rank is computed by the caller.
-    Relevance {
-        /// Most candidates returned.
-        cap: i64,
+    /// For a text query: the `limit` most recently changed candidates (every candidate when fewer), each with its
+    /// relevance, in no particular order; the caller orders them. With `most_relevant`, only that many of them,
+    /// the most relevant.
+    Pool {
+        /// Most candidates considered.
+        limit: i64,
+        /// Return only this many of the pool, the most relevant.
+        most_relevant: Option<usize>,
     },
     /// By status rank, then lower bound (descending), then ID; after the given position.
     Trust {
@@ -128,8 +228,9 @@ pub struct SearchFilter {
     pub space_id: Option<String>,
     /// Statuses to include.
     pub statuses: Vec<String>,
-    /// Only objects created at or before this instant (a cursor's snapshot).
-    pub created_at_or_before: DateTime<Utc>,
+    /// Only objects created at or before this instant (a cursor's snapshot);
+    /// `None` on a first page: nothing was created after the instant the search runs at.
+    pub created_at_or_before: Option<DateTime<Utc>>,
     /// When set, only these objects.
     pub restrict_to: Option<Vec<String>>,
     /// Ordering and paging.
@@ -190,7 +291,9 @@ macro_rules! push_filters {
     ($builder:expr, $filter:expr) => {{
         let builder = $builder;
         let filter: &SearchFilter = $filter;
-        builder.push(" AND d.created_at <= ").push_bind(filter.created_at_or_before);
+        if let Some(snapshot) = filter.created_at_or_before {
+            builder.push(" AND d.created_at <= ").push_bind(snapshot);
+        }
         builder.push(" AND d.kind IN (");
         {
             let mut kinds = builder.separated(", ");
@@ -251,7 +354,7 @@ macro_rules! push_filters {
             }
         }
         match &filter.order {
-            SearchOrder::Relevance { .. } => {}
+            SearchOrder::Pool { .. } => {}
             SearchOrder::Trust { after: Some((rank, lower_bound, id)) } => {
                 builder
                     .push(format_args!(" AND ({STATUS_RANK} > "))
@@ -279,8 +382,8 @@ macro_rules! push_filters {
             SearchOrder::Trust { after: None } | SearchOrder::Recent { after: None } => {}
         }
         match &filter.order {
-            SearchOrder::Relevance { cap } => {
-                builder.push(" ORDER BY relevance DESC, d.object_id LIMIT ").push_bind(*cap);
+            SearchOrder::Pool { limit, .. } => {
+                builder.push(" ORDER BY d.updated_at DESC, d.object_id DESC LIMIT ").push_bind(*limit);
             }
             SearchOrder::Trust { .. } => {
                 builder
@@ -296,31 +399,362 @@ macro_rules! push_filters {
     }};
 }
 
-/// The candidates matching a filter, in the filter's order.
+/// The candidates matching a filter: for a text query the pool of [`SearchOrder::Pool`], otherwise (browsing) the
+/// next page in the filter's order.
 pub async fn search(conn: &mut Conn<'_>, filter: &SearchFilter) -> Result<Vec<SearchCandidate>, StoreError> {
-    let candidates = match conn {
+    match (&filter.text, &filter.order) {
+        (Some(text), SearchOrder::Pool { limit, most_relevant }) => {
+            text_pool(conn, filter, text, *limit, *most_relevant).await
+        }
+        _ => browse(conn, filter).await,
+    }
+}
+
+/// bm25 is lower for better matches; b/(1+b) maps its negation into (0, 1) like PostgreSQL's normalization 32
+/// does for ts_rank_cd. Titles weigh 10, summaries 4, bodies 1; the facet columns count for nothing.
+const SQLITE_RELEVANCE: &str =
+    "(-bm25(search_fts, 10.0, 4.0, 1.0, 0.0, 0.0)) / (1.0 - bm25(search_fts, 10.0, 4.0, 1.0, 0.0, 0.0))";
+
+/// The most recently changed candidates of a text query, with their relevance (all of them, or the
+/// `most_relevant` best). Filters other than the snapshot and an explicit ID list are facet terms of the index
+/// lookup itself, so the index intersects them with the words; the walk starts at the most recently changed document
+/// and stops after `limit` candidates, so its cost is bounded by `limit` however many documents contain common words.
+async fn text_pool(
+    conn: &mut Conn<'_>,
+    filter: &SearchFilter,
+    text: &str,
+    limit: i64,
+    most_relevant: Option<usize>,
+) -> Result<Vec<SearchCandidate>, StoreError> {
+    match conn {
         Conn::Postgres(connection) => {
-            let mut builder: QueryBuilder<Postgres> = QueryBuilder::new(format!("SELECT {CANDIDATE_COLUMNS}, "));
-            match &filter.text {
-                Some(text) => {
-                    builder
-                        .push("ts_rank_cd(d.document, websearch_to_tsquery('english', ")
-                        .push_bind(text.clone())
-                        .push("), 32)::DOUBLE PRECISION AS relevance, ");
-                }
-                None => {
-                    builder.push("0.0::DOUBLE PRECISION AS relevance, ");
-                }
+            let facets = FacetFilter::of(filter, false);
+            // One statement: the pool (ranked as it is read), its best, then their rows and trust.
+            let mut builder: QueryBuilder<Postgres> = QueryBuilder::new(
+                "WITH pool AS (SELECT d.object_id, ts_rank_cd('{0, 0.2, 0.4, 1}'::float4[], d.document, \
+                 websearch_to_tsquery('english', ",
+            );
+            builder
+                .push_bind(text.to_owned())
+                .push(
+                    "), 32)::DOUBLE PRECISION AS relevance FROM search_documents d WHERE d.document @@ \
+                     (websearch_to_tsquery('english', ",
+                )
+                .push_bind(text.to_owned())
+                .push(")");
+            if let Some(facets) = facets.tsquery() {
+                builder.push(" && to_tsquery('simple', ").push_bind(facets).push(")");
+            }
+            builder.push(")");
+            if let Some(snapshot) = filter.created_at_or_before {
+                builder.push(" AND d.created_at <= ").push_bind(snapshot);
+            }
+            push_restriction(&mut builder, filter);
+            builder
+                .push(" ORDER BY d.updated_at DESC, d.object_id DESC LIMIT ")
+                .push_bind(limit)
+                .push("), chosen AS (SELECT object_id, relevance FROM pool ORDER BY relevance DESC, object_id");
+            if let Some(best) = most_relevant {
+                builder
+                    .push(" LIMIT ")
+                    .push_bind(i64::try_from(best).unwrap_or(i64::MAX));
             }
             builder.push(format_args!(
-                "{STATUS_RANK} AS status_rank FROM search_documents d JOIN trust_summaries t ON t.target_id = d.trust_target_id WHERE TRUE"
+                ") SELECT {CANDIDATE_COLUMNS}, chosen.relevance, {STATUS_RANK} AS status_rank FROM chosen \
+                 JOIN search_documents d ON d.object_id = chosen.object_id \
+                 JOIN trust_summaries t ON t.target_id = d.trust_target_id"
             ));
-            if let Some(text) = &filter.text {
-                builder
-                    .push(" AND d.document @@ websearch_to_tsquery('english', ")
-                    .push_bind(text.clone())
-                    .push(")");
+            Ok(builder
+                .build_query_as::<SearchCandidate>()
+                .fetch_all(&mut **connection)
+                .await?)
+        }
+        sqlite => {
+            let connection = super::sqlite_connection(sqlite).await?;
+            let facets = FacetFilter::of(filter, true);
+            let expression = facets.fts5_match(text);
+            // One statement: the pool from the index (joined to the documents only when a snapshot or an ID list
+            // must be checked before the pool is cut), its best, then their rows and trust.
+            let checks_documents = filter.created_at_or_before.is_some() || filter.restrict_to.is_some();
+            let mut builder: QueryBuilder<Sqlite> = QueryBuilder::new(format!(
+                "WITH pool AS (SELECT search_fts.rowid AS document_rowid, {SQLITE_RELEVANCE} AS relevance \
+                 FROM search_fts "
+            ));
+            if checks_documents {
+                builder.push("JOIN search_documents d ON d.document_rowid = search_fts.rowid ");
             }
+            builder.push("WHERE search_fts MATCH ").push_bind(expression);
+            if let Some(kinds) = &facets.rowid_kinds {
+                builder.push(" AND (search_fts.rowid % 4) IN (");
+                let mut codes = builder.separated(", ");
+                for code in kinds {
+                    codes.push_bind(*code);
+                }
+                builder.push(")");
+            }
+            if let Some(snapshot) = filter.created_at_or_before {
+                builder.push(" AND d.created_at <= ").push_bind(snapshot);
+            }
+            push_restriction(&mut builder, filter);
+            builder
+                .push(" ORDER BY search_fts.rowid DESC LIMIT ")
+                .push_bind(limit)
+                .push("), chosen AS (SELECT document_rowid, relevance FROM pool ORDER BY relevance DESC, document_rowid DESC");
+            if let Some(best) = most_relevant {
+                builder
+                    .push(" LIMIT ")
+                    .push_bind(i64::try_from(best).unwrap_or(i64::MAX));
+            }
+            builder.push(format_args!(
+                ") SELECT {CANDIDATE_COLUMNS}, chosen.relevance, {STATUS_RANK} AS status_rank FROM chosen \
+                 JOIN search_documents d ON d.document_rowid = chosen.document_rowid \
+                 JOIN trust_summaries t ON t.target_id = d.trust_target_id"
+            ));
+            Ok(builder
+                .build_query_as::<SearchCandidate>()
+                .fetch_all(&mut *connection)
+                .await?)
+        }
+    }
+}
+
+/// Appends `AND d.object_id IN (…)` when the filter names the only objects that may match.
+fn push_restriction<DB: sqlx::Database>(builder: &mut QueryBuilder<DB>, filter: &SearchFilter)
+where
+    String: for<'q> sqlx::Encode<'q, DB> + sqlx::Type<DB>,
+{
+    if let Some(ids) = &filter.restrict_to {
+        if ids.is_empty() {
+            builder.push(" AND 1 = 0");
+        } else {
+            builder.push(" AND d.object_id IN (");
+            let mut restricted = builder.separated(", ");
+            for id in ids {
+                restricted.push_bind(id.clone());
+            }
+            builder.push(")");
+        }
+    }
+}
+
+/// What a filter asks of the index besides the words: facet terms every result must carry, facet terms none may
+/// carry, and (SQLite only) the kinds that rowids must name.
+#[derive(Debug, Clone, PartialEq, Default)]
+struct FacetFilter {
+    required: Option<FacetExpression>,
+    excluded: Option<FacetExpression>,
+    rowid_kinds: Option<Vec<i64>>,
+}
+
+/// An expression over facet terms.
+#[derive(Debug, Clone, PartialEq)]
+enum FacetExpression {
+    /// One term.
+    Term(String),
+    /// Every part.
+    All(Vec<FacetExpression>),
+    /// At least one part.
+    Any(Vec<FacetExpression>),
+}
+
+impl FacetFilter {
+    /// The facet filter of a search. Terms most documents carry are avoided where an equivalent cheaper test
+    /// exists, because SQLite's bm25 weighs every term of the expression over every document carrying it: a kind
+    /// on its own is tested on the rowid (`kinds_in_rowid`), a restriction to types, tags or a space already implies
+    /// its kind, and statuses that include `unverified` (where most documents are) are expressed as the statuses
+    /// left out.
+    fn of(filter: &SearchFilter, kinds_in_rowid: bool) -> FacetFilter {
+        let mut branches: Vec<(SearchKind, Vec<FacetExpression>)> = Vec::new();
+        for kind in &filter.kinds {
+            let types = match kind {
+                SearchKind::Content => filter.content_types.as_slice(),
+                SearchKind::Entity => filter.entity_types.as_slice(),
+                SearchKind::Claim => &[],
+            };
+            let mut parts = Vec::new();
+            if !types.is_empty() {
+                parts.push(FacetExpression::Any(
+                    types
+                        .iter()
+                        .map(|object_type| {
+                            FacetExpression::Term(facet_term('t', &format!("{}/{object_type}", kind.as_str())))
+                        })
+                        .collect(),
+                ));
+            }
+            if *kind == SearchKind::Content {
+                parts.extend(
+                    filter
+                        .tags
+                        .iter()
+                        .map(|tag| FacetExpression::Term(facet_term('g', tag))),
+                );
+                if let Some(space_id) = &filter.space_id {
+                    parts.push(FacetExpression::Term(facet_term('p', space_id)));
+                }
+            }
+            branches.push((*kind, parts));
+        }
+        let mut facets = FacetFilter::default();
+        let mut required = Vec::new();
+        let restricted = branches.iter().any(|(_, parts)| !parts.is_empty());
+        if restricted {
+            required.push(FacetExpression::Any(
+                branches
+                    .into_iter()
+                    .map(|(kind, parts)| {
+                        if parts.is_empty() {
+                            FacetExpression::Term(facet_term('k', kind.as_str()))
+                        } else {
+                            FacetExpression::All(parts)
+                        }
+                    })
+                    .collect(),
+            ));
+        } else if branches.len() < 3 {
+            if kinds_in_rowid {
+                facets.rowid_kinds = Some(branches.iter().map(|(kind, _)| kind_code(*kind)).collect());
+            } else {
+                required.push(FacetExpression::Any(
+                    branches
+                        .iter()
+                        .map(|(kind, _)| FacetExpression::Term(facet_term('k', kind.as_str())))
+                        .collect(),
+                ));
+            }
+        }
+        if filter.statuses.len() < ALL_STATUSES.len() {
+            if filter.statuses.iter().any(|status| status == "unverified") {
+                facets.excluded = Some(
+                    FacetExpression::Any(
+                        ALL_STATUSES
+                            .iter()
+                            .filter(|status| !filter.statuses.iter().any(|allowed| allowed == *status))
+                            .map(|status| FacetExpression::Term(status_facet(status)))
+                            .collect(),
+                    )
+                    .simplified(),
+                );
+            } else {
+                required.push(FacetExpression::Any(
+                    filter
+                        .statuses
+                        .iter()
+                        .map(|status| FacetExpression::Term(status_facet(status)))
+                        .collect(),
+                ));
+            }
+        }
+        if !required.is_empty() {
+            facets.required = Some(FacetExpression::All(required).simplified());
+        }
+        facets
+    }
+
+    /// The FTS5 MATCH expression for the words `text` (already in FTS5 syntax) under this filter.
+    fn fts5_match(&self, text: &str) -> String {
+        let mut expression = format!("({{title summary body}} : ({text}))");
+        if let Some(required) = &self.required {
+            expression = format!("({expression} AND ({{facets status_facet}} : {}))", required.fts5());
+        }
+        if let Some(excluded) = &self.excluded {
+            expression = format!("({expression} NOT ({{facets status_facet}} : {}))", excluded.fts5());
+        }
+        expression
+    }
+
+    /// The PostgreSQL `to_tsquery('simple', …)` text of the facet part, when there is one.
+    fn tsquery(&self) -> Option<String> {
+        match (&self.required, &self.excluded) {
+            (None, None) => None,
+            (Some(required), None) => Some(required.tsquery()),
+            (None, Some(excluded)) => Some(format!("!{}", excluded.tsquery())),
+            (Some(required), Some(excluded)) => Some(format!("{} & !{}", required.tsquery(), excluded.tsquery())),
+        }
+    }
+}
+
+impl FacetExpression {
+    /// The same expression without one-part groups.
+    fn simplified(self) -> FacetExpression {
+        match self {
+            FacetExpression::All(mut parts) | FacetExpression::Any(mut parts) if parts.len() == 1 => {
+                parts.remove(0).simplified()
+            }
+            FacetExpression::All(parts) => {
+                FacetExpression::All(parts.into_iter().map(FacetExpression::simplified).collect())
+            }
+            FacetExpression::Any(parts) => {
+                FacetExpression::Any(parts.into_iter().map(FacetExpression::simplified).collect())
+            }
+            term => term,
+        }
+    }
+
+    /// As an FTS5 expression (to be placed under a column filter on the facet columns).
+    fn fts5(&self) -> String {
+        match self {
+            FacetExpression::Term(term) => format!("\"{term}\""),
+            FacetExpression::All(parts) => format!(
+                "({})",
+                parts
+                    .iter()
+                    .map(FacetExpression::fts5)
+                    .collect::<Vec<_>>()
+                    .join(" AND ")
+            ),
+            FacetExpression::Any(parts) => format!(
+                "({})",
+                parts.iter().map(FacetExpression::fts5).collect::<Vec<_>>().join(" OR ")
+            ),
+        }
+    }
+
+    /// As PostgreSQL `to_tsquery` text, each term restricted to weight D (the facet weight).
+    fn tsquery(&self) -> String {
+        match self {
+            FacetExpression::Term(term) => format!("{term}:D"),
+            FacetExpression::All(parts) => format!(
+                "({})",
+                parts
+                    .iter()
+                    .map(FacetExpression::tsquery)
+                    .collect::<Vec<_>>()
+                    .join(" & ")
+            ),
+            FacetExpression::Any(parts) => format!(
+                "({})",
+                parts
+                    .iter()
+                    .map(FacetExpression::tsquery)
+                    .collect::<Vec<_>>()
+                    .join(" | ")
+            ),
+        }
+    }
+}
+
+/// Every trust status a document can have.
+pub const ALL_STATUSES: [&str; 7] = [
+    "unverified",
+    "supported",
+    "high_confidence",
+    "disputed",
+    "outdated",
+    "incorrect",
+    "superseded",
+];
+
+/// A page of objects in the filter's order without a text query (browsing by trust or recency).
+async fn browse(conn: &mut Conn<'_>, filter: &SearchFilter) -> Result<Vec<SearchCandidate>, StoreError> {
+    let mut builder_start = format!(
+        "SELECT {CANDIDATE_COLUMNS}, CAST(0.0 AS DOUBLE PRECISION) AS relevance, {STATUS_RANK} AS status_rank "
+    );
+    builder_start
+        .push_str("FROM search_documents d JOIN trust_summaries t ON t.target_id = d.trust_target_id WHERE 1 = 1");
+    let candidates = match conn {
+        Conn::Postgres(connection) => {
+            let mut builder: QueryBuilder<Postgres> = QueryBuilder::new(builder_start);
             push_filters!(&mut builder, filter);
             builder
                 .build_query_as::<SearchCandidate>()
@@ -329,119 +763,14 @@ pub async fn search(conn: &mut Conn<'_>, filter: &SearchFilter) -> Result<Vec<Se
         }
         sqlite => {
             let connection = super::sqlite_connection(sqlite).await?;
-            match (&filter.text, &filter.order) {
-                (Some(text), SearchOrder::Relevance { cap }) => {
-                    sqlite_relevance_search(connection, filter, text, *cap).await?
-                }
-                _ => sqlite_one_pass_search(connection, filter).await?,
-            }
-        }
-    };
-    Ok(candidates)
-}
-
-/// bm25 is lower for better matches; b/(1+b) maps its negation into (0, 1) like PostgreSQL's normalization 32
-/// does for ts_rank_cd. Titles weigh 10, summaries 4, bodies 1.
-const SQLITE_RELEVANCE: &str = "(-bm25(search_fts, 10.0, 4.0, 1.0)) / (1.0 - bm25(search_fts, 10.0, 4.0, 1.0))";
-
-/// The first window of a SQLite relevance search, as a multiple of the candidate cap.
-const SQLITE_RELEVANCE_WINDOW_FACTOR: i64 = 2;
-
-/// How many scored matches the first pass of a SQLite relevance search lists at most, as a multiple of the
-/// candidate cap. Scoring costs the same whatever the limit; the limit only bounds what comes back.
-const SQLITE_LISTED_MATCHES_FACTOR: i64 = 100;
-
-/// The candidates matching a filter in one query over every match (browsing, `trust` and `recent` orders, and
-/// the relevance search's last resort).
-async fn sqlite_one_pass_search(
-    connection: &mut sqlx::SqliteConnection,
-    filter: &SearchFilter,
-) -> Result<Vec<SearchCandidate>, StoreError> {
-    let mut builder: QueryBuilder<Sqlite> = QueryBuilder::new(format!("SELECT {CANDIDATE_COLUMNS}, "));
-    match &filter.text {
-        Some(text) => {
-            builder.push(format_args!(
-                "{SQLITE_RELEVANCE} AS relevance, {STATUS_RANK} AS status_rank FROM search_fts \
-                 JOIN search_documents d ON d.rowid = search_fts.rowid \
-                 JOIN trust_summaries t ON t.target_id = d.trust_target_id WHERE search_fts MATCH "
-            ));
-            builder.push_bind(text.clone());
-        }
-        None => {
-            builder.push(format_args!(
-                "0.0 AS relevance, {STATUS_RANK} AS status_rank FROM search_documents d \
-                 JOIN trust_summaries t ON t.target_id = d.trust_target_id WHERE 1 = 1"
-            ));
-        }
-    }
-    push_filters!(&mut builder, filter);
-    Ok(builder
-        .build_query_as::<SearchCandidate>()
-        .fetch_all(&mut *connection)
-        .await?)
-}
-
-/// The `cap` most relevant candidates that pass the filter, on SQLite, in two passes. The first pass scores the
-/// full-text matches inside the FTS index alone and lists them best first; the second joins them to the documents
-/// and trust summaries and applies the filters, a window at a time: the best `2 × cap` first, then sixteen times
-/// as many, until `cap` candidates pass or the list ends. Joining every match instead costs several times as much
-/// for common words. When the list was cut short and still too few pass, one pass over every match decides. The
-/// answer is the one a single pass gives, except that among matches of exactly equal relevance at a window's edge
-/// the earlier rows come first.
-async fn sqlite_relevance_search(
-    connection: &mut sqlx::SqliteConnection,
-    filter: &SearchFilter,
-    text: &str,
-    cap: i64,
-) -> Result<Vec<SearchCandidate>, StoreError> {
-    let listed_limit = cap.saturating_mul(SQLITE_LISTED_MATCHES_FACTOR).max(1);
-    let matches: Vec<(i64, f64)> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
-        "SELECT rowid, {SQLITE_RELEVANCE} AS relevance FROM search_fts WHERE search_fts MATCH $1 \
-         ORDER BY relevance DESC, rowid LIMIT $2"
-    )))
-    .bind(text)
-    .bind(listed_limit)
-    .fetch_all(&mut *connection)
-    .await?;
-    let every_match_listed = i64::try_from(matches.len()).unwrap_or(i64::MAX) < listed_limit;
-    let wanted = usize::try_from(cap).unwrap_or(usize::MAX);
-    let mut window = usize::try_from(cap.saturating_mul(SQLITE_RELEVANCE_WINDOW_FACTOR).max(1)).unwrap_or(usize::MAX);
-    let mut start = 0;
-    let mut candidates: Vec<SearchCandidate> = Vec::new();
-    while start < matches.len() && candidates.len() < wanted {
-        let end = matches.len().min(start.saturating_add(window));
-        let pairs = serde_json::to_string(&matches[start..end])
-            .map_err(|error| StoreError::Corrupt(format!("cannot encode the match window: {error}")))?;
-        let mut builder: QueryBuilder<Sqlite> = QueryBuilder::new(format!(
-            "SELECT {CANDIDATE_COLUMNS}, CAST(json_extract(w.value, '$[1]') AS REAL) AS relevance, \
-             {STATUS_RANK} AS status_rank FROM json_each("
-        ));
-        builder.push_bind(pairs);
-        builder.push(
-            ") AS w JOIN search_documents d ON d.rowid = json_extract(w.value, '$[0]') \
-             JOIN trust_summaries t ON t.target_id = d.trust_target_id WHERE 1 = 1",
-        );
-        push_filters!(&mut builder, filter);
-        candidates.extend(
+            let mut builder: QueryBuilder<Sqlite> = QueryBuilder::new(builder_start);
+            push_filters!(&mut builder, filter);
             builder
                 .build_query_as::<SearchCandidate>()
                 .fetch_all(&mut *connection)
-                .await?,
-        );
-        start = end;
-        window = window.saturating_mul(16);
-    }
-    if candidates.len() < wanted && !every_match_listed {
-        return sqlite_one_pass_search(connection, filter).await;
-    }
-    // Windows come best first, so only ties across a window's edge can be out of the single pass's order.
-    candidates.sort_by(|left, right| {
-        right
-            .relevance
-            .total_cmp(&left.relevance)
-            .then_with(|| left.object_id.cmp(&right.object_id))
-    });
-    candidates.truncate(wanted);
+                .await?
+        }
+    };
     Ok(candidates)
 }
 

@@ -160,6 +160,15 @@ impl Statement {
         (self.sql, self.binds)
     }
 
+    /// `head`, then one parenthesized list of placeholders for `values` (for `… IN (…)`).
+    pub fn with_list(head: &str, values: Vec<Bind>) -> Statement {
+        let placeholders: Vec<String> = (1..=values.len()).map(|number| format!("${number}")).collect();
+        Statement {
+            sql: format!("{head} ({})", placeholders.join(", ")),
+            binds: values,
+        }
+    }
+
     /// Runs the statement now on PostgreSQL.
     pub(super) async fn execute_postgres(self, connection: &mut sqlx::PgConnection) -> Result<(), StoreError> {
         let mut query = sqlx::query(sqlx::AssertSqlSafe(self.sql));

@@ -23,7 +23,7 @@ fn migration_files(folder: &str) -> Vec<String> {
     names
 }
 
-/// Tables and their columns as declared by `CREATE TABLE` and `ALTER TABLE … ADD COLUMN` in a folder.
+/// Tables and their columns as declared by `CREATE TABLE` and `ALTER TABLE … ADD COLUMN` / `DROP COLUMN` in a folder.
 fn declared_schema(folder: &str) -> BTreeMap<String, Vec<String>> {
     let mut tables: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for name in migration_files(folder) {
@@ -84,6 +84,14 @@ fn declared_schema(folder: &str) -> BTreeMap<String, Vec<String>> {
                 && upper[4] == "COLUMN"
             {
                 tables.entry(words[2].to_owned()).or_default().push(words[5].to_owned());
+            } else if upper.len() > 5
+                && upper[0] == "ALTER"
+                && upper[1] == "TABLE"
+                && upper[3] == "DROP"
+                && upper[4] == "COLUMN"
+                && let Some(columns) = tables.get_mut(words[2])
+            {
+                columns.retain(|column| column != words[5]);
             }
         }
     }

@@ -1,6 +1,6 @@
 //! Relevance search with selective filters over many matches: the candidates a filtered query ranks must not depend
-//! on how many more relevant matches the filters exclude (SQLite ranks a window of the best full-text matches first
-//! and must widen it when the filters leave too few).
+//! on how many more relevant matches the filters exclude (the filters are part of the index lookup, so the pool of
+//! candidates holds only matches that pass them).
 
 use interai::service::content::PublishRequest;
 use interai::service::search::{RELEVANCE_CANDIDATES, SearchRequest};
@@ -14,7 +14,7 @@ async fn a_selective_filter_finds_matches_ranked_below_many_excluded_ones() {
     let service = instance.service();
     let author = agent(service, "prolific author").await;
     // More strongly matching notes than two windows of candidates hold: the word is in every title.
-    let strong_matches = usize::try_from(RELEVANCE_CANDIDATES).expect("small constant") * 2 + 10;
+    let strong_matches = RELEVANCE_CANDIDATES * 2 + 10;
     for number in 0..strong_matches {
         service
             .publish(
