@@ -13,8 +13,8 @@
 //! It prints one table per backend with p50, p90, p99, mean and max per category, plus the service time the server
 //! audited for each call (`mcp_calls.duration_micros`: the tool pipeline without HTTP, authentication and rmcp
 //! framing). With `INTERAI_BENCH_DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres` it also runs on a fresh
-//! PostgreSQL database `interai_bench_<ulid>`, dropped again at the end; after seeding it runs `ANALYZE`, as the
-//! autovacuum of a production server would (a development server may have autovacuum off).
+//! PostgreSQL database `interai_bench_<ulid>`, dropped again at the end; after seeding it runs `VACUUM ANALYZE`, as
+//! the autovacuum of a production server would (a development server may have autovacuum off).
 //!
 //! Options (environment variables, all optional):
 //!
@@ -37,6 +37,7 @@
 //! | `INTERAI_BENCH_SEED_ONLY` | 0 | 1: seed, report the seeding time and stop |
 //! | `INTERAI_BENCH_WORKER_THREADS` | cores | tokio worker threads (server and clients share them) |
 //! | `INTERAI_BENCH_LOG` | — | a log filter for the instance, e.g. `sqlx::query=debug` |
+//! | `INTERAI_BENCH_SEARCH_CANDIDATES` | 2000 | the instance's `search_candidates` setting |
 
 mod common;
 
@@ -89,6 +90,7 @@ struct Options {
     seed_only: bool,
     worker_threads: Option<usize>,
     log_filter: Option<String>,
+    search_candidates: Option<u32>,
 }
 
 impl Options {
@@ -112,6 +114,8 @@ impl Options {
             seed_only: number("INTERAI_BENCH_SEED_ONLY", 0_u8) != 0,
             worker_threads: variable("INTERAI_BENCH_WORKER_THREADS").map(|_| number("INTERAI_BENCH_WORKER_THREADS", 2)),
             log_filter: variable("INTERAI_BENCH_LOG"),
+            search_candidates: variable("INTERAI_BENCH_SEARCH_CANDIDATES")
+                .map(|_| number("INTERAI_BENCH_SEARCH_CANDIDATES", 2000_u32)),
         }
     }
 }
@@ -478,6 +482,9 @@ async fn run_backend(backend: Backend, options: &Options) -> BackendResult {
     let mut config = Config::for_realm(&options.realm, &database.url, &database.data_dir);
     // The seeder writes far more per controller than any agent may.
     config.writes_per_hour = u32::MAX;
+    if let Some(candidates) = options.search_candidates {
+        config.search_candidates = candidates;
+    }
     if let Some(filter) = &options.log_filter {
         config.log_filter = filter.clone();
         interai::instance::init_logging(&config);
@@ -513,13 +520,18 @@ async fn run_backend(backend: Backend, options: &Options) -> BackendResult {
         println!("{}: seeded {report}", backend.name());
     }
     if database.is_postgres && seed_seconds.is_some() {
-        // A production server's autovacuum analyzes the new rows; this benchmark's server may have it off.
+        // A production server's autovacuum vacuums and analyzes the new rows: seeding revises items and moves their
+        // trust, which leaves dead row versions that every search would otherwise step over. This benchmark's
+        // server may have autovacuum off.
         let started = Instant::now();
         let mut connection = sqlx::PgConnection::connect(&database.url).await.expect("connect");
-        sqlx::query("ANALYZE").execute(&mut connection).await.expect("ANALYZE");
+        sqlx::query("VACUUM ANALYZE")
+            .execute(&mut connection)
+            .await
+            .expect("VACUUM ANALYZE");
         connection.close().await.ok();
         eprintln!(
-            "postgres: ANALYZE after seeding took {:.1} s",
+            "postgres: VACUUM ANALYZE after seeding took {:.1} s",
             started.elapsed().as_secs_f64()
         );
     }

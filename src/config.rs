@@ -29,6 +29,9 @@ pub struct Config {
     pub allowed_origins: Vec<String>,
     /// Successful writes allowed per root controller per hour (`INTERAI_WRITES_PER_HOUR`).
     pub writes_per_hour: u32,
+    /// How many of a text search's candidates are considered at most, the most recently changed first
+    /// (`INTERAI_SEARCH_CANDIDATES`).
+    pub search_candidates: u32,
     /// Largest accepted HTTP request body in bytes (`INTERAI_MAX_REQUEST_BYTES`).
     pub max_request_bytes: usize,
     /// `text` or `json` log lines (`INTERAI_LOG_FORMAT`).
@@ -83,6 +86,7 @@ struct ConfigFile {
     log_format: Option<String>,
     log: Option<String>,
     shutdown_grace_seconds: Option<u64>,
+    search_candidates: Option<u32>,
 }
 
 /// Default listen address.
@@ -93,6 +97,8 @@ pub const DEFAULT_REALM: &str = "localhost:8080";
 pub const DEFAULT_DATA_DIR: &str = "./data";
 /// Default write limit per root controller and hour.
 pub const DEFAULT_WRITES_PER_HOUR: u32 = 200;
+/// Default number of candidates a text search considers.
+pub const DEFAULT_SEARCH_CANDIDATES: u32 = 2000;
 /// Default HTTP body cap: room for a 200 KB body plus 64 KB of structured data, JSON-escaped.
 pub const DEFAULT_MAX_REQUEST_BYTES: usize = 1024 * 1024;
 
@@ -230,6 +236,17 @@ impl Config {
             return Err(ConfigError::new("INTERAI_WRITES_PER_HOUR", "must be at least 1"));
         }
 
+        let search_candidates = parse_number(
+            "INTERAI_SEARCH_CANDIDATES",
+            variable("INTERAI_SEARCH_CANDIDATES"),
+            file.search_candidates,
+            DEFAULT_SEARCH_CANDIDATES,
+        )?;
+        if search_candidates < 51 {
+            // A page of the largest size plus the one that tells whether more follow must fit.
+            return Err(ConfigError::new("INTERAI_SEARCH_CANDIDATES", "must be at least 51"));
+        }
+
         let max_request_bytes = parse_number(
             "INTERAI_MAX_REQUEST_BYTES",
             variable("INTERAI_MAX_REQUEST_BYTES"),
@@ -276,6 +293,7 @@ impl Config {
             allowed_hosts,
             allowed_origins,
             writes_per_hour,
+            search_candidates,
             max_request_bytes,
             log_format,
             log_filter,
@@ -372,6 +390,7 @@ mod tests {
         assert_eq!(config.realm, "localhost:8080");
         assert_eq!(config.database_url, "sqlite://./data/interai.db");
         assert_eq!(config.writes_per_hour, 200);
+        assert_eq!(config.search_candidates, 2000);
         assert!(config.allowed_hosts.contains(&"localhost".to_owned()));
     }
 
@@ -396,6 +415,7 @@ mod tests {
             ("INTERAI_LOG_FORMAT", "xml"),
             ("INTERAI_ALLOWED_ORIGINS", "acme.example"),
             ("INTERAI_MAX_REQUEST_BYTES", "12"),
+            ("INTERAI_SEARCH_CANDIDATES", "50"),
         ];
         for (setting, value) in cases {
             let error = Config::from_sources(None, &environment(&[(setting, value)])).expect_err(value);

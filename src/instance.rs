@@ -60,6 +60,7 @@ impl Instance {
             ServiceSettings {
                 realm: config.realm.clone(),
                 writes_per_hour: config.writes_per_hour,
+                search_candidates: config.search_candidates,
                 trust_parameters: crate::trust::TrustParameters::default(),
             },
         );

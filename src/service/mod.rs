@@ -39,6 +39,8 @@ pub struct ServiceSettings {
     pub realm: String,
     /// Successful writes allowed per root controller per hour.
     pub writes_per_hour: u32,
+    /// How many of a text search's candidates are considered at most, the most recently changed first.
+    pub search_candidates: u32,
     /// The trust model's parameters.
     pub trust_parameters: crate::trust::TrustParameters,
 }

@@ -28,9 +28,6 @@ pub const MAX_SEARCH_LIMIT: u32 = 50;
 pub const DEFAULT_SEARCH_LIMIT: u32 = 10;
 /// How many of the most relevant matches are ranked by trust; a query's results come from these.
 pub const RELEVANCE_CANDIDATES: usize = 200;
-/// How many of a text query's candidates (its matches that pass the filters) are considered at most: the most
-/// recently changed ones. Scoring costs time for every candidate, so this bounds the cost of common words.
-pub const SEARCH_POOL: i64 = 2000;
 /// Longest accepted query text, in characters.
 pub const MAX_QUERY_CHARACTERS: usize = 1000;
 
@@ -299,7 +296,7 @@ impl Service {
             created_at_or_before: cursor.is_some().then_some(as_of),
             restrict_to,
             order: SearchOrder::Pool {
-                limit: SEARCH_POOL,
+                limit: i64::from(self.settings().search_candidates),
                 most_relevant: None,
             },
             limit: i64::from(limit) + 1,
@@ -319,7 +316,7 @@ impl Service {
                 let mut filter = SearchFilter {
                     text: Some(render(&if relaxed { parsed.relaxed() } else { parsed.clone() })),
                     order: SearchOrder::Pool {
-                        limit: SEARCH_POOL,
+                        limit: i64::from(self.settings().search_candidates),
                         most_relevant: Some(RELEVANCE_CANDIDATES),
                     },
                     ..base_filter.clone()

@@ -429,21 +429,17 @@ async fn text_pool(
     match conn {
         Conn::Postgres(connection) => {
             let facets = FacetFilter::of(filter, false);
-            // One statement: the pool (ranked as it is read), its best, then their rows and trust.
+            // One statement: the pool, the relevance of its documents and its best, then their rows and trust. The
+            // pool carries each document's vector through its sort, so that only the pool's documents are ranked:
+            // ranking reads the whole vector (usually stored out of line), which costs several times more than
+            // finding the match, and a common word matches many more documents than the pool holds.
             let mut builder: QueryBuilder<Postgres> = QueryBuilder::new(
-                "WITH pool AS (SELECT d.object_id, ts_rank_cd('{0, 0.2, 0.4, 1}'::float4[], d.document, \
-                 websearch_to_tsquery('english', ",
+                "WITH pool AS (SELECT d.object_id, d.document FROM search_documents d WHERE d.document @@ \
+                 (websearch_to_tsquery('english', ",
             );
-            builder
-                .push_bind(text.to_owned())
-                .push(
-                    "), 32)::DOUBLE PRECISION AS relevance FROM search_documents d WHERE d.document @@ \
-                     (websearch_to_tsquery('english', ",
-                )
-                .push_bind(text.to_owned())
-                .push(")");
+            builder.push_bind(text.to_owned()).push(")");
             if let Some(facets) = facets.tsquery() {
-                builder.push(" && to_tsquery('simple', ").push_bind(facets).push(")");
+                builder.push(" && CAST(").push_bind(facets).push(" AS tsquery)");
             }
             builder.push(")");
             if let Some(snapshot) = filter.created_at_or_before {
@@ -453,7 +449,13 @@ async fn text_pool(
             builder
                 .push(" ORDER BY d.updated_at DESC, d.object_id DESC LIMIT ")
                 .push_bind(limit)
-                .push("), chosen AS (SELECT object_id, relevance FROM pool ORDER BY relevance DESC, object_id");
+                .push(
+                    "), ranked AS (SELECT object_id, ts_rank_cd('{0, 0.2, 0.4, 1}'::float4[], document, \
+                     websearch_to_tsquery('english', ",
+                )
+                .push_bind(text.to_owned())
+                .push("), 32)::DOUBLE PRECISION AS relevance FROM pool)");
+            builder.push(", chosen AS (SELECT object_id, relevance FROM ranked ORDER BY relevance DESC, object_id");
             if let Some(best) = most_relevant {
                 builder
                     .push(" LIMIT ")
@@ -464,8 +466,11 @@ async fn text_pool(
                  JOIN search_documents d ON d.object_id = chosen.object_id \
                  JOIN trust_summaries t ON t.target_id = d.trust_target_id"
             ));
+            // Not a prepared statement kept for reuse: PostgreSQL would soon switch it to a generic plan, which
+            // cannot know whether the words are rare (use the text index) or common (walk the recency order).
             Ok(builder
                 .build_query_as::<SearchCandidate>()
+                .persistent(false)
                 .fetch_all(&mut **connection)
                 .await?)
         }
@@ -663,7 +668,7 @@ impl FacetFilter {
         expression
     }
 
-    /// The PostgreSQL `to_tsquery('simple', …)` text of the facet part, when there is one.
+    /// The PostgreSQL `tsquery` text of the facet part, when there is one.
     fn tsquery(&self) -> Option<String> {
         match (&self.required, &self.excluded) {
             (None, None) => None,
@@ -710,10 +715,13 @@ impl FacetExpression {
         }
     }
 
-    /// As PostgreSQL `to_tsquery` text, each term restricted to weight D (the facet weight).
+    /// As PostgreSQL `tsquery` text. A document's facet lexemes are its facet terms, each after a space (see
+    /// migration 0007), and are matched without a weight restriction, which would make PostgreSQL recheck every
+    /// match against its stored vector.
     fn tsquery(&self) -> String {
         match self {
-            FacetExpression::Term(term) => format!("{term}:D"),
+            // A facet lexeme starts with a space, which no word of a document's text can contain.
+            FacetExpression::Term(term) => format!("' {term}'"),
             FacetExpression::All(parts) => format!(
                 "({})",
                 parts

@@ -92,3 +92,201 @@ async fn a_selective_filter_finds_matches_ranked_below_many_excluded_ones() {
         "without the filter the notes, which match more strongly, come first"
     );
 }
+
+/// Publishes a note one second after the previous change.
+async fn note(instance: &TestInstance, author: &crate::fixtures::Agent, title: &str, tags: &[&str]) -> String {
+    instance.clock.advance(chrono::TimeDelta::seconds(1));
+    instance
+        .service()
+        .publish(
+            &author.caller,
+            &metadata("publish"),
+            PublishRequest {
+                content_type: "note".to_owned(),
+                title: title.to_owned(),
+                summary: "Field notes.".to_owned(),
+                tags: tags.iter().map(|tag| (*tag).to_owned()).collect(),
+                ..PublishRequest::default()
+            },
+        )
+        .await
+        .expect("note published")
+        .id
+}
+
+/// The IDs of a search's first page, sorted.
+async fn sorted_results(
+    instance: &TestInstance,
+    searcher: &crate::fixtures::Agent,
+    request: SearchRequest,
+) -> Vec<String> {
+    let results = instance
+        .service()
+        .search(&searcher.caller, &request)
+        .await
+        .expect("search");
+    let mut found: Vec<String> = results.results.iter().map(|hit| hit.id.clone()).collect();
+    found.sort();
+    found
+}
+
+/// Every result of a search, page by page.
+async fn every_page(
+    instance: &TestInstance,
+    caller: &interai::domain::AuthenticatedActor,
+    request: SearchRequest,
+) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut cursor = None;
+    loop {
+        let page = instance
+            .service()
+            .search(
+                caller,
+                &SearchRequest {
+                    cursor: cursor.clone(),
+                    ..request.clone()
+                },
+            )
+            .await
+            .expect("search page");
+        found.extend(page.results.iter().map(|hit| hit.id.clone()));
+        match page.next_cursor {
+            Some(next) => cursor = Some(next),
+            None => return found,
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_text_search_considers_its_most_recently_changed_candidates_and_a_revision_brings_an_old_one_back() {
+    let instance = TestInstance::start_with("alpha.test", |config| {
+        config.writes_per_hour = 10_000;
+        config.search_candidates = 51;
+    })
+    .await;
+    let author = agent(instance.service(), "wombat watcher").await;
+    let mut notes = Vec::new();
+    for number in 0..60 {
+        notes.push(note(&instance, &author, &format!("Wombat burrow note {number}"), &[]).await);
+    }
+
+    let recent = SearchRequest {
+        query: Some("wombat".to_owned()),
+        sort: Some("recent".to_owned()),
+        limit: Some(50),
+        ..SearchRequest::default()
+    };
+    let found = every_page(&instance, &author.caller, recent.clone()).await;
+    let newest: Vec<String> = notes.iter().rev().take(51).cloned().collect();
+    assert_eq!(
+        found, newest,
+        "the 51 most recently changed matches, newest first, each once"
+    );
+
+    let ranked = every_page(
+        &instance,
+        &author.caller,
+        SearchRequest {
+            sort: None,
+            ..recent.clone()
+        },
+    )
+    .await;
+    assert_eq!(ranked.len(), 51);
+    assert!(
+        !ranked.contains(&notes[0]),
+        "the oldest note is beyond the candidates considered"
+    );
+
+    // A new revision is a change: the oldest note becomes the most recently changed match.
+    instance.clock.advance(chrono::TimeDelta::seconds(1));
+    instance
+        .service()
+        .publish(
+            &author.caller,
+            &metadata("publish"),
+            PublishRequest {
+                content_type: "note".to_owned(),
+                title: "Wombat burrow note 0, revisited".to_owned(),
+                summary: "Field notes.".to_owned(),
+                revision_of: Some(notes[0].clone()),
+                change_note: Some("Revisited the burrow.".to_owned()),
+                ..PublishRequest::default()
+            },
+        )
+        .await
+        .expect("revision published");
+    let found = every_page(&instance, &author.caller, recent).await;
+    assert_eq!(found.len(), 51);
+    assert_eq!(found[0], notes[0], "the revised note comes first");
+    assert!(
+        !found.contains(&notes[9]),
+        "the note that was 51st is now beyond the candidates"
+    );
+}
+
+#[tokio::test]
+async fn filters_of_a_text_search_follow_tags_types_kinds_and_trust_changes() {
+    let instance = TestInstance::start("alpha.test").await;
+    let service = instance.service();
+    let author = agent(service, "author").await;
+    let tagged = note(&instance, &author, "Platypus feeding schedule", &["zoo", "feeding"]).await;
+    let untagged = note(&instance, &author, "Platypus feeding log", &[]).await;
+    let search = |request: SearchRequest| sorted_results(&instance, &author, request);
+    let platypus = SearchRequest {
+        query: Some("platypus feeding".to_owned()),
+        ..SearchRequest::default()
+    };
+    let mut both = vec![tagged.clone(), untagged.clone()];
+    both.sort();
+    assert_eq!(search(platypus.clone()).await, both);
+    assert_eq!(
+        search(SearchRequest {
+            tags: vec!["Zoo".to_owned()],
+            ..platypus.clone()
+        })
+        .await,
+        vec![tagged.clone()],
+        "tags are matched after normalization"
+    );
+    assert_eq!(
+        search(SearchRequest {
+            tags: vec!["zoo".to_owned(), "night".to_owned()],
+            ..platypus.clone()
+        })
+        .await,
+        Vec::<String>::new(),
+        "every tag must be carried"
+    );
+    assert_eq!(
+        search(SearchRequest {
+            content_types: vec!["procedure".to_owned()],
+            ..platypus.clone()
+        })
+        .await,
+        Vec::<String>::new()
+    );
+    assert_eq!(
+        search(SearchRequest {
+            kinds: vec!["claim".to_owned(), "entity".to_owned()],
+            ..platypus.clone()
+        })
+        .await,
+        Vec::<String>::new()
+    );
+
+    // A failure report disputes the tagged note; retracting it makes the note unverified again.
+    let critic = agent(service, "critic").await;
+    let failure = crate::fixtures::use_it(service, &critic, &tagged, "failure", true).await;
+    let without_disputed = SearchRequest {
+        include_disputed: Some(false),
+        ..platypus.clone()
+    };
+    assert_eq!(search(without_disputed.clone()).await, vec![untagged.clone()]);
+    service
+        .retract(&critic.caller, &metadata("report_usage"), &failure, None)
+        .await
+        .expect("retract");
+    assert_eq!(search(without_disputed).await, both);
+}
