@@ -96,7 +96,7 @@ impl TrustChange {
     }
 }
 
-/// Target states changed by a transaction, to be cached once it commits.
+/// Target states changed by a transaction, cached as it commits (see `cache_trust_states`).
 #[derive(Default)]
 pub struct PendingTrustStates {
     states: Vec<(String, i64, TargetState)>,
@@ -313,8 +313,9 @@ impl Service {
         }
     }
 
-    /// Keeps the states of a committed transaction for the next change.
-    pub(super) fn cache_trust_states(&self, pending: PendingTrustStates) {
+    /// Keeps the states of a transaction about to commit for the next change, and returns the target and version
+    /// of each state kept.
+    pub(super) fn cache_trust_states(&self, pending: PendingTrustStates) -> Vec<(String, i64)> {
         let mut cache = self
             .inner
             .trust_cache
@@ -323,10 +324,28 @@ impl Service {
         if cache.entries.len() + pending.states.len() > TRUST_CACHE_CAPACITY {
             cache.entries.clear();
         }
+        let mut kept = Vec::with_capacity(pending.states.len());
         for (id, version, state) in pending.states {
             let newer_cached = cache.entries.get(&id).is_some_and(|(cached, _)| *cached > version);
             if !newer_cached {
+                kept.push((id.clone(), version));
                 cache.entries.insert(id, (version, state));
+            }
+        }
+        kept
+    }
+
+    /// Takes the states of a transaction that failed to commit out of the cache again (those that no later write
+    /// has replaced).
+    pub(super) fn forget_trust_states(&self, kept: &[(String, i64)]) {
+        let mut cache = self
+            .inner
+            .trust_cache
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        for (id, version) in kept {
+            if cache.entries.get(id).is_some_and(|(cached, _)| cached == version) {
+                cache.entries.remove(id);
             }
         }
     }

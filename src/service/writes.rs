@@ -192,7 +192,7 @@ impl Service {
     {
         let OpenWrite {
             mut transaction,
-            pending,
+            mut pending,
             request_sha256,
         } = *open;
         let outcome = match result {
@@ -243,17 +243,23 @@ impl Service {
             )
             .await
             .map_err(|error| WriteFailure::from_store(error, false))?;
-            transaction
+            // The new trust states enter the cache before the commit, because on SQLite the next write of the same
+            // group commit reads this write's summaries before the group's COMMIT. A state is found only by the
+            // version this write gave its summary, which no other write can see unless this one commits; a
+            // failed commit takes its states out again.
+            let cached = self.cache_trust_states(std::mem::take(&mut pending));
+            let committed = transaction
                 .commit()
                 .await
-                .map_err(|error| WriteFailure::from_store(error, idempotency_key.is_some()))
+                .map_err(|error| WriteFailure::from_store(error, idempotency_key.is_some()));
+            if committed.is_err() {
+                self.forget_trust_states(&cached);
+            }
+            committed
         }
         .await;
         match stored {
-            Ok(()) => {
-                self.cache_trust_states(pending);
-                WriteEnd::Done(Ok(outcome))
-            }
+            Ok(()) => WriteEnd::Done(Ok(outcome)),
             Err(WriteFailure::Retryable(_)) if attempt < WRITE_ATTEMPTS => WriteEnd::Retry,
             Err(WriteFailure::Retryable(cause)) => WriteEnd::Done(Err(ServiceError::internal(cause))),
             Err(WriteFailure::Service(error)) => WriteEnd::Done(Err(error)),

@@ -208,7 +208,17 @@ impl ServedInstance {
 
     /// Renames a table behind the instance's back, so that the next query touching it fails unexpectedly.
     pub async fn break_table(&self, table: &str) {
-        let statement = format!("ALTER TABLE {table} RENAME TO {table}_broken");
+        self.alter_behind_the_back(format!("ALTER TABLE {table} RENAME TO {table}_broken"))
+            .await;
+    }
+
+    /// Undoes [`ServedInstance::break_table`].
+    pub async fn restore_table(&self, table: &str) {
+        self.alter_behind_the_back(format!("ALTER TABLE {table}_broken RENAME TO {table}"))
+            .await;
+    }
+
+    async fn alter_behind_the_back(&self, statement: String) {
         if self._database.is_postgres() {
             let mut connection = sqlx::PgConnection::connect(&self._database.url).await.expect("connect");
             sqlx::query(sqlx::AssertSqlSafe(statement))

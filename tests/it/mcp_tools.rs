@@ -375,3 +375,48 @@ async fn an_unexpected_failure_is_an_internal_error_without_details() {
     client.cancel().await.ok();
     served.stop().await;
 }
+
+#[tokio::test]
+async fn a_write_that_fails_at_commit_leaves_trust_as_if_it_never_happened() {
+    let served = ServedInstance::start("alpha.test").await;
+    let service = &served.service;
+    let author = agent(service, "author").await;
+    let published = crate::fixtures::publish_procedure(service, &author, "Rotate the signing keys", &[]).await;
+    let target = interai::domain::PublicId::parse(&published.revision_id).expect("revision id");
+    let first = agent(service, "first user").await;
+    crate::fixtures::use_it(service, &first, &published.id, "success", true).await;
+    let before = service.trust_summary(&target).await.expect("summary");
+
+    // The usage row cannot be written, so the write fails once its trust update has been computed (on SQLite at
+    // the commit itself, where held-back inserts are sent).
+    served.break_table("usage_events").await;
+    let second = agent(service, "second user").await;
+    let failed = service
+        .report_usage(
+            &second.caller,
+            &crate::fixtures::metadata("report_usage"),
+            interai::service::evidence::UsageRequest {
+                target: published.id.clone(),
+                usage_type: "implementation".to_owned(),
+                result: "success".to_owned(),
+                real_world_use: true,
+                ..interai::service::evidence::UsageRequest::default()
+            },
+        )
+        .await
+        .expect_err("the usage table is gone");
+    assert_eq!(failed.code, interai::service::ErrorCode::InternalError);
+    served.restore_table("usage_events").await;
+    let unchanged = service.trust_summary(&target).await.expect("summary");
+    assert_eq!(unchanged.version, before.version);
+    assert_eq!(unchanged.value.to_bits(), before.value.to_bits());
+
+    let third = agent(service, "third user").await;
+    crate::fixtures::use_it(service, &third, &published.id, "success", true).await;
+    let after = service.trust_summary(&target).await.expect("summary");
+    let recomputed = service.recompute_trust(&target).await.expect("recompute");
+    assert_eq!(after.independent_confirmations, 2, "the failed report does not count");
+    assert_eq!(after.value.to_bits(), recomputed.value.to_bits());
+    assert_eq!(after.status, recomputed.status.as_str());
+    served.stop().await;
+}
