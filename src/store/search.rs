@@ -456,16 +456,7 @@ async fn text_pool(
                 .push_bind(text.to_owned())
                 .push("), 32)::DOUBLE PRECISION AS relevance FROM pool)");
             builder.push(", chosen AS (SELECT object_id, relevance FROM ranked ORDER BY relevance DESC, object_id");
-            if let Some(best) = most_relevant {
-                builder
-                    .push(" LIMIT ")
-                    .push_bind(i64::try_from(best).unwrap_or(i64::MAX));
-            }
-            builder.push(format_args!(
-                ") SELECT {CANDIDATE_COLUMNS}, chosen.relevance, {STATUS_RANK} AS status_rank FROM chosen \
-                 JOIN search_documents d ON d.object_id = chosen.object_id \
-                 JOIN trust_summaries t ON t.target_id = d.trust_target_id"
-            ));
+            push_best_with_rows(&mut builder, most_relevant, "object_id");
             // Not a prepared statement kept for reuse: PostgreSQL would soon switch it to a generic plan, which
             // cannot know whether the words are rare (use the text index) or common (walk the recency order).
             Ok(builder
@@ -505,22 +496,31 @@ async fn text_pool(
                 .push(" ORDER BY search_fts.rowid DESC LIMIT ")
                 .push_bind(limit)
                 .push("), chosen AS (SELECT document_rowid, relevance FROM pool ORDER BY relevance DESC, document_rowid DESC");
-            if let Some(best) = most_relevant {
-                builder
-                    .push(" LIMIT ")
-                    .push_bind(i64::try_from(best).unwrap_or(i64::MAX));
-            }
-            builder.push(format_args!(
-                ") SELECT {CANDIDATE_COLUMNS}, chosen.relevance, {STATUS_RANK} AS status_rank FROM chosen \
-                 JOIN search_documents d ON d.document_rowid = chosen.document_rowid \
-                 JOIN trust_summaries t ON t.target_id = d.trust_target_id"
-            ));
+            push_best_with_rows(&mut builder, most_relevant, "document_rowid");
             Ok(builder
                 .build_query_as::<SearchCandidate>()
                 .fetch_all(&mut *connection)
                 .await?)
         }
     }
+}
+
+/// Ends the `chosen` CTE (the `most_relevant` best of the ranked pool, or all of it) and selects the chosen
+/// documents' rows and trust, joined on `key`.
+fn push_best_with_rows<DB: sqlx::Database>(builder: &mut QueryBuilder<DB>, most_relevant: Option<usize>, key: &str)
+where
+    i64: for<'q> sqlx::Encode<'q, DB> + sqlx::Type<DB>,
+{
+    if let Some(best) = most_relevant {
+        builder
+            .push(" LIMIT ")
+            .push_bind(i64::try_from(best).unwrap_or(i64::MAX));
+    }
+    builder.push(format_args!(
+        ") SELECT {CANDIDATE_COLUMNS}, chosen.relevance, {STATUS_RANK} AS status_rank FROM chosen \
+         JOIN search_documents d ON d.{key} = chosen.{key} \
+         JOIN trust_summaries t ON t.target_id = d.trust_target_id"
+    ));
 }
 
 /// Appends `AND d.object_id IN (…)` when the filter names the only objects that may match.

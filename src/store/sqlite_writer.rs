@@ -196,7 +196,7 @@ impl SqliteWriter {
         // Likewise: if this future is dropped while the savepoint is being opened, whoever takes the connection next
         // rolls back to it (and finding none is harmless).
         slot.abandoned_savepoint = true;
-        let opened = super::statement::bind_sqlite(sqlx::query(sqlx::AssertSqlSafe(sql)), binds)
+        let opened = super::statement::bind_all(sqlx::query(sqlx::AssertSqlSafe(sql)), binds)
             .fetch_optional(&mut *connection)
             .await;
         match opened {

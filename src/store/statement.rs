@@ -171,21 +171,9 @@ impl Statement {
 
     /// Runs the statement now on PostgreSQL.
     pub(super) async fn execute_postgres(self, connection: &mut sqlx::PgConnection) -> Result<(), StoreError> {
-        let mut query = sqlx::query(sqlx::AssertSqlSafe(self.sql));
-        for bind in self.binds {
-            query = match bind {
-                Bind::Text(value) => query.bind(value),
-                Bind::OptionalText(value) => query.bind(value),
-                Bind::Integer(value) => query.bind(value),
-                Bind::SmallInteger(value) => query.bind(value),
-                Bind::Real(value) => query.bind(value),
-                Bind::Boolean(value) => query.bind(value),
-                Bind::Time(value) => query.bind(value),
-                Bind::OptionalTime(value) => query.bind(value),
-                Bind::Json(value) => query.bind(Json(value)),
-            };
-        }
-        query.execute(&mut *connection).await?;
+        bind_all(sqlx::query(sqlx::AssertSqlSafe(self.sql)), self.binds)
+            .execute(&mut *connection)
+            .await?;
         Ok(())
     }
 }
@@ -231,18 +219,29 @@ impl DeferredStatements {
             return Ok(());
         }
         // Prepared and cached like any statement: a kind of write sends the same combination every time.
-        bind_sqlite(sqlx::query(sqlx::AssertSqlSafe(sql)), binds)
+        bind_all(sqlx::query(sqlx::AssertSqlSafe(sql)), binds)
             .execute(&mut *connection)
             .await?;
         Ok(())
     }
 }
 
-/// Binds `binds`, in order, to a SQLite query.
-pub(super) fn bind_sqlite(
-    mut query: sqlx::query::Query<'static, sqlx::Sqlite, sqlx::sqlite::SqliteArguments>,
+/// Binds `binds`, in order, to a query of either backend.
+pub(super) fn bind_all<DB: sqlx::Database>(
+    mut query: sqlx::query::Query<'static, DB, <DB as sqlx::Database>::Arguments>,
     binds: Vec<Bind>,
-) -> sqlx::query::Query<'static, sqlx::Sqlite, sqlx::sqlite::SqliteArguments> {
+) -> sqlx::query::Query<'static, DB, <DB as sqlx::Database>::Arguments>
+where
+    String: for<'q> sqlx::Encode<'q, DB> + sqlx::Type<DB>,
+    Option<String>: for<'q> sqlx::Encode<'q, DB> + sqlx::Type<DB>,
+    i64: for<'q> sqlx::Encode<'q, DB> + sqlx::Type<DB>,
+    i32: for<'q> sqlx::Encode<'q, DB> + sqlx::Type<DB>,
+    f64: for<'q> sqlx::Encode<'q, DB> + sqlx::Type<DB>,
+    bool: for<'q> sqlx::Encode<'q, DB> + sqlx::Type<DB>,
+    DateTime<Utc>: for<'q> sqlx::Encode<'q, DB> + sqlx::Type<DB>,
+    Option<DateTime<Utc>>: for<'q> sqlx::Encode<'q, DB> + sqlx::Type<DB>,
+    Json<serde_json::Value>: for<'q> sqlx::Encode<'q, DB> + sqlx::Type<DB>,
+{
     for bind in binds {
         query = match bind {
             Bind::Text(value) => query.bind(value),
