@@ -295,10 +295,8 @@ impl Service {
             // A first page runs at `as_of` itself, so nothing can have been created after it.
             created_at_or_before: cursor.is_some().then_some(as_of),
             restrict_to,
-            order: SearchOrder::Pool {
-                limit: i64::from(self.settings().search_candidates),
-                most_relevant: None,
-            },
+            order: SearchOrder::Recent { after: None },
+            candidates: i64::from(self.settings().search_candidates),
             limit: i64::from(limit) + 1,
         };
         let backend = self.store().backend();
@@ -315,9 +313,8 @@ impl Service {
                 let mut relaxed = cursor.as_ref().is_some_and(|state| state.relaxed);
                 let mut filter = SearchFilter {
                     text: Some(render(&if relaxed { parsed.relaxed() } else { parsed.clone() })),
-                    order: SearchOrder::Pool {
-                        limit: i64::from(self.settings().search_candidates),
-                        most_relevant: Some(RELEVANCE_CANDIDATES),
+                    order: SearchOrder::Relevance {
+                        best: RELEVANCE_CANDIDATES,
                     },
                     ..base_filter.clone()
                 };
@@ -390,26 +387,13 @@ impl Service {
                     },
                     _ => SearchOrder::Recent { after: None },
                 };
-                let candidates = match &parsed {
-                    // With a text query the pool is ordered and paged here.
-                    Some(parsed) => {
-                        let filter = SearchFilter {
-                            text: Some(render(parsed)),
-                            ..base_filter.clone()
-                        };
-                        let mut pool = store::search::search(&mut reader.conn(), &filter).await?;
-                        order_and_page(&mut pool, &order, usize::try_from(limit).unwrap_or(10) + 1);
-                        pool
-                    }
-                    None => {
-                        let filter = SearchFilter {
-                            text: None,
-                            order,
-                            ..base_filter.clone()
-                        };
-                        store::search::search(&mut reader.conn(), &filter).await?
-                    }
+                // With a text query the store pages through its pool of candidates, otherwise through everything.
+                let filter = SearchFilter {
+                    text: parsed.as_ref().map(render),
+                    order,
+                    ..base_filter.clone()
                 };
+                let candidates = store::search::search(&mut reader.conn(), &filter).await?;
                 (
                     candidates
                         .into_iter()
@@ -605,44 +589,6 @@ pub(super) fn entity_document(entity: &crate::domain::knowledge::Entity, status:
         tags: Vec::new(),
         status: status.to_owned(),
     }
-}
-
-/// Orders a text query's pool by trust or recency, drops what comes up to the cursor's position, and keeps `keep`.
-fn order_and_page(pool: &mut Vec<SearchCandidate>, order: &SearchOrder, keep: usize) {
-    match order {
-        SearchOrder::Trust { after } => {
-            pool.sort_by(|left, right| {
-                left.status_rank
-                    .cmp(&right.status_rank)
-                    .then_with(|| right.lower_bound.total_cmp(&left.lower_bound))
-                    .then_with(|| left.object_id.cmp(&right.object_id))
-            });
-            if let Some((rank, lower_bound, id)) = after {
-                pool.retain(|candidate| {
-                    candidate.status_rank > *rank
-                        || (candidate.status_rank == *rank
-                            && (candidate.lower_bound < *lower_bound
-                                || (candidate.lower_bound == *lower_bound && candidate.object_id > *id)))
-                });
-            }
-        }
-        SearchOrder::Recent { after } => {
-            pool.sort_by(|left, right| {
-                right
-                    .updated_at
-                    .cmp(&left.updated_at)
-                    .then_with(|| right.object_id.cmp(&left.object_id))
-            });
-            if let Some((updated_at, id)) = after {
-                pool.retain(|candidate| {
-                    candidate.updated_at < *updated_at
-                        || (candidate.updated_at == *updated_at && candidate.object_id < *id)
-                });
-            }
-        }
-        SearchOrder::Pool { .. } => {}
-    }
-    pool.truncate(keep);
 }
 
 fn hit(candidate: SearchCandidate, score: f64) -> SearchHit {

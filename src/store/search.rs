@@ -128,14 +128,23 @@ pub async fn upsert_documents(conn: &mut Conn<'_>, documents: &[SearchDocument])
     };
     match conn {
         Conn::Postgres(_) => {
+            // One statement: the documents, then their vectors from what was written. A document that changed gets
+            // a new change number, so that the candidate pool (the newest matches) follows it.
             let statement = Statement::insert_rows(
-                columns,
+                &format!("WITH written AS ({columns}"),
                 documents,
-                "ON CONFLICT (object_id) DO UPDATE SET object_type = excluded.object_type, \
-                 space_id = excluded.space_id, trust_target_id = excluded.trust_target_id, \
-                 author_id = excluded.author_id, title = excluded.title, summary = excluded.summary, \
-                 body = excluded.body, updated_at = excluded.updated_at, facets = excluded.facets, \
-                 status_facet = excluded.status_facet",
+                &format!(
+                    "ON CONFLICT (object_id) DO UPDATE SET object_type = excluded.object_type, \
+                     space_id = excluded.space_id, trust_target_id = excluded.trust_target_id, \
+                     author_id = excluded.author_id, title = excluded.title, summary = excluded.summary, \
+                     body = excluded.body, updated_at = excluded.updated_at, facets = excluded.facets, \
+                     status_facet = excluded.status_facet \
+                     RETURNING object_id, created_at, updated_at, title, summary, body, facets, status_facet) \
+                     INSERT INTO search_vectors (object_id, created_at, updated_at, document) \
+                     SELECT object_id, created_at, updated_at, {POSTGRES_VECTOR} FROM written \
+                     ON CONFLICT (object_id) DO UPDATE SET change_number = nextval('search_change_numbers'), \
+                     updated_at = excluded.updated_at, document = excluded.document"
+                ),
                 row_binds,
             );
             super::statement::execute(conn, statement).await
@@ -174,30 +183,51 @@ pub async fn upsert_documents(conn: &mut Conn<'_>, documents: &[SearchDocument])
     }
 }
 
-/// Records a trust target's new status on the documents whose trust lives there, for status filters.
+/// Records a trust target's new status on the documents whose trust lives there, for status filters. On
+/// PostgreSQL the status lexeme of each vector is replaced in place: the document did not change, so it keeps its
+/// change number, and its text need not be parsed again.
 pub async fn set_document_status(conn: &mut Conn<'_>, trust_target_id: &str, status: &str) -> Result<(), StoreError> {
+    let statement = match conn {
+        Conn::Postgres(_) => {
+            // Status terms are a letter and hex digits (see `facet_term`), so they can stand in the SQL text.
+            let every_status_lexeme: Vec<String> = ALL_STATUSES
+                .iter()
+                .map(|each| format!("' {}'", status_facet(each)))
+                .collect();
+            Statement::new(format!(
+                "WITH changed AS (UPDATE search_documents SET status_facet = $2 WHERE trust_target_id = $1 \
+                 AND status_facet <> $2 RETURNING object_id) \
+                 UPDATE search_vectors v SET document = ts_delete(v.document, ARRAY[{}]) \
+                 || array_to_tsvector(ARRAY[' ' || $2]) FROM changed WHERE v.object_id = changed.object_id",
+                every_status_lexeme.join(", ")
+            ))
+        }
+        _ => Statement::new(
+            "UPDATE search_documents SET status_facet = $2 WHERE trust_target_id = $1 AND status_facet <> $2",
+        ),
+    };
     super::statement::execute(
         conn,
-        Statement::new(
-            "UPDATE search_documents SET status_facet = $2 WHERE trust_target_id = $1 AND status_facet <> $2",
-        )
-        .bind(trust_target_id)
-        .bind(status_facet(status).as_str()),
+        statement.bind(trust_target_id).bind(status_facet(status).as_str()),
     )
     .await
 }
 
+/// A PostgreSQL document's vector, from the columns of its `search_documents` row: title (weight A), summary (B),
+/// body (C), and each facet term as a lexeme of its own after a space (see migration 0007).
+const POSTGRES_VECTOR: &str = "setweight(to_tsvector('english', title), 'A') \
+    || setweight(to_tsvector('english', summary), 'B') \
+    || setweight(to_tsvector('english', left(body, 100000)), 'C') \
+    || array_to_tsvector(string_to_array(' ' || replace(facets || ' ' || status_facet, ' ', '| '), '|'))";
+
 /// How candidates are ordered and where a page starts.
 #[derive(Debug, Clone, PartialEq)]
 pub enum SearchOrder {
-    /// For a text query: the `limit` most recently changed candidates (every candidate when fewer), each with its
-    /// relevance, in no particular order; the caller orders them. With `most_relevant`, only that many of them,
-    /// the most relevant.
-    Pool {
-        /// Most candidates considered.
-        limit: i64,
-        /// Return only this many of the pool, the most relevant.
-        most_relevant: Option<usize>,
+    /// For a text query: the `best` most relevant of its candidate pool, each with its relevance, in no particular
+    /// order; the caller orders them.
+    Relevance {
+        /// How many of the pool to return.
+        best: usize,
     },
     /// By status rank, then lower bound (descending), then ID; after the given position.
     Trust {
@@ -235,6 +265,9 @@ pub struct SearchFilter {
     pub restrict_to: Option<Vec<String>>,
     /// Ordering and paging.
     pub order: SearchOrder,
+    /// For a text query: the candidate pool, at most this many of the most recently changed matches that pass
+    /// every filter; every order applies to the pool. Browsing has no pool.
+    pub candidates: i64,
     /// Rows to return (for `Trust` and `Recent`).
     pub limit: i64,
 }
@@ -353,60 +386,73 @@ macro_rules! push_filters {
                 builder.push(")");
             }
         }
-        match &filter.order {
-            SearchOrder::Pool { .. } => {}
-            SearchOrder::Trust { after: Some((rank, lower_bound, id)) } => {
-                builder
-                    .push(format_args!(" AND ({STATUS_RANK} > "))
-                    .push_bind(*rank)
-                    .push(format_args!(" OR ({STATUS_RANK} = "))
-                    .push_bind(*rank)
-                    .push(" AND (t.lower_bound < ")
-                    .push_bind(*lower_bound)
-                    .push(" OR (t.lower_bound = ")
-                    .push_bind(*lower_bound)
-                    .push(" AND d.object_id > ")
-                    .push_bind(id.clone())
-                    .push("))))");
-            }
-            SearchOrder::Recent { after: Some((updated_at, id)) } => {
-                builder
-                    .push(" AND (d.updated_at < ")
-                    .push_bind(*updated_at)
-                    .push(" OR (d.updated_at = ")
-                    .push_bind(*updated_at)
-                    .push(" AND d.object_id < ")
-                    .push_bind(id.clone())
-                    .push("))");
-            }
-            SearchOrder::Trust { after: None } | SearchOrder::Recent { after: None } => {}
-        }
-        match &filter.order {
-            SearchOrder::Pool { limit, .. } => {
-                builder.push(" ORDER BY d.updated_at DESC, d.object_id DESC LIMIT ").push_bind(*limit);
-            }
-            SearchOrder::Trust { .. } => {
-                builder
-                    .push(format_args!(" ORDER BY {STATUS_RANK}, t.lower_bound DESC, d.object_id LIMIT "))
-                    .push_bind(filter.limit);
-            }
-            SearchOrder::Recent { .. } => {
-                builder
-                    .push(" ORDER BY d.updated_at DESC, d.object_id DESC LIMIT ")
-                    .push_bind(filter.limit);
-            }
-        }
+        push_page(builder, &filter.order, filter.limit, "d.updated_at");
     }};
 }
 
-/// The candidates matching a filter: for a text query the pool of [`SearchOrder::Pool`], otherwise (browsing) the
-/// next page in the filter's order.
-pub async fn search(conn: &mut Conn<'_>, filter: &SearchFilter) -> Result<Vec<SearchCandidate>, StoreError> {
-    match (&filter.text, &filter.order) {
-        (Some(text), SearchOrder::Pool { limit, most_relevant }) => {
-            text_pool(conn, filter, text, *limit, *most_relevant).await
+/// Appends the page of an order: the condition that starts it after the cursor's position, `ORDER BY` and `LIMIT`.
+/// The query aliases the documents `d` and their trust summaries `t`; `updated_at` names the column the recency
+/// order reads.
+fn push_page<DB: sqlx::Database>(builder: &mut QueryBuilder<DB>, order: &SearchOrder, limit: i64, updated_at: &str)
+where
+    i32: for<'q> sqlx::Encode<'q, DB> + sqlx::Type<DB>,
+    i64: for<'q> sqlx::Encode<'q, DB> + sqlx::Type<DB>,
+    f64: for<'q> sqlx::Encode<'q, DB> + sqlx::Type<DB>,
+    String: for<'q> sqlx::Encode<'q, DB> + sqlx::Type<DB>,
+    DateTime<Utc>: for<'q> sqlx::Encode<'q, DB> + sqlx::Type<DB>,
+{
+    match order {
+        SearchOrder::Relevance { .. } => return,
+        SearchOrder::Trust {
+            after: Some((rank, lower_bound, id)),
+        } => {
+            builder
+                .push(format_args!(" AND ({STATUS_RANK} > "))
+                .push_bind(*rank)
+                .push(format_args!(" OR ({STATUS_RANK} = "))
+                .push_bind(*rank)
+                .push(" AND (t.lower_bound < ")
+                .push_bind(*lower_bound)
+                .push(" OR (t.lower_bound = ")
+                .push_bind(*lower_bound)
+                .push(" AND d.object_id > ")
+                .push_bind(id.clone())
+                .push("))))");
         }
-        _ => browse(conn, filter).await,
+        SearchOrder::Recent {
+            after: Some((changed_at, id)),
+        } => {
+            builder
+                .push(format_args!(" AND ({updated_at} < "))
+                .push_bind(*changed_at)
+                .push(format_args!(" OR ({updated_at} = "))
+                .push_bind(*changed_at)
+                .push(" AND d.object_id < ")
+                .push_bind(id.clone())
+                .push("))");
+        }
+        SearchOrder::Trust { after: None } | SearchOrder::Recent { after: None } => {}
+    }
+    match order {
+        SearchOrder::Trust { .. } => {
+            builder.push(format_args!(" ORDER BY {STATUS_RANK}, t.lower_bound DESC, d.object_id"));
+        }
+        _ => {
+            builder.push(format_args!(" ORDER BY {updated_at} DESC, d.object_id DESC"));
+        }
+    }
+    builder.push(" LIMIT ").push_bind(limit);
+}
+
+/// The candidates matching a filter: for a text query its pool of candidates in the filter's order (the most
+/// relevant, or a page by trust or recency), otherwise (browsing) the next page in the filter's order.
+pub async fn search(conn: &mut Conn<'_>, filter: &SearchFilter) -> Result<Vec<SearchCandidate>, StoreError> {
+    match &filter.text {
+        Some(text) => match conn {
+            Conn::Postgres(connection) => postgres_text_search(connection, filter, text).await,
+            sqlite => sqlite_text_search(sqlite, filter, text).await,
+        },
+        None => browse(conn, filter).await,
     }
 }
 
@@ -415,124 +461,166 @@ pub async fn search(conn: &mut Conn<'_>, filter: &SearchFilter) -> Result<Vec<Se
 const SQLITE_RELEVANCE: &str =
     "(-bm25(search_fts, 10.0, 4.0, 1.0, 0.0, 0.0)) / (1.0 - bm25(search_fts, 10.0, 4.0, 1.0, 0.0, 0.0))";
 
-/// The most recently changed candidates of a text query, with their relevance (all of them, or the
-/// `most_relevant` best). Filters other than the snapshot and an explicit ID list are facet terms of the index
-/// lookup itself, so the index intersects them with the words; the walk starts at the most recently changed document
-/// and stops after `limit` candidates, so its cost is bounded by `limit` however many documents contain common words.
-async fn text_pool(
+/// PostgreSQL's relevance: cover density with title (A) over summary (B) over body (C), mapped into (0, 1).
+const POSTGRES_RELEVANCE: &str = "ts_rank_cd('{0, 0.2, 0.4, 1}'::float4[], v.document, \
+    websearch_to_tsquery('english', $1), 32)::DOUBLE PRECISION";
+
+/// A cheaper estimate of PostgreSQL's relevance that chooses which candidates get the real one: the same weights,
+/// but each word counted on its own (`ts_rank` over the query's words joined by "or"), which costs a fraction of
+/// cover density, whose cost grows with the product of the words' positions.
+const POSTGRES_FIRST_RELEVANCE: &str = "ts_rank('{0, 0.2, 0.4, 1}'::float4[], v.document, \
+    regexp_replace(websearch_to_tsquery('english', $1)::text, ' (&|<->|<[0-9]+>) ', ' | ', 'g')::tsquery, 32)";
+
+/// A text query on PostgreSQL, in one statement. The pool is the newest matches by change number, found through
+/// the GIN index on the narrow vector table (whose rows hold their vectors, so no candidate is fetched from
+/// out-of-line storage). For the relevance order every pool candidate gets the cheap estimate and the `best` by
+/// the estimate are returned with the real relevance; for the trust and recency orders only the page is returned,
+/// and only its rows are ranked.
+async fn postgres_text_search(
+    connection: &mut sqlx::PgConnection,
+    filter: &SearchFilter,
+    text: &str,
+) -> Result<Vec<SearchCandidate>, StoreError> {
+    let facets = FacetFilter::of(filter, false);
+    // `$1` is the text; every relevance expression above refers to it.
+    let mut builder: QueryBuilder<Postgres> = QueryBuilder::new("WITH pool AS (SELECT v.change_number, v.object_id");
+    let relevance_order = match filter.order {
+        SearchOrder::Relevance { best } => Some(best),
+        _ => None,
+    };
+    if relevance_order.is_some() {
+        builder.push(format_args!(", {POSTGRES_FIRST_RELEVANCE} AS first_relevance"));
+    } else {
+        builder.push(", v.updated_at");
+    }
+    builder
+        .push(" FROM search_vectors v WHERE v.document @@ (websearch_to_tsquery('english', ")
+        .push_bind(text.to_owned())
+        .push(")");
+    if let Some(facets) = facets.tsquery() {
+        builder.push(" && CAST(").push_bind(facets).push(" AS tsquery)");
+    }
+    builder.push(")");
+    end_pool(&mut builder, filter, "v", "v.change_number");
+    match relevance_order {
+        Some(best) => {
+            builder
+                .push(
+                    ", estimated AS (SELECT change_number FROM pool ORDER BY first_relevance DESC, change_number DESC \
+                     LIMIT ",
+                )
+                .push_bind(i64::try_from(best).unwrap_or(i64::MAX))
+                .push(format_args!(
+                    "), chosen AS (SELECT v.object_id, {POSTGRES_RELEVANCE} AS relevance FROM estimated \
+                     JOIN search_vectors v ON v.change_number = estimated.change_number"
+                ))
+                .push(format_args!(
+                    ") SELECT {CANDIDATE_COLUMNS}, chosen.relevance, {STATUS_RANK} AS status_rank FROM chosen \
+                     JOIN search_documents d ON d.object_id = chosen.object_id \
+                     JOIN trust_summaries t ON t.target_id = d.trust_target_id"
+                ));
+        }
+        None => {
+            builder.push(format_args!(
+                ", page AS (SELECT {CANDIDATE_COLUMNS}, {STATUS_RANK} AS status_rank, pool.change_number FROM pool \
+                 JOIN search_documents d ON d.object_id = pool.object_id \
+                 JOIN trust_summaries t ON t.target_id = d.trust_target_id WHERE 1 = 1"
+            ));
+            push_page(&mut builder, &filter.order, filter.limit, "pool.updated_at");
+            let page_order = match filter.order {
+                SearchOrder::Trust { .. } => "page.status_rank, page.lower_bound DESC, page.object_id",
+                _ => "page.updated_at DESC, page.object_id DESC",
+            };
+            builder.push(format_args!(
+                ") SELECT page.*, {POSTGRES_RELEVANCE} AS relevance FROM page \
+                 JOIN search_vectors v ON v.change_number = page.change_number ORDER BY {page_order}"
+            ));
+        }
+    }
+    // Not a prepared statement kept for reuse: PostgreSQL would soon switch it to a generic plan, which cannot know
+    // whether the words are rare (use the text index) or common (walk the change order).
+    Ok(builder
+        .build_query_as::<SearchCandidate>()
+        .persistent(false)
+        .fetch_all(connection)
+        .await?)
+}
+
+/// A text query on SQLite, in one statement: the pool from the full-text index, newest rowid first (joined to the
+/// documents only when a snapshot or an ID list must be checked before the pool is cut), each candidate with its
+/// bm25 relevance; then the `best` most relevant, or a page of the pool by trust or recency, with rows and trust.
+async fn sqlite_text_search(
     conn: &mut Conn<'_>,
     filter: &SearchFilter,
     text: &str,
-    limit: i64,
-    most_relevant: Option<usize>,
 ) -> Result<Vec<SearchCandidate>, StoreError> {
-    match conn {
-        Conn::Postgres(connection) => {
-            let facets = FacetFilter::of(filter, false);
-            // One statement: the pool, the relevance of its documents and its best, then their rows and trust. The
-            // pool carries each document's vector through its sort, so that only the pool's documents are ranked:
-            // ranking reads the whole vector (usually stored out of line), which costs several times more than
-            // finding the match, and a common word matches many more documents than the pool holds.
-            let mut builder: QueryBuilder<Postgres> = QueryBuilder::new(
-                "WITH pool AS (SELECT d.object_id, d.document FROM search_documents d WHERE d.document @@ \
-                 (websearch_to_tsquery('english', ",
-            );
-            builder.push_bind(text.to_owned()).push(")");
-            if let Some(facets) = facets.tsquery() {
-                builder.push(" && CAST(").push_bind(facets).push(" AS tsquery)");
-            }
-            builder.push(")");
-            if let Some(snapshot) = filter.created_at_or_before {
-                builder.push(" AND d.created_at <= ").push_bind(snapshot);
-            }
-            push_restriction(&mut builder, filter);
-            builder
-                .push(" ORDER BY d.updated_at DESC, d.object_id DESC LIMIT ")
-                .push_bind(limit)
-                .push(
-                    "), ranked AS (SELECT object_id, ts_rank_cd('{0, 0.2, 0.4, 1}'::float4[], document, \
-                     websearch_to_tsquery('english', ",
-                )
-                .push_bind(text.to_owned())
-                .push("), 32)::DOUBLE PRECISION AS relevance FROM pool)");
-            builder.push(", chosen AS (SELECT object_id, relevance FROM ranked ORDER BY relevance DESC, object_id");
-            push_best_with_rows(&mut builder, most_relevant, "object_id");
-            // Not a prepared statement kept for reuse: PostgreSQL would soon switch it to a generic plan, which
-            // cannot know whether the words are rare (use the text index) or common (walk the recency order).
-            Ok(builder
-                .build_query_as::<SearchCandidate>()
-                .persistent(false)
-                .fetch_all(&mut **connection)
-                .await?)
+    let connection = super::sqlite_connection(conn).await?;
+    let facets = FacetFilter::of(filter, true);
+    let expression = facets.fts5_match(text);
+    let checks_documents = filter.created_at_or_before.is_some() || filter.restrict_to.is_some();
+    let mut builder: QueryBuilder<Sqlite> = QueryBuilder::new(format!(
+        "WITH pool AS (SELECT search_fts.rowid AS document_rowid, {SQLITE_RELEVANCE} AS relevance FROM search_fts "
+    ));
+    if checks_documents {
+        builder.push("JOIN search_documents d ON d.document_rowid = search_fts.rowid ");
+    }
+    builder.push("WHERE search_fts MATCH ").push_bind(expression);
+    if let Some(kinds) = &facets.rowid_kinds {
+        builder.push(" AND (search_fts.rowid % 4) IN (");
+        let mut codes = builder.separated(", ");
+        for code in kinds {
+            codes.push_bind(*code);
         }
-        sqlite => {
-            let connection = super::sqlite_connection(sqlite).await?;
-            let facets = FacetFilter::of(filter, true);
-            let expression = facets.fts5_match(text);
-            // One statement: the pool from the index (joined to the documents only when a snapshot or an ID list
-            // must be checked before the pool is cut), its best, then their rows and trust.
-            let checks_documents = filter.created_at_or_before.is_some() || filter.restrict_to.is_some();
-            let mut builder: QueryBuilder<Sqlite> = QueryBuilder::new(format!(
-                "WITH pool AS (SELECT search_fts.rowid AS document_rowid, {SQLITE_RELEVANCE} AS relevance \
-                 FROM search_fts "
-            ));
-            if checks_documents {
-                builder.push("JOIN search_documents d ON d.document_rowid = search_fts.rowid ");
-            }
-            builder.push("WHERE search_fts MATCH ").push_bind(expression);
-            if let Some(kinds) = &facets.rowid_kinds {
-                builder.push(" AND (search_fts.rowid % 4) IN (");
-                let mut codes = builder.separated(", ");
-                for code in kinds {
-                    codes.push_bind(*code);
-                }
-                builder.push(")");
-            }
-            if let Some(snapshot) = filter.created_at_or_before {
-                builder.push(" AND d.created_at <= ").push_bind(snapshot);
-            }
-            push_restriction(&mut builder, filter);
+        builder.push(")");
+    }
+    end_pool(&mut builder, filter, "d", "search_fts.rowid");
+    match filter.order {
+        SearchOrder::Relevance { best } => {
             builder
-                .push(" ORDER BY search_fts.rowid DESC LIMIT ")
-                .push_bind(limit)
-                .push("), chosen AS (SELECT document_rowid, relevance FROM pool ORDER BY relevance DESC, document_rowid DESC");
-            push_best_with_rows(&mut builder, most_relevant, "document_rowid");
-            Ok(builder
-                .build_query_as::<SearchCandidate>()
-                .fetch_all(&mut *connection)
-                .await?)
+                .push(
+                    ", chosen AS (SELECT document_rowid, relevance FROM pool \
+                     ORDER BY relevance DESC, document_rowid DESC LIMIT ",
+                )
+                .push_bind(i64::try_from(best).unwrap_or(i64::MAX))
+                .push(format_args!(
+                    ") SELECT {CANDIDATE_COLUMNS}, chosen.relevance, {STATUS_RANK} AS status_rank FROM chosen \
+                     JOIN search_documents d ON d.document_rowid = chosen.document_rowid \
+                     JOIN trust_summaries t ON t.target_id = d.trust_target_id"
+                ));
+        }
+        _ => {
+            builder.push(format_args!(
+                " SELECT {CANDIDATE_COLUMNS}, pool.relevance, {STATUS_RANK} AS status_rank FROM pool \
+                 JOIN search_documents d ON d.document_rowid = pool.document_rowid \
+                 JOIN trust_summaries t ON t.target_id = d.trust_target_id WHERE 1 = 1"
+            ));
+            push_page(&mut builder, &filter.order, filter.limit, "d.updated_at");
         }
     }
+    Ok(builder
+        .build_query_as::<SearchCandidate>()
+        .fetch_all(&mut *connection)
+        .await?)
 }
 
-/// Ends the `chosen` CTE (the `most_relevant` best of the ranked pool, or all of it) and selects the chosen
-/// documents' rows and trust, joined on `key`.
-fn push_best_with_rows<DB: sqlx::Database>(builder: &mut QueryBuilder<DB>, most_relevant: Option<usize>, key: &str)
+/// Ends the pool's statement: the snapshot and the ID list checked on the rows aliased `alias`, then the
+/// `candidates` highest by `change_order`.
+fn end_pool<DB: sqlx::Database>(builder: &mut QueryBuilder<DB>, filter: &SearchFilter, alias: &str, change_order: &str)
 where
     i64: for<'q> sqlx::Encode<'q, DB> + sqlx::Type<DB>,
-{
-    if let Some(best) = most_relevant {
-        builder
-            .push(" LIMIT ")
-            .push_bind(i64::try_from(best).unwrap_or(i64::MAX));
-    }
-    builder.push(format_args!(
-        ") SELECT {CANDIDATE_COLUMNS}, chosen.relevance, {STATUS_RANK} AS status_rank FROM chosen \
-         JOIN search_documents d ON d.{key} = chosen.{key} \
-         JOIN trust_summaries t ON t.target_id = d.trust_target_id"
-    ));
-}
-
-/// Appends `AND d.object_id IN (…)` when the filter names the only objects that may match.
-fn push_restriction<DB: sqlx::Database>(builder: &mut QueryBuilder<DB>, filter: &SearchFilter)
-where
     String: for<'q> sqlx::Encode<'q, DB> + sqlx::Type<DB>,
+    DateTime<Utc>: for<'q> sqlx::Encode<'q, DB> + sqlx::Type<DB>,
 {
+    if let Some(snapshot) = filter.created_at_or_before {
+        builder
+            .push(format_args!(" AND {alias}.created_at <= "))
+            .push_bind(snapshot);
+    }
     if let Some(ids) = &filter.restrict_to {
         if ids.is_empty() {
             builder.push(" AND 1 = 0");
         } else {
-            builder.push(" AND d.object_id IN (");
+            builder.push(format_args!(" AND {alias}.object_id IN ("));
             let mut restricted = builder.separated(", ");
             for id in ids {
                 restricted.push_bind(id.clone());
@@ -540,6 +628,10 @@ where
             builder.push(")");
         }
     }
+    builder
+        .push(format_args!(" ORDER BY {change_order} DESC LIMIT "))
+        .push_bind(filter.candidates)
+        .push(")");
 }
 
 /// What a filter asks of the index besides the words: facet terms every result must carry, facet terms none may

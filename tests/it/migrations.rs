@@ -109,9 +109,21 @@ const BACKEND_SPECIFIC_COLUMNS: &[(&str, &str, &str)] = &[(
     "document_rowid",
 )];
 
-/// The declared schema without the columns that belong to this backend alone.
+/// Tables only one backend has, each for a reason of that backend's own.
+const BACKEND_SPECIFIC_TABLES: &[(&str, &str)] = &[(
+    "postgres",
+    // Search vectors in a narrow table of their own, kept in the row; SQLite's FTS5 index plays that part.
+    "search_vectors",
+)];
+
+/// The declared schema without the tables and columns that belong to this backend alone.
 fn comparable_schema(folder: &str) -> BTreeMap<String, Vec<String>> {
     let mut tables = declared_schema(folder);
+    for (backend, table) in BACKEND_SPECIFIC_TABLES {
+        if *backend == folder {
+            tables.remove(*table);
+        }
+    }
     for (backend, table, column) in BACKEND_SPECIFIC_COLUMNS {
         if *backend == folder
             && let Some(columns) = tables.get_mut(*table)
@@ -142,6 +154,7 @@ fn both_backends_declare_equivalent_tables_and_columns() {
         declared_schema("sqlite")["search_documents"].contains(&"document_rowid".to_owned()),
         "the parser follows the table rebuild of migration 0004"
     );
+    assert!(declared_schema("postgres").contains_key("search_vectors"));
     assert_eq!(postgres, sqlite);
 }
 

@@ -3,7 +3,7 @@
 //! candidates holds only matches that pass them).
 
 use interai::service::content::PublishRequest;
-use interai::service::search::{RELEVANCE_CANDIDATES, SearchRequest};
+use interai::service::search::{RELEVANCE_CANDIDATES, SearchRequest, status_rank};
 
 use crate::fixtures::{agent, metadata};
 use crate::harness::TestInstance;
@@ -289,4 +289,76 @@ async fn filters_of_a_text_search_follow_tags_types_kinds_and_trust_changes() {
         .await
         .expect("retract");
     assert_eq!(search(without_disputed).await, both);
+}
+
+#[tokio::test]
+async fn a_text_search_sorted_by_trust_pages_through_its_matches_in_trust_order_with_their_relevance() {
+    let instance = TestInstance::start_with("alpha.test", |config| config.writes_per_hour = 10_000).await;
+    let service = instance.service();
+    let author = agent(service, "echidna keeper").await;
+    let mut notes = Vec::new();
+    for number in 0..7 {
+        notes.push(note(&instance, &author, &format!("Echidna enclosure note {number}"), &[]).await);
+    }
+    let other = note(&instance, &author, "Wallaby enclosure note", &[]).await;
+    // Two notes confirmed by several independent agents, one disputed by a failure.
+    for (index, confirmed) in [&notes[2], &notes[5]].into_iter().enumerate() {
+        for reporter in 0..3 + index {
+            let user = agent(service, &format!("keeper {index} {reporter}")).await;
+            crate::fixtures::use_it(service, &user, confirmed, "success", true).await;
+        }
+    }
+    let critic = agent(service, "critic").await;
+    crate::fixtures::use_it(service, &critic, &notes[4], "failure", true).await;
+
+    let mut hits = Vec::new();
+    let mut cursor = None;
+    loop {
+        let page = service
+            .search(
+                &author.caller,
+                &SearchRequest {
+                    query: Some("echidna enclosure".to_owned()),
+                    sort: Some("trust".to_owned()),
+                    limit: Some(2),
+                    cursor: cursor.clone(),
+                    ..SearchRequest::default()
+                },
+            )
+            .await
+            .expect("search page");
+        assert!(page.results.len() <= 2);
+        hits.extend(page.results);
+        match page.next_cursor {
+            Some(next) => cursor = Some(next),
+            None => break,
+        }
+    }
+    let mut found: Vec<String> = hits.iter().map(|hit| hit.id.clone()).collect();
+    assert!(!found.contains(&other), "only matches of the query");
+    found.sort();
+    let mut expected = notes.clone();
+    expected.sort();
+    assert_eq!(found, expected, "every match once");
+    assert_eq!(
+        hits.last().map(|hit| hit.id.as_str()),
+        Some(notes[4].as_str()),
+        "the disputed note comes last"
+    );
+    assert_eq!(
+        hits[0].id, notes[5],
+        "the note with the most independent confirmations comes first"
+    );
+    for pair in hits.windows(2) {
+        let (left, right) = (&pair[0], &pair[1]);
+        let key = |hit: &interai::service::search::SearchHit| (status_rank(&hit.status), -hit.trust.lower_bound);
+        assert!(
+            key(left) < key(right) || (key(left) == key(right) && left.id < right.id),
+            "trust order: {left:?} before {right:?}"
+        );
+    }
+    assert!(
+        hits.iter().all(|hit| hit.score > 0.0 && hit.score < 1.0),
+        "each result carries its text relevance: {hits:?}"
+    );
 }
