@@ -386,14 +386,14 @@ macro_rules! push_filters {
                 builder.push(")");
             }
         }
-        push_page(builder, &filter.order, filter.limit, "d.updated_at");
+        push_page(builder, &filter.order, filter.limit, "d");
     }};
 }
 
 /// Appends the page of an order: the condition that starts it after the cursor's position, `ORDER BY` and `LIMIT`.
-/// The query aliases the documents `d` and their trust summaries `t`; `updated_at` names the column the recency
-/// order reads.
-fn push_page<DB: sqlx::Database>(builder: &mut QueryBuilder<DB>, order: &SearchOrder, limit: i64, updated_at: &str)
+/// The query aliases the trust summaries `t` (for the trust order); `rows` names the rows whose `object_id` breaks
+/// ties and whose `updated_at` the recency order reads.
+fn push_page<DB: sqlx::Database>(builder: &mut QueryBuilder<DB>, order: &SearchOrder, limit: i64, rows: &str)
 where
     i32: for<'q> sqlx::Encode<'q, DB> + sqlx::Type<DB>,
     i64: for<'q> sqlx::Encode<'q, DB> + sqlx::Type<DB>,
@@ -415,7 +415,7 @@ where
                 .push_bind(*lower_bound)
                 .push(" OR (t.lower_bound = ")
                 .push_bind(*lower_bound)
-                .push(" AND d.object_id > ")
+                .push(format_args!(" AND {rows}.object_id > "))
                 .push_bind(id.clone())
                 .push("))))");
         }
@@ -423,11 +423,11 @@ where
             after: Some((changed_at, id)),
         } => {
             builder
-                .push(format_args!(" AND ({updated_at} < "))
+                .push(format_args!(" AND ({rows}.updated_at < "))
                 .push_bind(*changed_at)
-                .push(format_args!(" OR ({updated_at} = "))
+                .push(format_args!(" OR ({rows}.updated_at = "))
                 .push_bind(*changed_at)
-                .push(" AND d.object_id < ")
+                .push(format_args!(" AND {rows}.object_id < "))
                 .push_bind(id.clone())
                 .push("))");
         }
@@ -435,10 +435,12 @@ where
     }
     match order {
         SearchOrder::Trust { .. } => {
-            builder.push(format_args!(" ORDER BY {STATUS_RANK}, t.lower_bound DESC, d.object_id"));
+            builder.push(format_args!(
+                " ORDER BY {STATUS_RANK}, t.lower_bound DESC, {rows}.object_id"
+            ));
         }
         _ => {
-            builder.push(format_args!(" ORDER BY {updated_at} DESC, d.object_id DESC"));
+            builder.push(format_args!(" ORDER BY {rows}.updated_at DESC, {rows}.object_id DESC"));
         }
     }
     builder.push(" LIMIT ").push_bind(limit);
@@ -520,20 +522,30 @@ async fn postgres_text_search(
                      JOIN trust_summaries t ON t.target_id = d.trust_target_id"
                 ));
         }
+        None if matches!(filter.order, SearchOrder::Recent { .. }) => {
+            // The pool rows carry their change times, so the page is cut before any document is joined.
+            builder.push(", page AS (SELECT pool.change_number, pool.object_id, pool.updated_at FROM pool WHERE 1 = 1");
+            push_page(&mut builder, &filter.order, filter.limit, "pool");
+            builder.push(format_args!(
+                ") SELECT {CANDIDATE_COLUMNS}, {POSTGRES_RELEVANCE} AS relevance, {STATUS_RANK} AS status_rank \
+                 FROM page JOIN search_documents d ON d.object_id = page.object_id \
+                 JOIN trust_summaries t ON t.target_id = d.trust_target_id \
+                 JOIN search_vectors v ON v.change_number = page.change_number \
+                 ORDER BY page.updated_at DESC, page.object_id DESC"
+            ));
+        }
         None => {
+            // The trust order needs every pool row's trust summary, reached through its document.
             builder.push(format_args!(
                 ", page AS (SELECT {CANDIDATE_COLUMNS}, {STATUS_RANK} AS status_rank, pool.change_number FROM pool \
                  JOIN search_documents d ON d.object_id = pool.object_id \
                  JOIN trust_summaries t ON t.target_id = d.trust_target_id WHERE 1 = 1"
             ));
-            push_page(&mut builder, &filter.order, filter.limit, "pool.updated_at");
-            let page_order = match filter.order {
-                SearchOrder::Trust { .. } => "page.status_rank, page.lower_bound DESC, page.object_id",
-                _ => "page.updated_at DESC, page.object_id DESC",
-            };
+            push_page(&mut builder, &filter.order, filter.limit, "d");
             builder.push(format_args!(
                 ") SELECT page.*, {POSTGRES_RELEVANCE} AS relevance FROM page \
-                 JOIN search_vectors v ON v.change_number = page.change_number ORDER BY {page_order}"
+                 JOIN search_vectors v ON v.change_number = page.change_number \
+                 ORDER BY page.status_rank, page.lower_bound DESC, page.object_id"
             ));
         }
     }
@@ -594,7 +606,7 @@ async fn sqlite_text_search(
                  JOIN search_documents d ON d.document_rowid = pool.document_rowid \
                  JOIN trust_summaries t ON t.target_id = d.trust_target_id WHERE 1 = 1"
             ));
-            push_page(&mut builder, &filter.order, filter.limit, "d.updated_at");
+            push_page(&mut builder, &filter.order, filter.limit, "d");
         }
     }
     Ok(builder
