@@ -48,13 +48,11 @@ pub struct WriteAllowance {
 }
 
 impl Service {
-    /// Records one MCP call. Failures to record are logged and reported, never hidden.
+    /// Records one MCP call that wrote nothing (a read, or a failed call; a successful write records itself inside
+    /// its own transaction). Failures to record are logged and reported, never hidden.
     pub async fn record_call(&self, audit: CallAudit<'_>) -> Result<(), ServiceError> {
         let record = self.audit_record(audit);
-        let mut transaction = self.store().begin().await?;
-        store::audit::insert(&mut transaction.conn(), &record).await?;
-        transaction.commit().await?;
-        Ok(())
+        Ok(store::audit::append_unwritten_call(self.store(), &record).await?)
     }
 
     pub(super) fn audit_record(&self, audit: CallAudit<'_>) -> McpCallRecord {

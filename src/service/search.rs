@@ -19,7 +19,7 @@ use super::search_query::ParsedQuery;
 use super::validation::{parse_id, parse_target, type_name};
 use super::{Service, ServiceError};
 use crate::domain::{AuthenticatedActor, IdKind, Scope};
-use crate::store::search::{SearchCandidate, SearchDocument, SearchFilter, SearchKind, SearchOrder};
+use crate::store::search::{SearchCandidate, SearchDocument, SearchFilter, SearchKind, SearchListing, SearchOrder};
 use crate::store::{self, Backend, Conn, Transaction};
 
 /// Most results per page.
@@ -338,7 +338,7 @@ impl Service {
                     let ids: Vec<String> = candidates.iter().map(|candidate| candidate.object_id.clone()).collect();
                     store::search::objects_with_evidence_in_context(&mut reader.conn(), &ids, &context_facets).await?
                 };
-                let mut scored: Vec<SearchHit> = candidates
+                let mut scored: Vec<(SearchCandidate, f64)> = candidates
                     .into_iter()
                     .map(|candidate| {
                         let boost = if boosted.contains(&candidate.object_id) {
@@ -350,19 +350,25 @@ impl Service {
                             * (0.3 + 0.7 * candidate.lower_bound)
                             * status_weight(&candidate.status)
                             * boost;
-                        hit(candidate, score)
+                        (candidate, score)
                     })
                     .collect();
-                scored.sort_by(|left, right| right.score.total_cmp(&left.score).then_with(|| left.id.cmp(&right.id)));
+                scored.sort_by(|(left, left_score), (right, right_score)| {
+                    right_score
+                        .total_cmp(left_score)
+                        .then_with(|| left.object_id.cmp(&right.object_id))
+                });
                 if let Some(CursorState {
                     position: CursorPosition::Rank { score, id },
                     ..
                 }) = &cursor
                 {
-                    scored.retain(|hit| hit.score < *score || (hit.score == *score && hit.id > *id));
+                    scored.retain(|(candidate, candidate_score)| {
+                        *candidate_score < *score || (*candidate_score == *score && candidate.object_id > *id)
+                    });
                 }
                 scored.truncate(usize::try_from(limit).unwrap_or(10) + 1);
-                (scored, relaxed)
+                (listed(&mut reader.conn(), scored).await?, relaxed)
             }
             Sort::Trust | Sort::Recent => {
                 let order = match (sort, &cursor) {
@@ -394,16 +400,14 @@ impl Service {
                     ..base_filter.clone()
                 };
                 let candidates = store::search::search(&mut reader.conn(), &filter).await?;
-                (
-                    candidates
-                        .into_iter()
-                        .map(|candidate| {
-                            let score = candidate.relevance;
-                            hit(candidate, score)
-                        })
-                        .collect(),
-                    false,
-                )
+                let scored = candidates
+                    .into_iter()
+                    .map(|candidate| {
+                        let score = candidate.relevance;
+                        (candidate, score)
+                    })
+                    .collect();
+                (listed(&mut reader.conn(), scored).await?, false)
             }
         };
         let page_size = usize::try_from(limit).unwrap_or(10);
@@ -591,13 +595,34 @@ pub(super) fn entity_document(entity: &crate::domain::knowledge::Entity, status:
     }
 }
 
-fn hit(candidate: SearchCandidate, score: f64) -> SearchHit {
+/// The hits of ordered, scored candidates, with what each shows read for them alone (a candidate whose document
+/// went away since it was found is left out).
+async fn listed(conn: &mut Conn<'_>, scored: Vec<(SearchCandidate, f64)>) -> Result<Vec<SearchHit>, ServiceError> {
+    let ids: Vec<String> = scored
+        .iter()
+        .map(|(candidate, _)| candidate.object_id.clone())
+        .collect();
+    let mut listings: std::collections::HashMap<String, SearchListing> = store::search::listings(conn, &ids)
+        .await?
+        .into_iter()
+        .map(|listing| (listing.object_id.clone(), listing))
+        .collect();
+    Ok(scored
+        .into_iter()
+        .filter_map(|(candidate, score)| {
+            let listing = listings.remove(&candidate.object_id)?;
+            Some(hit(candidate, listing, score))
+        })
+        .collect())
+}
+
+fn hit(candidate: SearchCandidate, listing: SearchListing, score: f64) -> SearchHit {
     SearchHit {
         id: candidate.object_id,
-        kind: candidate.kind,
-        object_type: candidate.object_type,
-        title: candidate.title,
-        summary: candidate.summary,
+        kind: listing.kind,
+        object_type: listing.object_type,
+        title: listing.title,
+        summary: listing.summary,
         status: candidate.status,
         trust: TrustBrief {
             value: candidate.value,
@@ -606,9 +631,9 @@ fn hit(candidate: SearchCandidate, score: f64) -> SearchHit {
             contradictions: candidate.contradictions,
             real_world_confirmations: candidate.real_world_confirmations,
         },
-        author: candidate.author_id,
-        origin: candidate.origin,
-        updated_at: candidate.updated_at,
+        author: listing.author_id,
+        origin: listing.origin,
+        updated_at: listing.updated_at,
         score,
     }
 }

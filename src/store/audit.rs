@@ -54,15 +54,12 @@ struct McpCallRow {
     created_at: DateTime<Utc>,
 }
 
-/// Appends one call to the log.
-pub async fn insert(conn: &mut Conn<'_>, call: &McpCallRecord) -> Result<(), StoreError> {
-    statement::execute(
-        conn,
-        Statement::new(
-            "INSERT INTO mcp_calls (id, actor_id, root_controller_id, key_id, tool, is_write, request, outcome, \
-             result_summary, duration_micros, client_name, client_version, created_at) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
-        )
+const INSERT_COLUMNS: &str = "INSERT INTO mcp_calls (id, actor_id, root_controller_id, key_id, tool, is_write, request, \
+     outcome, result_summary, duration_micros, client_name, client_version, created_at)";
+
+/// The call's values as the thirteen binds that follow `INSERT_COLUMNS`.
+fn bound(statement: Statement, call: &McpCallRecord) -> Statement {
+    statement
         .bind(&call.id)
         .bind(call.actor_id.as_str())
         .bind(call.root_controller_id.as_str())
@@ -75,9 +72,40 @@ pub async fn insert(conn: &mut Conn<'_>, call: &McpCallRecord) -> Result<(), Sto
         .bind(call.duration_micros)
         .bind(&call.client_name)
         .bind(&call.client_version)
-        .bind(call.created_at),
-    )
-    .await
+        .bind(call.created_at)
+}
+
+/// Appends one call to the log, inside the caller's transaction (a write audits itself in its own transaction, so
+/// that the call and its record commit together).
+pub async fn insert(conn: &mut Conn<'_>, call: &McpCallRecord) -> Result<(), StoreError> {
+    let sql = format!("{INSERT_COLUMNS} VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)");
+    statement::execute(conn, bound(Statement::new(sql), call)).await
+}
+
+/// Appends the record of a call that wrote nothing (a read, or a call that failed) in a transaction of its own.
+///
+/// On PostgreSQL this is one statement in its own implicit transaction, committed without waiting for the WAL flush
+/// (`synchronous_commit` off for this transaction only): the database has accepted the row before the call's
+/// result is returned, but a crash of the database server in the next fraction of a second could lose it. Such
+/// records do not count against any limit; waiting for the flush would add a disk sync to every read.
+/// Records of successful writes never take this path. On SQLite the row is written through the single writer,
+/// where it shares the group commit of concurrent writes.
+pub async fn append_unwritten_call(store: &super::Store, call: &McpCallRecord) -> Result<(), StoreError> {
+    match store.backend() {
+        super::Backend::Postgres => {
+            let sql = format!(
+                "WITH relaxed AS (SELECT set_config('synchronous_commit', 'off', true)) {INSERT_COLUMNS} \
+                 SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13 FROM relaxed"
+            );
+            let mut reader = store.reader().await?;
+            statement::execute(&mut reader.conn(), bound(Statement::new(sql), call)).await
+        }
+        super::Backend::Sqlite => {
+            let mut transaction = store.begin().await?;
+            insert(&mut transaction.conn(), call).await?;
+            transaction.commit().await
+        }
+    }
 }
 
 /// A root controller's successful writes in the rate-limit window.

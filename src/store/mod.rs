@@ -252,7 +252,9 @@ impl Store {
                 .max_connections(max_connections.max(2))
                 .test_before_acquire(false)
                 .acquire_timeout(Duration::from_secs(10))
-                .connect_with(options.read_only(true))
+                // A text search returns a few hundred candidate rows; with sqlx's default buffer of 50 rows the
+                // connection's worker thread stalls and waits for this task to be scheduled several times a query.
+                .connect_with(options.read_only(true).row_buffer_size(256))
                 .await?;
             Store {
                 pools: Pools::Sqlite {

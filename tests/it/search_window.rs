@@ -362,3 +362,60 @@ async fn a_text_search_sorted_by_trust_pages_through_its_matches_in_trust_order_
         "each result carries its text relevance: {hits:?}"
     );
 }
+
+#[tokio::test]
+async fn a_query_for_a_filter_term_finds_only_text_that_contains_it() {
+    let instance = TestInstance::start("alpha.test").await;
+    let service = instance.service();
+    let author = agent(service, "tag author").await;
+    let caller = &author.caller;
+    let publish = |title: &str, body: &str, tags: Vec<String>| {
+        let request = PublishRequest {
+            content_type: "note".to_owned(),
+            title: title.to_owned(),
+            body_markdown: body.to_owned(),
+            tags,
+            ..PublishRequest::default()
+        };
+        async move {
+            service
+                .publish(caller, &metadata("publish"), request)
+                .await
+                .expect("note published")
+                .id
+        }
+    };
+    // The index term that carries the tag filter of the first note: a letter, hex digits and a closing zero.
+    let tag_term = interai::store::search::facet_term('g', "webhooks");
+    let tagged = publish(
+        "Retry schedule for deliveries",
+        "Back off between attempts.",
+        vec!["webhooks".to_owned()],
+    )
+    .await;
+    let quoting = publish(
+        "Index terms explained",
+        &format!("A tag is indexed as {tag_term} next to the text."),
+        Vec::new(),
+    )
+    .await;
+
+    let search = |query: String, tags: Vec<String>| {
+        let request = SearchRequest {
+            query: Some(query),
+            tags,
+            ..SearchRequest::default()
+        };
+        async move { service.search(caller, &request).await.expect("search") }
+    };
+    let found = search(tag_term.clone(), Vec::new()).await;
+    let ids: Vec<&str> = found.results.iter().map(|hit| hit.id.as_str()).collect();
+    assert_eq!(
+        ids,
+        vec![quoting.as_str()],
+        "the term matches the text that contains it, not the tagged note"
+    );
+    let filtered = search("retry".to_owned(), vec!["webhooks".to_owned()]).await;
+    let ids: Vec<&str> = filtered.results.iter().map(|hit| hit.id.as_str()).collect();
+    assert_eq!(ids, vec![tagged.as_str()], "the tag still filters");
+}
