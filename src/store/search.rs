@@ -141,13 +141,11 @@ pub async fn upsert_documents(conn: &mut Conn<'_>, documents: &[SearchDocument])
                      status_facet = excluded.status_facet \
                      RETURNING object_id, trust_target_id, created_at, updated_at, title, summary, body, facets, \
                      status_facet) \
-                     INSERT INTO search_vectors (object_id, trust_target_id, created_at, updated_at, brief, \
-                     document) \
-                     SELECT object_id, trust_target_id, created_at, updated_at, {POSTGRES_BRIEF}, {POSTGRES_VECTOR} \
-                     FROM written \
+                     INSERT INTO search_vectors (object_id, trust_target_id, created_at, updated_at, document) \
+                     SELECT object_id, trust_target_id, created_at, updated_at, {POSTGRES_VECTOR} FROM written \
                      ON CONFLICT (object_id) DO UPDATE SET change_number = nextval('search_change_numbers'), \
                      trust_target_id = excluded.trust_target_id, updated_at = excluded.updated_at, \
-                     brief = excluded.brief, document = excluded.document"
+                     document = excluded.document"
                 ),
                 row_binds,
             );
@@ -223,11 +221,6 @@ const POSTGRES_VECTOR: &str = "setweight(to_tsvector('english', title), 'A') \
     || setweight(to_tsvector('english', summary), 'B') \
     || setweight(to_tsvector('english', left(body, 100000)), 'C') \
     || array_to_tsvector(string_to_array(' ' || replace(facets || ' ' || status_facet, ' ', '| '), '|'))";
-
-/// The small vector of a PostgreSQL document's title (A) and summary (B) that the relevance estimate reads (see
-/// migration 0009).
-const POSTGRES_BRIEF: &str =
-    "setweight(to_tsvector('english', title), 'A') || setweight(to_tsvector('english', summary), 'B')";
 
 /// How candidates are ordered and where a page starts.
 #[derive(Debug, Clone, PartialEq)]
@@ -484,12 +477,10 @@ const SQLITE_RELEVANCE: &str = "(-pool.bm25_score) / (1.0 - pool.bm25_score)";
 const POSTGRES_RELEVANCE: &str = "ts_rank_cd('{0, 0.2, 0.4, 1}'::float4[], v.document, \
     websearch_to_tsquery('english', $1), 32)::DOUBLE PRECISION";
 
-/// A cheaper estimate of PostgreSQL's relevance that chooses which candidates get the real one: the same weights
-/// over the title and summary alone (the brief vector kept in the row; the full vector is stored out of line), each
-/// word counted on its own (`ts_rank` over the query's words joined by "or"), which costs a fraction of cover
-/// density, whose cost grows with the product of the words' positions. Candidates that match only in their bodies
-/// estimate alike and are taken newest first.
-const POSTGRES_FIRST_RELEVANCE: &str = "ts_rank('{0, 0.2, 0.4, 1}'::float4[], v.brief, \
+/// A cheaper estimate of PostgreSQL's relevance that chooses which candidates get the real one: the same weights,
+/// but each word counted on its own (`ts_rank` over the query's words joined by "or"), which costs a fraction of
+/// cover density, whose cost grows with the product of the words' positions.
+const POSTGRES_FIRST_RELEVANCE: &str = "ts_rank('{0, 0.2, 0.4, 1}'::float4[], v.document, \
     regexp_replace(websearch_to_tsquery('english', $1)::text, ' (&|<->|<[0-9]+>) ', ' | ', 'g')::tsquery, 32)";
 
 /// A text query on PostgreSQL, in one statement that reads only the narrow vector table and the trust summaries.

@@ -112,8 +112,8 @@ const BACKEND_SPECIFIC_COLUMNS: &[(&str, &str, &str)] = &[(
 /// Tables only one backend has, each for a reason of that backend's own.
 const BACKEND_SPECIFIC_TABLES: &[(&str, &str)] = &[(
     "postgres",
-    // Search vectors in a table of their own (a brief vector in the row, the full one out of line) with each
-    // document's trust target and change number; SQLite's FTS5 index and its rowids play that part.
+    // Search vectors in a narrow table of their own, kept in the row with each document's change number and
+    // trust target; SQLite's FTS5 index and its rowids play that part.
     "search_vectors",
 )];
 
