@@ -67,6 +67,17 @@ pub enum StoreError {
     /// The shared commit of a batch of SQLite writes failed, so this write did not happen.
     #[error("commit failed: {}", .0.message)]
     GroupCommit(sqlite_writer::CommitFailure),
+    /// SQLite's full-text ranking function could not be registered on a new connection.
+    #[error("cannot register the SQLite ranking function: {0}")]
+    Ranking(#[from] fts5_rank::RegisterError),
+}
+
+/// Registers the full-text ranking function that the SQLite search statements call (see `search::SQLITE_BM25`) on
+/// a new connection.
+pub(crate) async fn register_sqlite_ranking(connection: &mut sqlx::SqliteConnection) -> Result<(), StoreError> {
+    let mut handle = connection.lock_handle().await?;
+    fts5_rank::register_on(&mut handle)?;
+    Ok(())
 }
 
 /// Parses an ID read from a row; a malformed one means the row is corrupt.
@@ -252,6 +263,13 @@ impl Store {
                 .max_connections(max_connections.max(2))
                 .test_before_acquire(false)
                 .acquire_timeout(Duration::from_secs(10))
+                .after_connect(|connection, _| {
+                    Box::pin(async move {
+                        register_sqlite_ranking(connection)
+                            .await
+                            .map_err(|error| sqlx::Error::Configuration(Box::new(error)))
+                    })
+                })
                 // A text search returns a few hundred candidate rows; with sqlx's default buffer of 50 rows the
                 // connection's worker thread stalls and waits for this task to be scheduled several times a query.
                 .connect_with(options.read_only(true).row_buffer_size(256))

@@ -318,8 +318,23 @@ pub struct SearchListing {
     pub updated_at: DateTime<Utc>,
 }
 
+/// The rank of a trust status in the trust order, as an expression over the trust summaries aliased `t`. Migration
+/// 0010 indexes exactly this expression; change both together.
 const STATUS_RANK: &str = "(CASE t.status WHEN 'high_confidence' THEN 0 WHEN 'supported' THEN 1 WHEN 'unverified' THEN 2 \
     WHEN 'disputed' THEN 3 WHEN 'outdated' THEN 4 WHEN 'superseded' THEN 5 ELSE 6 END)";
+
+/// The rank that [`STATUS_RANK`] gives a status.
+fn status_rank(status: &str) -> i32 {
+    match status {
+        "high_confidence" => 0,
+        "supported" => 1,
+        "unverified" => 2,
+        "disputed" => 3,
+        "outdated" => 4,
+        "superseded" => 5,
+        _ => 6,
+    }
+}
 
 /// The trust columns of a candidate, from the trust summaries aliased `t`; the object ID comes with them.
 const TRUST_COLUMNS: &str =
@@ -371,14 +386,19 @@ macro_rules! push_filters {
         if let Some(space_id) = &filter.space_id {
             builder.push(" AND (d.kind <> 'content' OR d.space_id = ").push_bind(space_id.clone()).push(")");
         }
-        builder.push(" AND t.status IN (");
-        {
-            let mut statuses = builder.separated(", ");
-            for status in &filter.statuses {
-                statuses.push_bind(status.clone());
+        // Every document has one of the statuses, so allowing all of them is no condition at all (and one that
+        // could lead SQLite's planner to start from the statuses). A status filter is a filter on the rank, which
+        // the browsing index holds (migration 0010).
+        if filter.statuses.len() < ALL_STATUSES.len() {
+            builder.push(format_args!(" AND {STATUS_RANK} IN ("));
+            {
+                let mut ranks = builder.separated(", ");
+                for status in &filter.statuses {
+                    ranks.push_bind(status_rank(status));
+                }
             }
+            builder.push(")");
         }
-        builder.push(")");
         if let Some(ids) = &filter.restrict_to {
             if ids.is_empty() {
                 builder.push(" AND 1 = 0");
@@ -467,7 +487,12 @@ pub async fn search(conn: &mut Conn<'_>, filter: &SearchFilter) -> Result<Vec<Se
 
 /// SQLite's bm25 with titles weighing 10, summaries 4 and bodies 1 (the facet columns count for nothing). It is
 /// lower for better matches; each call computes it anew, so a statement calls it once per row and maps it later.
-const SQLITE_BM25: &str = "bm25(search_fts, 10.0, 4.0, 1.0, 0.0, 0.0)";
+/// `interai_bm25` (the `fts5-rank` crate, registered on every connection) gives FTS5's `bm25` to the bit, but counts
+/// a phrase's documents only when a row needs them and keeps the counts on the connection while the index's row and
+/// token totals stay the same: `bm25` recounts every phrase's documents, filter terms and excluded words included,
+/// at the start of every statement. That is exact here because a phrase's matches depend only on its tokens: there
+/// are no prefix queries, and the column filters never change what a phrase matches (`FacetFilter::fts5_match`).
+const SQLITE_BM25: &str = "interai_bm25(search_fts, 10.0, 4.0, 1.0, 0.0, 0.0)";
 
 /// bm25 (the column `bm25_score` of the pool) mapped into (0, 1) by b/(1+b) of its negation, like PostgreSQL's
 /// normalization 32 does for ts_rank_cd.
@@ -823,7 +848,10 @@ impl FacetFilter {
     /// The FTS5 MATCH expression for the words `text` (already in FTS5 syntax) under this filter. The words are
     /// restricted to the text columns only when one of them contains a digit: every facet term does (see
     /// `facet_term`), and no word without one can match, or stem to, a facet term. The restriction costs FTS5 a
-    /// look at every candidate's positions, about a sixth of a typical query.
+    /// look at every candidate's positions, about a sixth of a typical query. Either way a phrase's matches depend
+    /// only on its tokens (a word matches the same documents with or without the restriction, and facet terms are
+    /// only ever matched in the facet columns, where no weight counts them), which the ranking function's remembered
+    /// document counts rely on (see `SQLITE_BM25`).
     fn fts5_match(&self, text: &str) -> String {
         let mut expression = if text.chars().any(|character| character.is_ascii_digit()) {
             format!("({{title summary body}} : ({text}))")
@@ -925,12 +953,30 @@ pub const ALL_STATUSES: [&str; 7] = [
 ];
 
 /// A page of objects in the filter's order without a text query (browsing by trust or recency).
+///
+/// The page should come from walking an index in the requested order and stopping when it is full: the trust order
+/// walks the trust summaries by rank and lower bound (migration 0010), sorting only rows that tie on both, and
+/// the recency order walks the documents by change time. PostgreSQL's planner finds those plans from its
+/// statistics; SQLite's, without statistics, would rather start from a status or sort every document, so on
+/// SQLite `CROSS JOIN` (which keeps the tables in the order written) names the table to walk. It does so only where
+/// the walk is right whatever the filter: not for an ID list, which is cheaper looked up, and for recency only
+/// when `unverified` (most documents) is among the statuses; otherwise its planner chooses.
 async fn browse(conn: &mut Conn<'_>, filter: &SearchFilter) -> Result<Vec<SearchCandidate>, StoreError> {
-    let mut builder_start = format!(
-        "SELECT d.object_id, {TRUST_COLUMNS}, CAST(0.0 AS DOUBLE PRECISION) AS relevance, {STATUS_RANK} AS status_rank "
+    let sqlite = !matches!(conn, Conn::Postgres(_));
+    let walk = filter.restrict_to.is_none();
+    let from = match filter.order {
+        SearchOrder::Trust { .. } if sqlite && walk => {
+            "trust_summaries t CROSS JOIN search_documents d ON t.target_id = d.trust_target_id"
+        }
+        SearchOrder::Recent { .. } if sqlite && walk && filter.statuses.iter().any(|status| status == "unverified") => {
+            "search_documents d CROSS JOIN trust_summaries t ON t.target_id = d.trust_target_id"
+        }
+        _ => "search_documents d JOIN trust_summaries t ON t.target_id = d.trust_target_id",
+    };
+    let builder_start = format!(
+        "SELECT d.object_id, {TRUST_COLUMNS}, CAST(0.0 AS DOUBLE PRECISION) AS relevance, {STATUS_RANK} AS status_rank \
+         FROM {from} WHERE 1 = 1"
     );
-    builder_start
-        .push_str("FROM search_documents d JOIN trust_summaries t ON t.target_id = d.trust_target_id WHERE 1 = 1");
     let candidates = match conn {
         Conn::Postgres(connection) => {
             let mut builder: QueryBuilder<Postgres> = QueryBuilder::new(builder_start);

@@ -118,6 +118,7 @@ impl SqliteWriter {
     ) -> Result<SqliteWriter, StoreError> {
         let mut connection = options.connect().await?;
         migrator.run(&mut connection).await?;
+        super::register_sqlite_ranking(&mut connection).await?;
         let rollbacks = Arc::new(AtomicU64::new(0));
         {
             let counter = rollbacks.clone();

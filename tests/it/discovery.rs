@@ -119,7 +119,50 @@ async fn proven_knowledge_outranks_equally_relevant_unverified_knowledge_and_dis
         )
         .await
         .expect("search");
-    assert_eq!(ids(&by_trust.results), vec![proven, unverified, disputed]);
+    assert_eq!(
+        ids(&by_trust.results),
+        vec![proven.clone(), unverified.clone(), disputed.clone()]
+    );
+
+    // Without a query the same orders and filters browse everything (the store walks its browsing indexes).
+    let browse = |sort: &str| SearchRequest {
+        sort: Some(sort.to_owned()),
+        kinds: vec!["content".to_owned()],
+        ..SearchRequest::default()
+    };
+    let browsed = service.search(&reader.caller, &browse("trust")).await.expect("browse");
+    assert_eq!(
+        ids(&browsed.results),
+        vec![proven.clone(), unverified.clone(), disputed.clone()],
+        "browsing by trust: high_confidence, then unverified, then disputed"
+    );
+    let browsed_high = service
+        .search(
+            &reader.caller,
+            &SearchRequest {
+                min_status: Some("high_confidence".to_owned()),
+                include_disputed: Some(false),
+                ..browse("trust")
+            },
+        )
+        .await
+        .expect("browse");
+    assert_eq!(ids(&browsed_high.results), vec![proven.clone()]);
+    let browsed_recent = service
+        .search(
+            &reader.caller,
+            &SearchRequest {
+                include_disputed: Some(false),
+                ..browse("recent")
+            },
+        )
+        .await
+        .expect("browse");
+    let mut recent = ids(&browsed_recent.results);
+    recent.sort();
+    let mut expected = vec![proven, unverified];
+    expected.sort();
+    assert_eq!(recent, expected, "browsing by recency without disputed items");
 }
 
 #[tokio::test]

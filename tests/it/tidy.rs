@@ -57,7 +57,7 @@ fn offenders(files: &[PathBuf], forbidden: &[&str]) -> Vec<String> {
 #[test]
 fn every_rust_file_starts_with_a_doc_line_saying_what_it_is_for() {
     let mut missing = Vec::new();
-    for directory in ["src", "tests", "benches", "federation"] {
+    for directory in ["src", "tests", "benches", "federation", "crates"] {
         for file in rust_files_under(directory) {
             if !source(&file).starts_with("//!") {
                 missing.push(file.display().to_string());
