@@ -574,11 +574,15 @@ async fn postgres_text_search(
         }
         None => {
             // The trust order needs every pool row's trust summary, reached through the trust target the pool
-            // row carries; only the page's rows are ranked.
+            // row carries; only the page's rows are ranked. Each summary is looked up by its key (the `LIMIT 1`
+            // keeps the lateral subquery from being turned back into a join): for a pool of 2,000 the planner
+            // would rather hash-join a scan of every summary, which took 65–110 ms against 27–33 ms for the
+            // lookups (100,000 items).
             builder.push(format_args!(
                 ", page AS (SELECT pool.change_number, pool.object_id, {TRUST_COLUMNS}, \
-                 {STATUS_RANK} AS status_rank FROM pool JOIN trust_summaries t ON t.target_id = pool.trust_target_id \
-                 WHERE 1 = 1"
+                 {STATUS_RANK} AS status_rank FROM pool CROSS JOIN LATERAL (SELECT value, lower_bound, status, \
+                 independent_confirmations, contradictions, real_world_confirmations FROM trust_summaries \
+                 WHERE target_id = pool.trust_target_id LIMIT 1) t WHERE 1 = 1"
             ));
             push_page(&mut builder, &filter.order, filter.limit, "pool");
             builder.push(format_args!(
