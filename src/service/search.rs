@@ -693,18 +693,9 @@ fn status_weight(status: &str) -> f64 {
     }
 }
 
-/// The order of statuses in `sort: trust` (and in the store's CASE expression).
-pub fn status_rank(status: &str) -> i32 {
-    match status {
-        "high_confidence" => 0,
-        "supported" => 1,
-        "unverified" => 2,
-        "disputed" => 3,
-        "outdated" => 4,
-        "superseded" => 5,
-        _ => 6,
-    }
-}
+/// The order of statuses in `sort: trust`: the store's, which its statements write in SQL and its browsing index
+/// holds, so that there is one definition.
+pub use crate::store::search::status_rank;
 
 type CursorMac = Hmac<Sha256>;
 

@@ -323,8 +323,8 @@ pub struct SearchListing {
 const STATUS_RANK: &str = "(CASE t.status WHEN 'high_confidence' THEN 0 WHEN 'supported' THEN 1 WHEN 'unverified' THEN 2 \
     WHEN 'disputed' THEN 3 WHEN 'outdated' THEN 4 WHEN 'superseded' THEN 5 ELSE 6 END)";
 
-/// The rank that [`STATUS_RANK`] gives a status.
-fn status_rank(status: &str) -> i32 {
+/// The rank that [`STATUS_RANK`] gives a status (0 = high_confidence … 6 = incorrect), the order of `sort: trust`.
+pub fn status_rank(status: &str) -> i32 {
     match status {
         "high_confidence" => 0,
         "supported" => 1,
