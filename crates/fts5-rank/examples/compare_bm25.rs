@@ -2,7 +2,8 @@
 //! candidate-pool statement, and checks that both give the same scores.
 //!
 //! `cargo run --release -p fts5-rank --example compare_bm25 -- DATABASE QUERIES [ROUNDS]`, where QUERIES is a file
-//! of FTS5 MATCH expressions, one per line (as the store writes them). The two functions run interleaved, query by
+//! of FTS5 MATCH expressions, one per line (as the store writes them; `examples/benchmark_queries.txt` holds 400 in
+//! the shape of the search benchmark's mix), and the first round is not counted (it fills the connection's memory). The two functions run interleaved, query by
 //! query, on one read-only connection, so that cache state and machine noise fall on both alike.
 
 use std::ffi::{CStr, CString};
@@ -62,7 +63,7 @@ fn main() {
     let queries: Vec<CString> = std::fs::read_to_string(queries)
         .expect("queries")
         .lines()
-        .filter(|line| !line.trim().is_empty())
+        .filter(|line| !line.trim().is_empty() && !line.starts_with('#'))
         .map(|line| CString::new(line).expect("query"))
         .collect();
     let path = CString::new(database.as_str()).expect("path");
