@@ -13,7 +13,9 @@
 //!
 //! The remembered counts are keyed by each phrase's tokens. That is exact for interai's queries, where a phrase's
 //! matches depend only on its tokens (no prefix queries, and a column filter never changes what a phrase matches;
-//! see the store's search module). A caller whose queries do otherwise must not use this function.
+//! see the store's search module). A caller whose queries do otherwise must not use this function. The memory is
+//! the connection's, not a table's: a connection that ranked two tables with it would stay correct (their totals
+//! differ, so each switch starts the memory over) but would gain nothing; interai ranks one table.
 //!
 //! This crate is the workspace's only unsafe code: the FTS5 extension API is C and has no safe binding.
 
