@@ -6,6 +6,7 @@ use interai::domain::{ActorType, PublicId, ScopeSet};
 use interai::instance::Instance;
 use interai::service::ErrorCode;
 use interai::service::actors::NewActor;
+use interai::service::audit::CallAudit;
 use interai::service::bootstrap::BootstrapOutcome;
 use interai::service::keys::NewApiKey;
 
@@ -59,6 +60,60 @@ async fn a_second_start_creates_nothing_new() {
     assert!(matches!(outcome, BootstrapOutcome::AlreadyBootstrapped { .. }));
     assert_eq!(again.service().list_actors().await.expect("list").len(), 2);
     assert_eq!(read_admin_key(&again.admin_key_path()), first_key);
+    again.close().await;
+}
+
+#[tokio::test]
+async fn every_read_is_in_the_audit_log_after_a_restart() {
+    let alpha = TestInstance::start("alpha.test").await;
+    let caller = alpha
+        .service()
+        .authenticate(&alpha.admin_key)
+        .await
+        .expect("admin key works");
+    let queries = ["retry budget", "connection pool", "rate limit"];
+    for query in queries {
+        alpha
+            .service()
+            .record_call(CallAudit {
+                caller: &caller,
+                tool: "search",
+                is_write: false,
+                request: &serde_json::json!({ "query": query }),
+                outcome: Ok("0 results".to_owned()),
+                duration: std::time::Duration::from_millis(3),
+                client_name: Some("audit-test".to_owned()),
+                client_version: None,
+            })
+            .await
+            .expect("recorded");
+    }
+    // Closing is the whole shutdown: the records must be on disk without waiting for anything else.
+    let config = alpha.instance.config().clone();
+    alpha.instance.close().await;
+    let again = Instance::open(config, std::sync::Arc::new(alpha.clock.clone()))
+        .await
+        .expect("reopen");
+    let calls = again
+        .service()
+        .recent_calls(&caller.actor.id, 10)
+        .await
+        .expect("audit log");
+    let mut audited: Vec<String> = calls
+        .iter()
+        .filter(|call| call.tool == "search")
+        .map(|call| call.request["query"].as_str().unwrap_or_default().to_owned())
+        .collect();
+    audited.sort_unstable();
+    let mut expected: Vec<String> = queries.iter().map(|query| (*query).to_owned()).collect();
+    expected.sort_unstable();
+    assert_eq!(audited, expected);
+    assert!(
+        calls
+            .iter()
+            .filter(|call| call.tool == "search")
+            .all(|call| call.client_name.as_deref() == Some("audit-test"))
+    );
     again.close().await;
 }
 
