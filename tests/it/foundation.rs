@@ -99,19 +99,18 @@ async fn every_read_is_in_the_audit_log_after_a_restart() {
         .recent_calls(&caller.actor.id, 10)
         .await
         .expect("audit log");
-    let mut audited: Vec<String> = calls
+    let searches: Vec<_> = calls.iter().filter(|call| call.tool == "search").collect();
+    let mut audited: Vec<&str> = searches
         .iter()
-        .filter(|call| call.tool == "search")
-        .map(|call| call.request["query"].as_str().unwrap_or_default().to_owned())
+        .map(|call| call.request["query"].as_str().unwrap_or_default())
         .collect();
     audited.sort_unstable();
-    let mut expected: Vec<String> = queries.iter().map(|query| (*query).to_owned()).collect();
+    let mut expected = queries.to_vec();
     expected.sort_unstable();
     assert_eq!(audited, expected);
     assert!(
-        calls
+        searches
             .iter()
-            .filter(|call| call.tool == "search")
             .all(|call| call.client_name.as_deref() == Some("audit-test"))
     );
     again.close().await;
