@@ -336,8 +336,9 @@ impl Service {
             IdKind::Claim => {
                 let claim = store::knowledge::find_claim(conn, &id).await?.ok_or_else(not_found)?;
                 let target = self.trust_target(conn, &id).await?;
+                let (trust, explanation) = self.trust_and_explanation(conn, &target, includes.explanation).await?;
                 ObjectView::Claim(Box::new(ClaimView {
-                    trust: self.trust_view(conn, &target).await?,
+                    trust,
                     made_by: store::knowledge::contents_making_claim(conn, &id).await?,
                     evidence_summary: self
                         .optional_summary(conn, includes.evidence_summary, &id, None)
@@ -345,7 +346,7 @@ impl Service {
                     evidence: self
                         .optional_evidence(conn, includes.evidence, &id, None, request)
                         .await?,
-                    explanation: self.optional_explanation(conn, includes.explanation, &target).await?,
+                    explanation,
                     untrusted_content: claim.author_id != *caller_id,
                     claim,
                 }))
@@ -353,8 +354,9 @@ impl Service {
             IdKind::Entity => {
                 let entity = store::knowledge::find_entity(conn, &id).await?.ok_or_else(not_found)?;
                 let target = self.trust_target(conn, &id).await?;
+                let (trust, explanation) = self.trust_and_explanation(conn, &target, includes.explanation).await?;
                 ObjectView::Entity(Box::new(EntityView {
-                    trust: self.trust_view(conn, &target).await?,
+                    trust,
                     ratings: store::trust::rating_aggregates_of_target(conn, &id).await?,
                     evidence_summary: self
                         .optional_summary(conn, includes.evidence_summary, &id, Some(&id))
@@ -362,7 +364,7 @@ impl Service {
                     evidence: self
                         .optional_evidence(conn, includes.evidence, &id, Some(&id), request)
                         .await?,
-                    explanation: self.optional_explanation(conn, includes.explanation, &target).await?,
+                    explanation,
                     untrusted_content: entity.created_by != *caller_id,
                     entity,
                 }))
@@ -412,12 +414,14 @@ impl Service {
             author_origin: content.origin.clone(),
             created_at: revision.created_at,
         };
-        let trust = self.trust_view(conn, &target).await?;
+        let (trust, explanation) = self.trust_and_explanation(conn, &target, includes.explanation).await?;
         let claims = if includes.claims {
+            let claims = store::knowledge::claims_of_revision(conn, &revision.id).await?;
+            let claim_ids: Vec<PublicId> = claims.iter().map(|claim| claim.id.clone()).collect();
+            let mut summaries = summaries_by_target(store::trust::find_summaries(conn, &claim_ids).await?);
             let mut standings = Vec::new();
-            for claim in store::knowledge::claims_of_revision(conn, &revision.id).await? {
-                let summary = store::trust::find_summary(conn, &claim.id).await?;
-                let (status, trust) = match summary {
+            for claim in claims {
+                let (status, trust) = match summaries.remove(claim.id.as_str()) {
                     Some(summary) => (
                         summary.status.clone(),
                         TrustBrief {
@@ -445,10 +449,13 @@ impl Service {
             None
         };
         let revisions = if includes.revisions {
+            let listed_revisions = store::knowledge::list_revisions(conn, &content.id).await?;
+            let revision_ids: Vec<PublicId> = listed_revisions.iter().map(|listed| listed.id.clone()).collect();
+            let mut summaries = summaries_by_target(store::trust::find_summaries(conn, &revision_ids).await?);
             let mut briefs = Vec::new();
-            for listed in store::knowledge::list_revisions(conn, &content.id).await? {
-                let status = store::trust::find_summary(conn, &listed.id)
-                    .await?
+            for listed in listed_revisions {
+                let status = summaries
+                    .remove(listed.id.as_str())
                     .map_or_else(|| "unverified".to_owned(), |summary| summary.status);
                 briefs.push(RevisionBrief {
                     revision: listed,
@@ -473,7 +480,7 @@ impl Service {
                 .optional_evidence(conn, includes.evidence, &revision.id, Some(&content.id), request)
                 .await?,
             revisions,
-            explanation: self.optional_explanation(conn, includes.explanation, &target).await?,
+            explanation,
             untrusted_content: content.author_id != *caller_id,
             trust,
             content,
@@ -481,24 +488,21 @@ impl Service {
         })
     }
 
-    async fn trust_view(&self, conn: &mut Conn<'_>, target: &TrustTarget) -> Result<TrustView, ServiceError> {
-        Ok(TrustView {
-            assessment: self.live_assessment(conn, target).await?,
-            model_version: crate::trust::MODEL_VERSION,
-        })
-    }
-
-    async fn optional_explanation(
+    /// The trust view of a target and, when wanted, its full explanation, from one evaluation.
+    async fn trust_and_explanation(
         &self,
         conn: &mut Conn<'_>,
-        wanted: bool,
         target: &TrustTarget,
-    ) -> Result<Option<Explanation>, ServiceError> {
-        if wanted {
-            Ok(Some(self.live_explanation(conn, target).await?))
-        } else {
-            Ok(None)
-        }
+        explain: bool,
+    ) -> Result<(TrustView, Option<Explanation>), ServiceError> {
+        let (assessment, explanation) = self.live_trust(conn, target, explain).await?;
+        Ok((
+            TrustView {
+                assessment,
+                model_version: crate::trust::MODEL_VERSION,
+            },
+            explanation,
+        ))
     }
 
     /// Evidence counts for a trust target and, for ratings, the rated object.
@@ -609,6 +613,16 @@ impl Service {
         };
         Ok(Some(EvidencePage { records, next_cursor }))
     }
+}
+
+/// Summaries keyed by their target's ID, for looking each one up as its object is listed.
+fn summaries_by_target(
+    summaries: Vec<store::trust::TrustSummaryRecord>,
+) -> std::collections::HashMap<String, store::trust::TrustSummaryRecord> {
+    summaries
+        .into_iter()
+        .map(|summary| (summary.target_id.as_str().to_owned(), summary))
+        .collect()
 }
 
 fn add_count(counts: &mut Vec<(String, i64)>, name: &str, count: i64) {

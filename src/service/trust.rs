@@ -440,37 +440,7 @@ impl Service {
         conn: &mut Conn<'_>,
         target: &TrustTarget,
     ) -> Result<Assessment, ServiceError> {
-        let version = store::trust::find_summary(conn, &target.id)
-            .await?
-            .map(|summary| summary.version);
-        let superseded = self.is_superseded(conn, target).await?;
-        let table = self.instance_trust_table();
-        let evaluation = Evaluation {
-            now: self.now(),
-            instance_trust: &table,
-            superseded,
-        };
-        {
-            let mut cache = self
-                .inner
-                .trust_cache
-                .lock()
-                .unwrap_or_else(|poisoned| poisoned.into_inner());
-            if let Some((cached_version, state)) = cache.entries.get_mut(target.id.as_str())
-                && Some(*cached_version) == version
-            {
-                return Ok(state.assess(&evaluation));
-            }
-        }
-        let records = self.evidence_records_of(conn, &target.id).await?;
-        assess_records(
-            &self.descriptor(target),
-            &records,
-            self.trust_parameters(),
-            target.created_at,
-            &evaluation,
-        )
-        .map_err(|error| ServiceError::internal(format!("stored evidence is invalid: {error}")))
+        Ok(self.live_trust(conn, target, false).await?.0)
     }
 
     /// The target's full explanation evaluated now (cached state when current, rows otherwise).
@@ -479,10 +449,30 @@ impl Service {
         conn: &mut Conn<'_>,
         target: &TrustTarget,
     ) -> Result<Explanation, ServiceError> {
-        let version = store::trust::find_summary(conn, &target.id)
+        self.live_trust(conn, target, true)
             .await?
-            .map(|summary| summary.version);
-        let superseded = self.is_superseded(conn, target).await?;
+            .1
+            .ok_or_else(|| ServiceError::internal("an explanation was asked for and not made"))
+    }
+
+    /// The target's assessment evaluated now and, when `explain` is set, its full explanation from the same
+    /// evaluation (whose assessment it is). The summary's version and the supersession are read in one statement
+    /// and the evidence at most once, from the cached incremental state when it is current and from the rows
+    /// otherwise; reads never fill the cache (see [`Service::live_assessment`]).
+    pub(super) async fn live_trust(
+        &self,
+        conn: &mut Conn<'_>,
+        target: &TrustTarget,
+        explain: bool,
+    ) -> Result<(Assessment, Option<Explanation>), ServiceError> {
+        let stored = store::trust::summary_with_supersession(conn, &target.id, target.content_id.as_ref()).await?;
+        let version = stored.as_ref().map(|stored| stored.summary.version);
+        let superseded = match stored.as_ref().and_then(|stored| stored.supersession.as_ref()) {
+            Some(supersession) => {
+                supersession.current_revision_id != target.id || supersession.has_effective_superseder
+            }
+            None => self.is_superseded(conn, target).await?,
+        };
         let table = self.instance_trust_table();
         let now = self.now();
         let evaluation = Evaluation {
@@ -490,6 +480,7 @@ impl Service {
             instance_trust: &table,
             superseded,
         };
+        let evaluated = |explanation: Explanation| (explanation.assessment.clone(), Some(explanation));
         {
             let mut cache = self
                 .inner
@@ -499,19 +490,40 @@ impl Service {
             if let Some((cached_version, state)) = cache.entries.get_mut(target.id.as_str())
                 && Some(*cached_version) == version
             {
-                return Ok(state.explain(&evaluation, &reputation_epoch(now)));
+                return Ok(if explain {
+                    evaluated(state.explain(&evaluation, &reputation_epoch(now)))
+                } else {
+                    (state.assess(&evaluation), None)
+                });
             }
         }
         let records = self.evidence_records_of(conn, &target.id).await?;
-        crate::trust::explain_records(
-            &self.descriptor(target),
-            &records,
-            self.trust_parameters(),
-            target.created_at,
-            &evaluation,
-            &reputation_epoch(now),
-        )
-        .map_err(|error| ServiceError::internal(format!("stored evidence is invalid: {error}")))
+        let invalid = |error| ServiceError::internal(format!("stored evidence is invalid: {error}"));
+        Ok(if explain {
+            evaluated(
+                crate::trust::explain_records(
+                    &self.descriptor(target),
+                    &records,
+                    self.trust_parameters(),
+                    target.created_at,
+                    &evaluation,
+                    &reputation_epoch(now),
+                )
+                .map_err(invalid)?,
+            )
+        } else {
+            (
+                assess_records(
+                    &self.descriptor(target),
+                    &records,
+                    self.trust_parameters(),
+                    target.created_at,
+                    &evaluation,
+                )
+                .map_err(invalid)?,
+                None,
+            )
+        })
     }
 
     /// A full recomputation of a target from its rows, independent of any cached state (for verification and repair).

@@ -174,11 +174,34 @@ pub async fn find_summary(conn: &mut Conn<'_>, target_id: &PublicId) -> Result<O
     row.map(TrustSummaryRow::into_record).transpose()
 }
 
-/// What an evidence change reads of its target before applying: the summary, locked until the transaction ends
-/// so that changes to one target apply one after another (PostgreSQL; SQLite's single writer already serializes),
-/// and for a revision whether its content item is replaced.
+/// The summaries of several targets in one statement, in no particular order (targets without a summary are left
+/// out).
+pub async fn find_summaries(
+    conn: &mut Conn<'_>,
+    target_ids: &[PublicId],
+) -> Result<Vec<TrustSummaryRecord>, StoreError> {
+    if target_ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let placeholders: Vec<String> = (1..=target_ids.len()).map(|position| format!("${position}")).collect();
+    let sql = format!(
+        "SELECT {SUMMARY_COLUMNS} FROM trust_summaries WHERE target_id IN ({})",
+        placeholders.join(", ")
+    );
+    let rows: Vec<TrustSummaryRow> = dispatch!(conn, |connection| {
+        let mut query = sqlx::query_as(sqlx::AssertSqlSafe(sql.clone()));
+        for target_id in target_ids {
+            query = query.bind(target_id.as_str());
+        }
+        query.fetch_all(&mut *connection).await?
+    });
+    rows.into_iter().map(TrustSummaryRow::into_record).collect()
+}
+
+/// A target's summary with, for a revision, whether its content item is replaced: what evaluating the target's
+/// trust needs besides its evidence. An evidence change reads it locked (see [`lock_summary`]).
 #[derive(Debug, Clone, PartialEq)]
-pub struct LockedSummary {
+pub struct SummaryWithSupersession {
     /// The persisted summary.
     pub summary: TrustSummaryRecord,
     /// For a revision: its item's current revision, and whether an effective `supersedes` relation replaces the
@@ -187,20 +210,40 @@ pub struct LockedSummary {
 }
 
 #[derive(sqlx::FromRow)]
-struct LockedSummaryRow {
+struct SummaryWithSupersessionRow {
     #[sqlx(flatten)]
     summary: TrustSummaryRow,
     current_revision_id: Option<String>,
     has_effective_superseder: Option<bool>,
 }
 
-/// The summary of a target with its supersession, in one statement, locked as [`LockedSummary`] says. `content_id`
-/// is the content item of a revision target. `None` when the target has no summary yet.
+/// What an evidence change reads of its target before applying: the summary with its supersession in one statement,
+/// the summary locked until the transaction ends so that changes to one target apply one after another (PostgreSQL;
+/// SQLite's single writer already serializes). `content_id` is the content item of a revision target. `None` when
+/// the target has no summary yet.
 pub async fn lock_summary(
     conn: &mut Conn<'_>,
     target_id: &PublicId,
     content_id: Option<&PublicId>,
-) -> Result<Option<LockedSummary>, StoreError> {
+) -> Result<Option<SummaryWithSupersession>, StoreError> {
+    read_summary_with_supersession(conn, target_id, content_id, true).await
+}
+
+/// The summary of a target with its supersession, in one statement and without a lock (for reads).
+pub async fn summary_with_supersession(
+    conn: &mut Conn<'_>,
+    target_id: &PublicId,
+    content_id: Option<&PublicId>,
+) -> Result<Option<SummaryWithSupersession>, StoreError> {
+    read_summary_with_supersession(conn, target_id, content_id, false).await
+}
+
+async fn read_summary_with_supersession(
+    conn: &mut Conn<'_>,
+    target_id: &PublicId,
+    content_id: Option<&PublicId>,
+    lock: bool,
+) -> Result<Option<SummaryWithSupersession>, StoreError> {
     // The supersession is read as `supersession_of` reads it, for the summary's content item.
     let select = format!(
         "SELECT {summary_columns}, ci.current_revision_id, {superseded} AS has_effective_superseder \
@@ -209,9 +252,14 @@ pub async fn lock_summary(
         superseded = super::knowledge::effective_superseder_exists("ci"),
     );
     let content = content_id.map(PublicId::as_str);
-    let row: Option<LockedSummaryRow> = match conn {
+    let row: Option<SummaryWithSupersessionRow> = match conn {
         Conn::Postgres(connection) => {
-            sqlx::query_as(sqlx::AssertSqlSafe(format!("{select} FOR UPDATE OF ts")))
+            let select = if lock {
+                format!("{select} FOR UPDATE OF ts")
+            } else {
+                select
+            };
+            sqlx::query_as(sqlx::AssertSqlSafe(select))
                 .bind(target_id.as_str())
                 .bind(content)
                 .fetch_optional(&mut **connection)
@@ -241,7 +289,7 @@ pub async fn lock_summary(
         }
         (None, _) => None,
     };
-    Ok(Some(LockedSummary {
+    Ok(Some(SummaryWithSupersession {
         summary: row.summary.into_record()?,
         supersession,
     }))
