@@ -439,6 +439,25 @@ async fn get_returns_every_include_option_and_old_revisions() {
     let explanation = view.explanation.as_ref().expect("explanation");
     assert_eq!(explanation.model_version, "trust-v1");
     assert_eq!(explanation.parties.len(), 1, "one controller");
+    // The trust shown and the explanation come from one evaluation, and every listed status is the one its own
+    // object shows.
+    assert_eq!(view.trust.assessment, explanation.assessment);
+    assert_eq!(
+        view.revisions.as_ref().expect("history")[0].status,
+        view.trust.assessment.status.as_str()
+    );
+    let standing = &view.claims.as_ref().expect("claims")[0];
+    let claim_request = GetRequest {
+        id: standing.claim.id.as_str().to_owned(),
+        revision: None,
+        include: None,
+        evidence_cursor: None,
+    };
+    let ObjectView::Claim(claim_view) = service.get(&reader.caller, &claim_request).await.expect("claim") else {
+        panic!("claim expected");
+    };
+    assert_eq!(standing.status, claim_view.trust.assessment.status.as_str());
+    assert_eq!(standing.trust.lower_bound, claim_view.trust.assessment.lower_bound);
 
     let second_page = service
         .get(
