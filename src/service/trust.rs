@@ -51,6 +51,12 @@ pub struct TrustTarget {
     pub created_at: DateTime<Utc>,
 }
 
+/// Rule R1 for a revision, given its content item's supersession: superseded when it is no longer the current
+/// revision, or when an effective `supersedes` relation replaces the whole item.
+fn revision_is_superseded(supersession: &store::knowledge::Supersession, revision_id: &PublicId) -> bool {
+    supersession.current_revision_id != *revision_id || supersession.has_effective_superseder
+}
+
 /// The trust target of a revision whose content item is already loaded.
 pub(super) fn revision_trust_target(
     revision_id: PublicId,
@@ -241,9 +247,7 @@ impl Service {
         }
         let now = self.now();
         let superseded = match locked.as_ref().and_then(|locked| locked.supersession.as_ref()) {
-            Some(supersession) => {
-                supersession.current_revision_id != target.id || supersession.has_effective_superseder
-            }
+            Some(supersession) => revision_is_superseded(supersession, &target.id),
             None => self.is_superseded(&mut transaction.conn(), target).await?,
         };
         let table = self.instance_trust_table();
@@ -429,7 +433,7 @@ impl Service {
         let supersession = store::knowledge::supersession_of(conn, content_id)
             .await?
             .ok_or_else(|| ServiceError::internal(format!("content {content_id} vanished")))?;
-        Ok(supersession.current_revision_id != target.id || supersession.has_effective_superseder)
+        Ok(revision_is_superseded(&supersession, &target.id))
     }
 
     /// The target's assessment evaluated now: from the cached incremental state when it is current, otherwise by
@@ -468,9 +472,7 @@ impl Service {
         let stored = store::trust::summary_with_supersession(conn, &target.id, target.content_id.as_ref()).await?;
         let version = stored.as_ref().map(|stored| stored.summary.version);
         let superseded = match stored.as_ref().and_then(|stored| stored.supersession.as_ref()) {
-            Some(supersession) => {
-                supersession.current_revision_id != target.id || supersession.has_effective_superseder
-            }
+            Some(supersession) => revision_is_superseded(supersession, &target.id),
             None => self.is_superseded(conn, target).await?,
         };
         let table = self.instance_trust_table();
