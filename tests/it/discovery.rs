@@ -450,7 +450,7 @@ async fn get_returns_every_include_option_and_old_revisions() {
     let claim_request = GetRequest {
         id: standing.claim.id.as_str().to_owned(),
         revision: None,
-        include: None,
+        include: Some(vec!["explanation".to_owned()]),
         evidence_cursor: None,
     };
     let ObjectView::Claim(claim_view) = service.get(&reader.caller, &claim_request).await.expect("claim") else {
@@ -458,6 +458,9 @@ async fn get_returns_every_include_option_and_old_revisions() {
     };
     assert_eq!(standing.status, claim_view.trust.assessment.status.as_str());
     assert_eq!(standing.trust.lower_bound, claim_view.trust.assessment.lower_bound);
+    let claim_explanation = claim_view.explanation.as_ref().expect("claim explanation");
+    assert_eq!(claim_explanation.target_id, standing.claim.id.as_str());
+    assert_eq!(claim_view.trust.assessment, claim_explanation.assessment);
 
     let second_page = service
         .get(
