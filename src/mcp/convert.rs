@@ -197,7 +197,7 @@ pub fn retraction_output(outcome: crate::service::evidence::RetractOutcome) -> E
 }
 
 /// `search` arguments as a service request.
-pub fn search_request(input: super::read_wire::SearchInput) -> crate::service::search::SearchRequest {
+pub fn search_request(input: super::wire::SearchInput) -> crate::service::search::SearchRequest {
     crate::service::search::SearchRequest {
         query: input.query,
         kinds: input.kinds,

@@ -5,7 +5,6 @@
 
 pub mod call;
 pub mod convert;
-pub mod read_wire;
 pub mod resources;
 pub mod tools;
 pub mod wire;

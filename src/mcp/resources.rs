@@ -109,7 +109,7 @@ impl InteraiMcp {
             return Err(protocol_error(&error));
         }
         let view = outcome.map_err(|error| protocol_error(&error))?;
-        let output = super::read_wire::get_output(view);
+        let output = super::wire::get_output(view);
         let text = serde_json::to_string_pretty(&output)
             .map_err(|error| ErrorData::internal_error(error.to_string(), None))?;
         Ok(ReadResourceResult::new(vec![
