@@ -6,7 +6,7 @@
 # message; plus a connection without a key (unauthenticated) and a read-only key (forbidden_scope). Prints one line
 # per check and a closing "interop: N passed, M failed"; exits 1 when any check failed.
 #
-# usage: tests/interop/run.sh CACHE_DIR
+# usage: tests/interop/run.sh CACHE_DIR   (INTEROP_BINARY=path to check a binary other than the debug build)
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 cache="${1:?usage: tests/interop/run.sh CACHE_DIR}"
@@ -15,9 +15,14 @@ cd "$here/../.."
 export CARGO_TERM_COLOR=never
 
 # The debug binary: after `cargo test` has built it (as CI does first), this only checks that it is fresh.
-cargo build --quiet --bin interai
-target_dir="$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')"
-binary="$target_dir/debug/interai"
+# INTEROP_BINARY=path checks another build instead (a release binary, another checkout's).
+if [ -n "${INTEROP_BINARY:-}" ]; then
+  binary="$INTEROP_BINARY"
+else
+  cargo build --quiet --bin interai
+  target_dir="$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')"
+  binary="$target_dir/debug/interai"
+fi
 
 work="$(mktemp -d)"
 server_pid=""
