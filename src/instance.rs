@@ -313,7 +313,7 @@ pub async fn shutdown_signal() {
 /// Library targets that would bury the instance's own lines: rmcp writes three INFO lines for every stateless MCP
 /// request, and sqlx's slow-statement warnings carry a whole statement over several lines. Each stays at the level
 /// given here unless the configured filter names the library itself (e.g. `info,rmcp=debug`).
-const QUIET_LIBRARIES: &[(&str, &str)] = &[("rmcp", "rmcp=warn"), ("sqlx", "sqlx=warn,sqlx::query=error")];
+const QUIET_LIBRARIES: &[(&str, &str)] = &[("rmcp", "rmcp=warn"), ("sqlx", crate::store::QUIET_LOG_DIRECTIVES)];
 
 /// The configured `tracing` filter with the quiet levels of [`QUIET_LIBRARIES`] added for every library it does not
 /// name.
