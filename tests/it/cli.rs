@@ -338,6 +338,7 @@ async fn serve_logs_one_plain_line_per_request_by_default() {
         .spawn()
         .expect("serve starts");
     let stderr = child.stderr.take().expect("stderr");
+    let mut server = StopOnDrop(Some(child));
     let mut lines = std::io::BufReader::new(stderr).lines();
     let address = loop {
         let line = lines
@@ -374,6 +375,7 @@ async fn serve_logs_one_plain_line_per_request_by_default() {
         assert_eq!(response.status(), 200);
         response.bytes().await.expect("whoami body");
     }
+    let child = server.0.take().expect("still running");
     let terminated = std::process::Command::new("kill")
         .args(["-TERM", &child.id().to_string()])
         .status()
@@ -399,4 +401,16 @@ async fn serve_logs_one_plain_line_per_request_by_default() {
         rest.iter().all(|line| !line.contains('\u{1b}')),
         "no colour codes when standard error is not a terminal: {rest:?}"
     );
+}
+
+/// A server process that is killed if a failing assertion ends its test before the test stops it.
+struct StopOnDrop(Option<std::process::Child>);
+
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.0.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
 }
