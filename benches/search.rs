@@ -31,7 +31,7 @@
 //! | `INTERAI_BENCH_BACKENDS` | `sqlite,postgres` | which backends to run (PostgreSQL only with the URL set) |
 //! | `INTERAI_BENCH_DATABASE_URL` | — | a PostgreSQL server URL; enables the PostgreSQL run |
 //! | `INTERAI_BENCH_DATABASE_PATH` | — | a SQLite file to use instead of a temporary one; seeded only when empty, kept |
-//! | `INTERAI_BENCH_REALM` | `bench.test` | the instance's realm; a reused database must have been created for it (`interai admin seed` uses `localhost:8080` unless `INTERAI_REALM` says otherwise) |
+//! | `INTERAI_BENCH_REALM` | `bench.test` | the instance's realm; a reused database must have been created for it (`interai admin --init seed` uses `localhost:8080` unless `INTERAI_REALM` says otherwise) |
 //! | `INTERAI_BENCH_POSTGRES_DATABASE` | — | an existing PostgreSQL database (on the server of the URL) to use instead of a fresh one; seeded only when empty, kept |
 //! | `INTERAI_BENCH_KEEP` | 0 | 1: keep the fresh PostgreSQL database and print its name |
 //! | `INTERAI_BENCH_SEED_ONLY` | 0 | 1: seed, report the seeding time and stop |

@@ -29,9 +29,20 @@ pub struct Cli {
 pub enum Command {
     /// Run the instance: MCP at /mcp, health at /healthz and /readyz.
     Serve,
-    /// Manage the instance's actors and keys on the configured database.
+    /// Manage the instance's actors, keys and audit log on the configured database.
+    Admin(AdminArguments),
+}
+
+/// `interai admin [--init] …`
+#[derive(Debug, Args)]
+pub struct AdminArguments {
+    /// Create a new realm (organization, admin user, admin.key) when the configured database holds none. Without
+    /// it, admin commands refuse to run on a missing or empty database, so that a command run outside the
+    /// instance's data directory cannot start a second realm whose keys the real server rejects.
+    #[arg(long, global = true)]
+    pub init: bool,
     #[command(subcommand)]
-    Admin(AdminCommand),
+    pub command: AdminCommand,
 }
 
 /// `interai admin …`
@@ -43,6 +54,9 @@ pub enum AdminCommand {
     /// API keys.
     #[command(subcommand)]
     Key(KeyCommand),
+    /// The audit log of MCP calls.
+    #[command(subcommand)]
+    Audit(AuditCommand),
     /// Fill the database with realistic synthetic knowledge and evidence (for benchmarks and demonstrations).
     Seed {
         /// How many content items to publish.
@@ -54,6 +68,18 @@ pub enum AdminCommand {
         /// How many root controllers publish and report (default: one per 50 items, 20 to 2,000).
         #[arg(long, value_name = "C")]
         controllers: Option<u64>,
+    },
+}
+
+/// `interai admin audit …`
+#[derive(Debug, Subcommand)]
+pub enum AuditCommand {
+    /// Delete the audit records older than an age now, and print how many went (the instance also does this on its
+    /// own, after INTERAI_AUDIT_RETENTION_DAYS). Write limits are unaffected: they count writes elsewhere.
+    Prune {
+        /// The age: a duration such as 30d, 12h or 90m (at least 61m, the write-limit window).
+        #[arg(long, value_name = "AGE")]
+        older_than: String,
     },
 }
 
@@ -118,7 +144,11 @@ pub struct CreateKeyArguments {
 /// Runs a parsed command line.
 pub async fn run(cli: Cli) -> anyhow::Result<()> {
     let mut config = Config::load(cli.config.as_deref())?;
-    if let Command::Admin(AdminCommand::Seed { .. }) = &cli.command {
+    if let Command::Admin(AdminArguments {
+        command: AdminCommand::Seed { .. },
+        ..
+    }) = &cli.command
+    {
         // The seeder writes far more per controller than any agent may, so the hourly write limit would stop it; and
         // its thousands of actor and key events would drown the progress bar unless INTERAI_LOG asks for them.
         config.writes_per_hour = u32::MAX;
@@ -137,8 +167,13 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             instance.bootstrap().await?;
             instance.serve(listener, crate::instance::shutdown_signal()).await?;
         }
-        Command::Admin(command) => {
-            let instance = Instance::open(config, clock).await?;
+        Command::Admin(AdminArguments { init, command }) => {
+            // Only `serve` (or an explicit --init) creates a realm; an admin command needs the one it manages.
+            let instance = if init {
+                Instance::open(config, clock).await?
+            } else {
+                Instance::open_existing(config, clock).await?
+            };
             instance.bootstrap().await?;
             let result = run_admin(&instance, command).await;
             instance.close().await;
@@ -233,6 +268,15 @@ async fn run_admin(instance: &Instance, command: AdminCommand) -> anyhow::Result
             let key = service.revoke_api_key(&key_id).await?;
             println!("{} revoked", key.id);
         }
+        AdminCommand::Audit(AuditCommand::Prune { older_than }) => {
+            let age = parse_age("--older-than", &older_than)?;
+            let prune = service.prune_audit(age).await?;
+            println!(
+                "deleted {} audit records made before {}",
+                prune.deleted,
+                prune.cutoff.to_rfc3339()
+            );
+        }
         AdminCommand::Seed {
             items,
             seed,
@@ -275,20 +319,29 @@ pub fn parse_expiry(text: &str, now: DateTime<Utc>) -> anyhow::Result<DateTime<U
     if let Ok(instant) = DateTime::parse_from_rfc3339(text) {
         return Ok(instant.to_utc());
     }
-    let (number, unit) = text.split_at(text.len().saturating_sub(1));
-    let Ok(amount) = number.parse::<i64>() else {
-        bail!("--expires: expected an RFC 3339 time such as 2027-01-31T00:00:00Z or a duration such as 90d, 12h, 30m");
-    };
-    let delta = match unit {
+    match positive_duration(text) {
+        Some(delta) => Ok(now + delta),
+        None => bail!(
+            "--expires: expected an RFC 3339 time such as 2027-01-31T00:00:00Z or a positive duration such as 90d, 12h, 30m"
+        ),
+    }
+}
+
+/// Parses an age such as `30d`, `12h` or `90m`.
+pub fn parse_age(argument: &str, text: &str) -> anyhow::Result<TimeDelta> {
+    positive_duration(text.trim())
+        .ok_or_else(|| anyhow::anyhow!("{argument}: expected a positive duration such as 30d, 12h or 90m"))
+}
+
+/// A positive count of days (`d`), hours (`h`) or minutes (`m`).
+fn positive_duration(text: &str) -> Option<TimeDelta> {
+    let (unit_start, _) = text.char_indices().last()?;
+    let (number, unit) = text.split_at(unit_start);
+    let amount = number.parse::<i64>().ok().filter(|amount| *amount > 0)?;
+    match unit {
         "d" => TimeDelta::try_days(amount),
         "h" => TimeDelta::try_hours(amount),
         "m" => TimeDelta::try_minutes(amount),
         _ => None,
-    };
-    match delta {
-        Some(delta) if amount > 0 => Ok(now + delta),
-        _ => bail!(
-            "--expires: expected an RFC 3339 time such as 2027-01-31T00:00:00Z or a positive duration such as 90d, 12h, 30m"
-        ),
     }
 }

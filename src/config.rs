@@ -40,6 +40,14 @@ pub struct Config {
     pub log_filter: String,
     /// Seconds in-flight requests get to finish after a shutdown signal (`INTERAI_SHUTDOWN_GRACE_SECONDS`).
     pub shutdown_grace_seconds: u64,
+    /// Seconds a client has to send a request's complete header before the connection is closed
+    /// (`INTERAI_HEADER_READ_TIMEOUT_SECONDS`).
+    pub header_read_timeout_seconds: u64,
+    /// Client connections served at once; further ones wait until one closes (`INTERAI_MAX_CONNECTIONS`).
+    pub max_connections: u32,
+    /// Days the audit log keeps a call before the instance deletes it; 0 keeps every call
+    /// (`INTERAI_AUDIT_RETENTION_DAYS`).
+    pub audit_retention_days: u32,
 }
 
 /// Format of log lines.
@@ -87,6 +95,9 @@ struct ConfigFile {
     log: Option<String>,
     shutdown_grace_seconds: Option<u64>,
     search_candidates: Option<u32>,
+    header_read_timeout_seconds: Option<u64>,
+    max_connections: Option<u32>,
+    audit_retention_days: Option<u32>,
 }
 
 /// Default listen address.
@@ -101,6 +112,13 @@ pub const DEFAULT_WRITES_PER_HOUR: u32 = 200;
 pub const DEFAULT_SEARCH_CANDIDATES: u32 = 2000;
 /// Default HTTP body cap: room for a 200 KB body plus 64 KB of structured data, JSON-escaped.
 pub const DEFAULT_MAX_REQUEST_BYTES: usize = 1024 * 1024;
+/// Default time a client has to send a request header: ample for any client, short enough that connections
+/// trickling header bytes cannot pile up.
+pub const DEFAULT_HEADER_READ_TIMEOUT_SECONDS: u64 = 10;
+/// Default cap on client connections served at once.
+pub const DEFAULT_MAX_CONNECTIONS: u32 = 1024;
+/// Default audit retention in days.
+pub const DEFAULT_AUDIT_RETENTION_DAYS: u32 = 90;
 
 impl Config {
     /// Reads the configuration the way `interai` does: the file named by `file` (or `INTERAI_CONFIG`),
@@ -284,6 +302,40 @@ impl Config {
             10,
         )?;
 
+        let header_read_timeout_seconds = parse_number(
+            "INTERAI_HEADER_READ_TIMEOUT_SECONDS",
+            variable("INTERAI_HEADER_READ_TIMEOUT_SECONDS"),
+            file.header_read_timeout_seconds,
+            DEFAULT_HEADER_READ_TIMEOUT_SECONDS,
+        )?;
+        if header_read_timeout_seconds == 0 {
+            return Err(ConfigError::new(
+                "INTERAI_HEADER_READ_TIMEOUT_SECONDS",
+                "must be at least 1",
+            ));
+        }
+        let max_connections = parse_number(
+            "INTERAI_MAX_CONNECTIONS",
+            variable("INTERAI_MAX_CONNECTIONS"),
+            file.max_connections,
+            DEFAULT_MAX_CONNECTIONS,
+        )?;
+        if max_connections == 0 {
+            return Err(ConfigError::new("INTERAI_MAX_CONNECTIONS", "must be at least 1"));
+        }
+        let audit_retention_days = parse_number(
+            "INTERAI_AUDIT_RETENTION_DAYS",
+            variable("INTERAI_AUDIT_RETENTION_DAYS"),
+            file.audit_retention_days,
+            DEFAULT_AUDIT_RETENTION_DAYS,
+        )?;
+        if audit_retention_days > 36_500 {
+            return Err(ConfigError::new(
+                "INTERAI_AUDIT_RETENTION_DAYS",
+                "at most 36500 days; 0 keeps every call",
+            ));
+        }
+
         Ok(Config {
             listen,
             realm,
@@ -298,6 +350,9 @@ impl Config {
             log_format,
             log_filter,
             shutdown_grace_seconds,
+            header_read_timeout_seconds,
+            max_connections,
+            audit_retention_days,
         })
     }
 
@@ -391,6 +446,9 @@ mod tests {
         assert_eq!(config.database_url, "sqlite://./data/interai.db");
         assert_eq!(config.writes_per_hour, 200);
         assert_eq!(config.search_candidates, 2000);
+        assert_eq!(config.header_read_timeout_seconds, 10);
+        assert_eq!(config.max_connections, 1024);
+        assert_eq!(config.audit_retention_days, 90);
         assert!(config.allowed_hosts.contains(&"localhost".to_owned()));
     }
 
@@ -416,6 +474,9 @@ mod tests {
             ("INTERAI_ALLOWED_ORIGINS", "acme.example"),
             ("INTERAI_MAX_REQUEST_BYTES", "12"),
             ("INTERAI_SEARCH_CANDIDATES", "50"),
+            ("INTERAI_HEADER_READ_TIMEOUT_SECONDS", "0"),
+            ("INTERAI_MAX_CONNECTIONS", "0"),
+            ("INTERAI_AUDIT_RETENTION_DAYS", "-1"),
         ];
         for (setting, value) in cases {
             let error = Config::from_sources(None, &environment(&[(setting, value)])).expect_err(value);

@@ -337,6 +337,17 @@ fn placeholder(name: &str, facts: &DocumentFacts) -> Option<String> {
         "max_relations" => MAX_RELATIONS.to_string(),
         "search_limit_max" => MAX_SEARCH_LIMIT.to_string(),
         "skill_name" => skill_name(&facts.realm),
+        // The instance runs the default trust parameters (their hash is `parameter_hash`).
+        "strong_refutation_gate" => {
+            let gate = crate::trust::TrustParameters::default().strong_refutation_gate;
+            format!(
+                "reputation at least {} and either {} earlier valid evidence records or an account at least {} days old",
+                gate.min_reputation, gate.min_prior_valid_records, gate.min_account_age_days
+            )
+        }
+        "strong_refutation_min_confidence" => crate::trust::TrustParameters::default()
+            .strong_refutation_min_confidence
+            .to_string(),
         "tool_names" => TOOLS.iter().map(|tool| tool.name).collect::<Vec<_>>().join(", "),
         "tool_list" => TOOLS
             .iter()

@@ -1,18 +1,23 @@
-//! The composition root: builds the store, the service and the router of one instance, and serves it.
+//! The composition root: builds the store, the service, the background workers and the router of one instance, and
+//! serves it.
 //!
 //! Nothing here is global, so a test process can run many instances side by side, each with its own
 //! database and clock.
 
 use std::future::Future;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
 
 use tokio::net::TcpListener;
+use tokio::sync::{Semaphore, watch};
 
 use crate::clock::SharedClock;
 use crate::config::{Config, LogFormat};
 use crate::service::bootstrap::BootstrapOutcome;
 use crate::service::{Service, ServiceError, ServiceSettings};
 use crate::store::{Store, StoreError};
+use crate::workers::Workers;
 
 /// Why an instance could not start or stopped with an error.
 #[derive(Debug, thiserror::Error)]
@@ -30,6 +35,18 @@ pub enum InstanceError {
         context: String,
         /// The underlying error.
         source: std::io::Error,
+    },
+    /// A command that must not create a realm found no database holding one.
+    #[error(
+        "no interai realm in the database {database} (data directory {data_dir}); admin commands do not create one. \
+         Run them with the INTERAI_DATA_DIR or INTERAI_DATABASE_URL of the instance they manage, or add --init \
+         (interai admin --init …) to create a new realm here"
+    )]
+    NotInitialized {
+        /// The database URL, without its password.
+        database: String,
+        /// The configured data directory.
+        data_dir: String,
     },
 }
 
@@ -65,6 +82,21 @@ impl Instance {
             },
         );
         Ok(Instance { config, service, store })
+    }
+
+    /// Opens the configured database only if it already holds a realm; otherwise fails, naming the database and the
+    /// data directory, without creating or migrating anything (for SQLite, not even the file). Admin commands use
+    /// it, so that one run in the wrong directory cannot start a second realm whose keys the real server rejects.
+    pub async fn open_existing(config: Config, clock: SharedClock) -> Result<Instance, InstanceError> {
+        let realm =
+            crate::store::settings::peek(&config.database_url, crate::service::bootstrap::SETTING_REALM).await?;
+        if realm.is_none() {
+            return Err(InstanceError::NotInitialized {
+                database: url_without_password(&config.database_url),
+                data_dir: config.data_dir.display().to_string(),
+            });
+        }
+        Instance::open(config, clock).await
     }
 
     /// Creates the realm's identities on an empty database and writes the admin key to `<data dir>/admin.key` (mode 0600).
@@ -105,8 +137,8 @@ impl Instance {
         crate::http::router(self.service.clone(), &self.config)
     }
 
-    /// Serves HTTP on `listener` until `shutdown` completes, then lets in-flight requests finish
-    /// (up to the configured grace period) and closes the database.
+    /// Serves HTTP on `listener` and runs the background workers until `shutdown` completes, then lets in-flight
+    /// requests finish (up to the configured grace period), stops the workers and closes the database.
     pub async fn serve(
         self,
         listener: TcpListener,
@@ -117,32 +149,142 @@ impl Instance {
             source,
         })?;
         tracing::info!(address = %address, realm = %self.config.realm, backend = ?self.store.backend(), "serving");
-        let (stop_sender, stop_receiver) = tokio::sync::watch::channel(false);
-        let grace = std::time::Duration::from_secs(self.config.shutdown_grace_seconds);
-        let server = axum::serve(listener, self.router()).with_graceful_shutdown(async move {
+        let workers = Workers::start(&self.service, &self.config);
+        let (stop_sender, stop_receiver) = watch::channel(false);
+        let grace = Duration::from_secs(self.config.shutdown_grace_seconds);
+        let limits = ConnectionLimits {
+            header_read_timeout: Duration::from_secs(self.config.header_read_timeout_seconds),
+            max_connections: self.config.max_connections,
+        };
+        let server = serve_connections(listener, self.router(), limits, async move {
             shutdown.await;
             let _ = stop_sender.send(true);
             tracing::info!("shutting down: no new connections, finishing in-flight requests");
         });
         let mut stop_watch = stop_receiver.clone();
-        let result = tokio::select! {
-            result = server => result.map_err(|source| InstanceError::Io { context: "serving HTTP".to_owned(), source }),
+        tokio::select! {
+            () = server => {}
             () = async move {
                 let _ = stop_watch.wait_for(|stopped| *stopped).await;
                 tokio::time::sleep(grace).await;
             } => {
                 tracing::warn!(grace_seconds = grace.as_secs(), "in-flight requests did not finish within the grace period");
-                Ok(())
             }
-        };
+        }
+        workers.stop().await;
         self.store.close().await;
         tracing::info!("stopped");
-        result
+        Ok(())
     }
 
     /// Closes the database connections (for commands that do not serve).
     pub async fn close(&self) {
         self.store.close().await;
+    }
+}
+
+/// How many connections are served at once and how long a client may take to send a request header.
+#[derive(Debug, Clone, Copy)]
+struct ConnectionLimits {
+    header_read_timeout: Duration,
+    max_connections: u32,
+}
+
+/// Accepts HTTP/1.1 connections and serves `router` on each until `shutdown` completes, then asks every connection
+/// to finish its request in flight and returns when all have closed.
+///
+/// axum's own `serve` sets no header read timeout and no connection cap, so a client that sends its header a byte at
+/// a time holds a connection forever, and enough of them exhaust the process's file descriptors. Here a connection
+/// is closed when its header is not complete within `header_read_timeout` (hyper's timer, which also ends idle
+/// keep-alive connections after that long), and a connection is accepted only while fewer than `max_connections`
+/// are open: the rest wait in the listen backlog until one closes.
+async fn serve_connections(
+    listener: TcpListener,
+    router: axum::Router,
+    limits: ConnectionLimits,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) {
+    let slots = Arc::new(Semaphore::new(
+        usize::try_from(limits.max_connections).unwrap_or(usize::MAX),
+    ));
+    let mut builder = hyper::server::conn::http1::Builder::new();
+    builder
+        .timer(hyper_util::rt::TokioTimer::new())
+        .header_read_timeout(limits.header_read_timeout);
+    let (closing_sender, closing) = watch::channel(false);
+    let mut shutdown = std::pin::pin!(shutdown);
+    loop {
+        let slot = tokio::select! {
+            () = &mut shutdown => break,
+            slot = slots.clone().acquire_owned() => match slot {
+                Ok(slot) => slot,
+                Err(_) => break,
+            },
+        };
+        let stream = tokio::select! {
+            () = &mut shutdown => break,
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => stream,
+                Err(error) => {
+                    if !is_connection_error(&error) {
+                        // Most likely out of file descriptors: retrying at once would spin, so wait a moment for
+                        // connections to close.
+                        tracing::error!(error = %error, "cannot accept a connection");
+                        tokio::select! {
+                            () = &mut shutdown => break,
+                            () = tokio::time::sleep(Duration::from_secs(1)) => {}
+                        }
+                    }
+                    continue;
+                }
+            },
+        };
+        let connection = builder.serve_connection(
+            hyper_util::rt::TokioIo::new(stream),
+            hyper_util::service::TowerToHyperService::new(router.clone()),
+        );
+        let mut closing = closing.clone();
+        tokio::spawn(async move {
+            let _slot = slot;
+            let mut connection = std::pin::pin!(connection);
+            tokio::select! {
+                result = connection.as_mut() => {
+                    if let Err(error) = result {
+                        tracing::debug!(error = %error, "connection ended with an error");
+                    }
+                    return;
+                }
+                _ = closing.wait_for(|closing| *closing) => {}
+            }
+            connection.as_mut().graceful_shutdown();
+            if let Err(error) = connection.await {
+                tracing::debug!(error = %error, "connection ended with an error while shutting down");
+            }
+        });
+    }
+    drop(listener);
+    let _ = closing_sender.send(true);
+    // Every open connection holds a slot until it ends, so holding all of them means every connection has ended.
+    let _ = slots.acquire_many(limits.max_connections).await;
+}
+
+fn is_connection_error(error: &std::io::Error) -> bool {
+    matches!(
+        error.kind(),
+        std::io::ErrorKind::ConnectionRefused
+            | std::io::ErrorKind::ConnectionAborted
+            | std::io::ErrorKind::ConnectionReset
+    )
+}
+
+/// The database URL as it may be shown: a PostgreSQL password is left out.
+fn url_without_password(url: &str) -> String {
+    match url::Url::parse(url) {
+        Ok(mut parsed) if parsed.password().is_some() => {
+            let _ = parsed.set_password(None);
+            parsed.to_string()
+        }
+        _ => url.to_owned(),
     }
 }
 
@@ -168,13 +310,43 @@ pub async fn shutdown_signal() {
     }
 }
 
-/// Installs the process's log subscriber (text or JSON lines, filtered by `INTERAI_LOG`). Later calls do nothing.
+/// Library targets that would bury the instance's own lines: rmcp writes three INFO lines for every stateless MCP
+/// request, and sqlx's slow-statement warnings carry a whole statement over several lines. Each stays at the level
+/// given here unless the configured filter names the library itself (e.g. `info,rmcp=debug`).
+const QUIET_LIBRARIES: &[(&str, &str)] = &[("rmcp", "rmcp=warn"), ("sqlx", crate::store::QUIET_LOG_DIRECTIVES)];
+
+/// The configured `tracing` filter with the quiet levels of [`QUIET_LIBRARIES`] added for every library it does not
+/// name.
+pub fn effective_log_filter(configured: &str) -> String {
+    let named_targets: Vec<&str> = configured
+        .split(',')
+        .map(|directive| directive.trim().split(['=', '[']).next().unwrap_or("").trim())
+        .collect();
+    let mut filter = configured.trim().to_owned();
+    for (library, directives) in QUIET_LIBRARIES {
+        let named = named_targets.iter().any(|target| {
+            *target == *library || target.strip_prefix(library).is_some_and(|rest| rest.starts_with("::"))
+        });
+        if !named {
+            if !filter.is_empty() {
+                filter.push(',');
+            }
+            filter.push_str(directives);
+        }
+    }
+    filter
+}
+
+/// Installs the process's log subscriber on standard error: text or JSON lines, filtered by `INTERAI_LOG` with the
+/// noisy libraries kept quiet, coloured only when standard error is a terminal. Later calls do nothing.
 pub fn init_logging(config: &Config) {
-    let filter = tracing_subscriber::EnvFilter::try_new(&config.log_filter)
+    use std::io::IsTerminal;
+    let filter = tracing_subscriber::EnvFilter::try_new(effective_log_filter(&config.log_filter))
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr);
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal());
     let _ = match config.log_format {
         LogFormat::Text => builder.try_init(),
         LogFormat::Json => builder.json().try_init(),
@@ -216,4 +388,47 @@ fn write_secret_file(path: &Path, secret: &str) -> std::io::Result<()> {
     file.sync_all()?;
     drop(file);
     std::fs::rename(&temporary, path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn noisy_libraries_stay_quiet_unless_the_filter_names_them() {
+        assert_eq!(
+            effective_log_filter("info"),
+            "info,rmcp=warn,sqlx=warn,sqlx::query=error"
+        );
+        assert_eq!(
+            effective_log_filter("debug,rmcp=debug"),
+            "debug,rmcp=debug,sqlx=warn,sqlx::query=error"
+        );
+        assert_eq!(
+            effective_log_filter("warn,sqlx::query=warn"),
+            "warn,sqlx::query=warn,rmcp=warn"
+        );
+        assert_eq!(
+            effective_log_filter("rmcpx=info"),
+            "rmcpx=info,rmcp=warn,sqlx=warn,sqlx::query=error"
+        );
+        for filter in ["info", "interai=debug,warn", ""] {
+            assert!(
+                tracing_subscriber::EnvFilter::try_new(effective_log_filter(filter)).is_ok(),
+                "{filter}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_shown_database_url_has_no_password() {
+        assert_eq!(
+            url_without_password("postgres://interai:s3cret@db.internal:5432/interai"),
+            "postgres://interai@db.internal:5432/interai"
+        );
+        assert_eq!(
+            url_without_password("sqlite://./data/interai.db"),
+            "sqlite://./data/interai.db"
+        );
+    }
 }

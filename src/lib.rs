@@ -12,3 +12,4 @@ pub mod seed;
 pub mod service;
 pub mod store;
 pub mod trust;
+pub mod workers;

@@ -43,7 +43,8 @@ pub fn error_response(error: &ServiceError) -> Response {
     if error.code == ErrorCode::InternalError {
         tracing::error!(cause = error.cause.as_deref().unwrap_or(""), "request failed");
     } else {
-        tracing::info!(code = error.code.as_str(), "request refused");
+        // The request line (http::request_log) already reports the status; the reason is for debugging.
+        tracing::debug!(code = error.code.as_str(), "request refused");
     }
     let body = json!({ "error": { "code": error.code.as_str(), "message": error.message, "details": error.details } });
     let mut response = (status, axum::Json(body)).into_response();

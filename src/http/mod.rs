@@ -3,11 +3,11 @@
 pub mod auth;
 pub mod documents;
 pub mod health;
+pub mod request_log;
 
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::routing::get;
-use tower_http::trace::TraceLayer;
 
 use crate::config::Config;
 use crate::service::Service;
@@ -36,5 +36,5 @@ pub fn router(service: Service, config: &Config) -> Router {
         .merge(documents::routes(facts))
         .merge(authenticated)
         .layer(DefaultBodyLimit::max(config.max_request_bytes))
-        .layer(TraceLayer::new_for_http())
+        .layer(axum::middleware::from_fn(request_log::log_request))
 }

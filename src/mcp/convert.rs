@@ -176,12 +176,50 @@ pub fn rate_request(input: RateInput) -> Result<RateRequest, ServiceError> {
     })
 }
 
-/// A created evidence record on the wire.
+/// A created evidence record on the wire: a review (which is never self-evidence: reviewing your own work is refused).
 pub fn evidence_output(id: String, target_revision: Option<String>) -> EvidenceOutput {
     EvidenceOutput {
         id,
         target_revision,
         ..EvidenceOutput::default()
+    }
+}
+
+/// A created usage report on the wire, saying when it counts for nothing.
+pub fn usage_output(outcome: crate::service::evidence::UsageOutcomeReport) -> EvidenceOutput {
+    EvidenceOutput {
+        id: outcome.id,
+        target_revision: outcome.target_revision,
+        counts_toward_trust: Some(!outcome.self_evidence),
+        note: outcome
+            .self_evidence
+            .then(|| crate::service::evidence::SELF_USAGE_NOTE.to_owned()),
+        ..EvidenceOutput::default()
+    }
+}
+
+/// A created rating on the wire, saying when it counts for nothing.
+pub fn rating_output(outcome: crate::service::evidence::RateOutcome) -> EvidenceOutput {
+    EvidenceOutput {
+        id: outcome.id,
+        counts_toward_trust: Some(!outcome.self_evidence),
+        note: outcome
+            .self_evidence
+            .then(|| crate::service::evidence::SELF_RATING_NOTE.to_owned()),
+        ..EvidenceOutput::default()
+    }
+}
+
+/// A recorded experience on the wire, naming the usage events that count for nothing.
+pub fn experience_output(outcome: crate::service::content::ExperienceOutcome) -> super::wire::SubmitExperienceOutput {
+    let note = (!outcome.self_evidence_usage_ids.is_empty())
+        .then(|| crate::service::evidence::self_usage_in_experience_note(&outcome.self_evidence_usage_ids));
+    super::wire::SubmitExperienceOutput {
+        id: outcome.id,
+        revision_id: outcome.revision_id,
+        usage_ids: outcome.usage_ids,
+        self_evidence_usage_ids: outcome.self_evidence_usage_ids,
+        note,
     }
 }
 
@@ -193,6 +231,7 @@ pub fn retraction_output(outcome: crate::service::evidence::RetractOutcome) -> E
         status: Some(outcome.status),
         target: Some(outcome.target),
         already_retracted: Some(outcome.already_retracted),
+        ..EvidenceOutput::default()
     }
 }
 

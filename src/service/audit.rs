@@ -120,7 +120,7 @@ impl Service {
 
 /// How long the write window is. Writes are counted per minute, and the window holds the current minute and the
 /// sixty before it: between an hour and an hour and a minute of writes, never less than an hour.
-const WINDOW_MINUTES: i64 = 60;
+pub(super) const WINDOW_MINUTES: i64 = 60;
 
 /// The first minute bucket of the window that ends now.
 pub(super) fn first_minute_of_window(now: DateTime<Utc>) -> DateTime<Utc> {

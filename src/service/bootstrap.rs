@@ -4,7 +4,8 @@ use super::{Service, ServiceError, keys::NewApiKey};
 use crate::domain::{Actor, ActorType, IdKind, ScopeSet};
 use crate::store;
 
-const SETTING_REALM: &str = "realm";
+/// The setting that names the realm a database belongs to; set once, by the first start.
+pub const SETTING_REALM: &str = "realm";
 const SETTING_REALM_ORGANIZATION: &str = "realm_organization_id";
 const SETTING_ADMIN_USER: &str = "admin_user_id";
 

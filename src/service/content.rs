@@ -187,6 +187,10 @@ pub struct ExperienceOutcome {
     pub revision_id: String,
     /// One usage event per `used` entry, in order.
     pub usage_ids: Vec<String>,
+    /// The usage events whose target is the work of the caller's own root controller: they weigh nothing
+    /// (responses stored for idempotency before this field existed read as none).
+    #[serde(default)]
+    pub self_evidence_usage_ids: Vec<String>,
 }
 
 impl WriteSummary for ExperienceOutcome {
@@ -373,6 +377,7 @@ impl Service {
             let published = self.publish_in(transaction, pending, caller, validated).await?;
             let experience_id = parse_id("id", &published.id)?;
             let mut usage_ids = Vec::with_capacity(used.len());
+            let mut self_evidence_usage_ids = Vec::new();
             for (position, ((target, entry_result, note), evidence)) in used.iter().zip(prepared).enumerate() {
                 let usage = super::evidence::NewUsage {
                     target: target.clone(),
@@ -389,12 +394,16 @@ impl Service {
                 let recorded = self
                     .record_usage_in(transaction, pending, caller, usage, evidence.clone())
                     .await?;
+                if recorded.self_evidence {
+                    self_evidence_usage_ids.push(recorded.id.clone());
+                }
                 usage_ids.push(recorded.id);
             }
             Ok(ExperienceOutcome {
                 id: published.id,
                 revision_id: published.revision_id,
                 usage_ids,
+                self_evidence_usage_ids,
             })
         }
     }

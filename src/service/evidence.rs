@@ -46,6 +46,30 @@ pub struct UsageOutcomeReport {
     pub id: String,
     /// The revision used, when the target was content.
     pub target_revision: Option<String>,
+    /// Whether the target is the work of the caller's own root controller, so that the report weighs nothing
+    /// (responses stored for idempotency before this field existed read as false).
+    #[serde(default)]
+    pub self_evidence: bool,
+}
+
+/// What the result of a usage report on the caller's own work says: that it counts for nothing, and why.
+pub const SELF_USAGE_NOTE: &str = "Recorded, but it counts for nothing: the target is the work of your own root \
+controller, and usage reports on your own work are kept as self-evidence with weight 0. Trust grows from the usage \
+reports and reviews of other controllers.";
+
+/// What the result of a rating of the caller's own work says.
+pub const SELF_RATING_NOTE: &str = "Recorded, but it counts for nothing: the target was created by your own root \
+controller, and ratings of your own work weigh 0 in every aggregate. Scores come from the ratings of other \
+controllers.";
+
+/// What the result of an experience says about its usage events on the caller's own work.
+pub fn self_usage_in_experience_note(usage_ids: &[String]) -> String {
+    format!(
+        "Recorded, but {} counts for nothing: its target is the work of your own root controller, and usage reports \
+         on your own work are kept as self-evidence with weight 0. Trust grows from the usage reports and reviews of \
+         other controllers.",
+        usage_ids.join(", ")
+    )
 }
 
 impl WriteSummary for UsageOutcomeReport {
@@ -114,6 +138,10 @@ pub struct RateRequest {
 pub struct RateOutcome {
     /// The rating.
     pub id: String,
+    /// Whether the target was created by the caller's own root controller, so that the rating weighs nothing
+    /// (responses stored for idempotency before this field existed read as false).
+    #[serde(default)]
+    pub self_evidence: bool,
 }
 
 impl WriteSummary for RateOutcome {
@@ -295,6 +323,8 @@ impl Service {
             retracted_at: None,
             created_at: self.now(),
         };
+        let self_evidence = trust_target.author_root_controller == caller.actor.root_controller
+            && trust_target.author_origin == self.realm();
         let record = self.usage_record(&event);
         let change = self
             .apply_evidence_change(
@@ -310,6 +340,7 @@ impl Service {
         Ok(UsageOutcomeReport {
             id: event.id.into_string(),
             target_revision: target_revision.map(PublicId::into_string),
+            self_evidence,
         })
     }
 
@@ -494,6 +525,9 @@ impl Service {
                         .await?;
                     Ok(RateOutcome {
                         id: rating.id.into_string(),
+                        // The aggregates leave out exactly the ratings of the target author's root controller.
+                        self_evidence: author_root
+                            == self.controller_ref_for(self.realm(), caller.actor.root_controller.as_str()),
                     })
                 }
                 .await

@@ -150,6 +150,15 @@ pub enum EvidenceItem {
 }
 
 impl EvidenceItem {
+    /// The actor who wrote the record (and its note or rationale).
+    fn author(&self) -> &PublicId {
+        match self {
+            EvidenceItem::Usage(usage) => &usage.author.actor_id,
+            EvidenceItem::Review(review) => &review.author.actor_id,
+            EvidenceItem::Rating(rating) => &rating.author.actor_id,
+        }
+    }
+
     fn position(&self) -> (DateTime<Utc>, String) {
         match self {
             EvidenceItem::Usage(usage) => (usage.created_at, usage.id.as_str().to_owned()),
@@ -206,7 +215,7 @@ pub struct ContentView {
     pub revisions: Option<Vec<RevisionBrief>>,
     /// The full explanation, when asked for.
     pub explanation: Option<Explanation>,
-    /// Whether the author is someone other than the caller.
+    /// Whether any text shown was written by someone other than the caller (see `content_view`).
     pub untrusted_content: bool,
 }
 
@@ -225,7 +234,7 @@ pub struct ClaimView {
     pub evidence: Option<EvidencePage>,
     /// The full explanation, when asked for.
     pub explanation: Option<Explanation>,
-    /// Whether the first author is someone other than the caller.
+    /// Whether the claim's first author, or the author of any evidence record shown, is someone other than the caller.
     pub untrusted_content: bool,
 }
 
@@ -244,7 +253,7 @@ pub struct EntityView {
     pub evidence: Option<EvidencePage>,
     /// The full explanation, when asked for.
     pub explanation: Option<Explanation>,
-    /// Whether the creator is someone other than the caller.
+    /// Whether the creator, or the author of any evidence record shown, is someone other than the caller.
     pub untrusted_content: bool,
 }
 
@@ -337,17 +346,19 @@ impl Service {
                 let claim = store::knowledge::find_claim(conn, &id).await?.ok_or_else(not_found)?;
                 let target = self.trust_target(conn, &id).await?;
                 let (trust, explanation) = self.trust_and_explanation(conn, &target, includes.explanation).await?;
+                let evidence = self
+                    .optional_evidence(conn, includes.evidence, &id, None, request)
+                    .await?;
                 ObjectView::Claim(Box::new(ClaimView {
                     trust,
                     made_by: store::knowledge::contents_making_claim(conn, &id).await?,
                     evidence_summary: self
                         .optional_summary(conn, includes.evidence_summary, &id, None)
                         .await?,
-                    evidence: self
-                        .optional_evidence(conn, includes.evidence, &id, None, request)
-                        .await?,
+                    untrusted_content: claim.author_id != *caller_id
+                        || evidence_by_others(evidence.as_ref(), caller_id),
+                    evidence,
                     explanation,
-                    untrusted_content: claim.author_id != *caller_id,
                     claim,
                 }))
             }
@@ -355,17 +366,19 @@ impl Service {
                 let entity = store::knowledge::find_entity(conn, &id).await?.ok_or_else(not_found)?;
                 let target = self.trust_target(conn, &id).await?;
                 let (trust, explanation) = self.trust_and_explanation(conn, &target, includes.explanation).await?;
+                let evidence = self
+                    .optional_evidence(conn, includes.evidence, &id, Some(&id), request)
+                    .await?;
                 ObjectView::Entity(Box::new(EntityView {
                     trust,
                     ratings: store::trust::rating_aggregates_of_target(conn, &id).await?,
                     evidence_summary: self
                         .optional_summary(conn, includes.evidence_summary, &id, Some(&id))
                         .await?,
-                    evidence: self
-                        .optional_evidence(conn, includes.evidence, &id, Some(&id), request)
-                        .await?,
+                    untrusted_content: entity.created_by != *caller_id
+                        || evidence_by_others(evidence.as_ref(), caller_id),
+                    evidence,
                     explanation,
-                    untrusted_content: entity.created_by != *caller_id,
                     entity,
                 }))
             }
@@ -440,10 +453,19 @@ impl Service {
         } else {
             None
         };
+        let mut incoming_relations_by_others = false;
         let relations = if includes.relations {
+            let incoming = store::knowledge::current_relations_targeting(conn, &content.id).await?;
+            // An incoming relation's reason was written by the author of the item that declares it.
+            for relation in &incoming {
+                let declared_by_caller = store::knowledge::find_content(conn, &relation.source_content_id)
+                    .await?
+                    .is_some_and(|source| source.author_id == *caller_id);
+                incoming_relations_by_others |= !declared_by_caller;
+            }
             Some(RelationsView {
                 outgoing: store::knowledge::relations_of_revision(conn, &revision.id).await?,
-                incoming: store::knowledge::current_relations_targeting(conn, &content.id).await?,
+                incoming,
             })
         } else {
             None
@@ -466,22 +488,44 @@ impl Service {
         } else {
             None
         };
+        let subjects = store::knowledge::subjects_of_revision(conn, &revision.id).await?;
+        let sources = store::knowledge::sources_of_revision(conn, &revision.id).await?;
+        let evidence = self
+            .optional_evidence(conn, includes.evidence, &revision.id, Some(&content.id), request)
+            .await?;
+        // Every text the result shows, by who wrote it: the item and its revisions (title, summary, body, change
+        // notes, tags, outgoing relations) by their authors; matched claims by their first authors, who may be
+        // others; subjects by the actors who created the entities; incoming relations by the authors of the items
+        // declaring them; evidence records by their authors. Sources are shared by every item that cites them and
+        // record no author, so their URL and title count as someone else's.
+        let untrusted_content = content.author_id != *caller_id
+            || revision.author_id != *caller_id
+            || claims
+                .iter()
+                .flatten()
+                .any(|standing| standing.claim.author_id != *caller_id)
+            || subjects.iter().any(|entity| entity.created_by != *caller_id)
+            || !sources.is_empty()
+            || incoming_relations_by_others
+            || evidence_by_others(evidence.as_ref(), caller_id)
+            || revisions
+                .iter()
+                .flatten()
+                .any(|brief| brief.revision.author_id != *caller_id);
         Ok(ContentView {
-            subjects: store::knowledge::subjects_of_revision(conn, &revision.id).await?,
+            subjects,
             tags: store::knowledge::tags_of_revision(conn, &revision.id).await?,
-            sources: store::knowledge::sources_of_revision(conn, &revision.id).await?,
+            sources,
             include_body: includes.body,
             claims,
             relations,
             evidence_summary: self
                 .optional_summary(conn, includes.evidence_summary, &revision.id, Some(&content.id))
                 .await?,
-            evidence: self
-                .optional_evidence(conn, includes.evidence, &revision.id, Some(&content.id), request)
-                .await?,
+            evidence,
             revisions,
             explanation,
-            untrusted_content: content.author_id != *caller_id,
+            untrusted_content,
             trust,
             content,
             revision,
@@ -613,6 +657,11 @@ impl Service {
         };
         Ok(Some(EvidencePage { records, next_cursor }))
     }
+}
+
+/// Whether a page of evidence shows a record (with its note or rationale) written by someone other than `caller`.
+fn evidence_by_others(page: Option<&EvidencePage>, caller: &PublicId) -> bool {
+    page.is_some_and(|page| page.records.iter().any(|record| record.author() != caller))
 }
 
 /// Summaries keyed by their target's ID, for looking each one up as its object is listed.

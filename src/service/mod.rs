@@ -5,6 +5,7 @@
 
 pub mod actors;
 pub mod audit;
+pub mod audit_retention;
 pub mod bootstrap;
 pub mod compare;
 pub mod content;
@@ -109,6 +110,11 @@ impl Service {
     /// The current time from the injected clock.
     pub fn now(&self) -> DateTime<Utc> {
         self.inner.clock.now()
+    }
+
+    /// The injected clock, for the background loops that wait on it.
+    pub fn clock(&self) -> &SharedClock {
+        &self.inner.clock
     }
 
     /// Whether the database answers.

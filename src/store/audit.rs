@@ -1,4 +1,4 @@
-//! The `mcp_calls` audit log, which is also the source of truth for write rate limits.
+//! The `mcp_calls` audit log, its pruning, and the per-minute write counts (`write_counts`) that rate limits read.
 
 use chrono::{DateTime, Utc};
 
@@ -205,6 +205,36 @@ pub async fn count_write(
             .bind(forget_before),
     )
     .await
+}
+
+/// Deletes at most `batch` audit rows recorded before `cutoff`, oldest first, and returns how many went. Pruning a
+/// large log in batches keeps each transaction short, so the calls being audited meanwhile wait for a batch at most
+/// (the `mcp_calls_created_at` index finds the rows without reading the table). Write limits never read these rows:
+/// they count `write_counts`.
+pub async fn delete_calls_before(conn: &mut Conn<'_>, cutoff: DateTime<Utc>, batch: i64) -> Result<u64, StoreError> {
+    let deleted = dispatch!(conn, |connection| {
+        sqlx::query(
+            "DELETE FROM mcp_calls WHERE id IN \
+             (SELECT id FROM mcp_calls WHERE created_at < $1 ORDER BY created_at LIMIT $2)",
+        )
+        .bind(cutoff)
+        .bind(batch)
+        .execute(&mut *connection)
+        .await?
+        .rows_affected()
+    });
+    Ok(deleted)
+}
+
+/// How many audit rows were recorded before `cutoff`.
+pub async fn count_calls_before(conn: &mut Conn<'_>, cutoff: DateTime<Utc>) -> Result<i64, StoreError> {
+    let count: i64 = dispatch!(conn, |connection| {
+        sqlx::query_scalar("SELECT COUNT(*) FROM mcp_calls WHERE created_at < $1")
+            .bind(cutoff)
+            .fetch_one(&mut *connection)
+            .await?
+    });
+    Ok(count)
 }
 
 /// The most recent calls of an actor, newest first (for the admin and for tests).

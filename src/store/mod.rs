@@ -125,6 +125,11 @@ impl StoreError {
     }
 }
 
+/// The log levels of sqlx's own targets unless the configured filter names sqlx: its warnings at `warn`, but its
+/// statement log (`sqlx::query`, whose slow-statement warnings print the whole statement over several lines) at
+/// `error` only. The log setup (`instance::init_logging`) adds them; this module is the one that knows sqlx.
+pub const QUIET_LOG_DIRECTIVES: &str = "sqlx=warn,sqlx::query=error";
+
 /// Which backend a store uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Backend {

@@ -38,6 +38,32 @@ impl PartyFlag {
             PartyFlag::SelfEvidence => "self",
         }
     }
+
+    /// Why the flag's records weigh less than they might, for the flags that take something away: an agent that
+    /// sees its refutation or its own evidence count for little can read why in the explanation itself.
+    pub fn reason(self, params: &TrustParameters) -> Option<String> {
+        match self {
+            PartyFlag::IneligibleStrongRefutation => {
+                let gate = &params.strong_refutation_gate;
+                Some(format!(
+                    "not yet eligible to strongly refute: a strong refutation (a real-world failure, or a grounded \
+                     contradicted or false review with confidence at least {}) counts as one only from a first-party \
+                     controller with reputation at \
+                     least {} and either {} earlier valid evidence records or an account at least {} days old when \
+                     the record was made, so new controllers cannot strongly refute yet; the record still weighs as a \
+                     contradiction",
+                    params.strong_refutation_min_confidence,
+                    gate.min_reputation,
+                    gate.min_prior_valid_records,
+                    gate.min_account_age_days
+                ))
+            }
+            PartyFlag::SelfEvidence => {
+                Some("the target author's own root controller: its records are listed but weigh 0".to_owned())
+            }
+            PartyFlag::RealWorldSuccess | PartyFlag::StrongRefutation | PartyFlag::OutdatedSignal => None,
+        }
+    }
 }
 
 /// One first-party root controller (or the target author, flagged `self`).
@@ -55,6 +81,8 @@ pub struct ControllerPartyExplanation {
     pub capped: bool,
     pub stance: Stance,
     pub flags: Vec<PartyFlag>,
+    /// Why, for each flag that takes weight away ([`PartyFlag::reason`]).
+    pub flag_reasons: Vec<(PartyFlag, String)>,
 }
 
 /// One remote origin instance, with its remote controllers collapsed inside it.
@@ -179,6 +207,13 @@ pub(crate) struct ExplanationInputs<'a, 'b> {
     pub(crate) excluded: ExcludedCounts,
 }
 
+fn flag_reasons(flags: &[PartyFlag], params: &TrustParameters) -> Vec<(PartyFlag, String)> {
+    flags
+        .iter()
+        .filter_map(|flag| flag.reason(params).map(|reason| (*flag, reason)))
+        .collect()
+}
+
 /// Builds the explanation from the assessment, the instance readings and the rows of both kinds.
 pub(crate) fn build_explanation<'r>(
     inputs: ExplanationInputs<'_, '_>,
@@ -218,6 +253,7 @@ pub(crate) fn build_explanation<'r>(
         if row.outdated_signal {
             flags.push(PartyFlag::OutdatedSignal);
         }
+        let flag_reasons = flag_reasons(&flags, inputs.params);
         parties.push(PartyExplanation::Controller(ControllerPartyExplanation {
             controller: row.controller.to_string(),
             records: row.records,
@@ -232,6 +268,7 @@ pub(crate) fn build_explanation<'r>(
                 Stance::Neutral
             },
             flags,
+            flag_reasons,
         }));
     }
     if inputs.self_evidence_records > 0 {
@@ -243,6 +280,7 @@ pub(crate) fn build_explanation<'r>(
             capped: false,
             stance: Stance::Neutral,
             flags: vec![PartyFlag::SelfEvidence],
+            flag_reasons: flag_reasons(&[PartyFlag::SelfEvidence], inputs.params),
         }));
     }
     let mut excluded = inputs.excluded;

@@ -1,8 +1,8 @@
-//! The `interai admin …` commands, run as a user would run them, against a fresh database.
+//! The `interai …` commands, run as a user would run them, against a fresh database.
 
 use std::process::Output;
 
-use crate::harness::TestDatabase;
+use crate::harness::{TestDatabase, TestInstance};
 
 struct CommandLine<'a> {
     database: &'a TestDatabase,
@@ -32,6 +32,11 @@ impl CommandLine<'_> {
         String::from_utf8(output.stdout).expect("utf-8 output")
     }
 
+    /// Creates the realm, as the first `serve` would.
+    fn initialize(&self) {
+        self.succeed(&["admin", "--init", "actor", "list"]);
+    }
+
     /// Runs a command that must fail with exactly one line on standard error.
     fn fail(&self, arguments: &[&str]) -> String {
         let output = self.run(arguments);
@@ -48,6 +53,7 @@ impl CommandLine<'_> {
 async fn actors_and_keys_can_be_managed_from_the_command_line() {
     let database = TestDatabase::create().await;
     let cli = CommandLine { database: &database };
+    cli.initialize();
 
     let alice = cli.succeed(&["admin", "actor", "create", "--type", "usr", "--name", "Alice"]);
     let alice = alice.trim();
@@ -112,6 +118,7 @@ async fn actors_and_keys_can_be_managed_from_the_command_line() {
 async fn bad_input_gets_one_clear_line_and_a_failure_exit() {
     let database = TestDatabase::create().await;
     let cli = CommandLine { database: &database };
+    cli.initialize();
     assert!(
         cli.fail(&["admin", "actor", "create", "--type", "robot", "--name", "R"])
             .contains("--type")
@@ -184,6 +191,71 @@ async fn bad_input_gets_one_clear_line_and_a_failure_exit() {
 }
 
 #[tokio::test]
+async fn admin_commands_refuse_to_create_a_realm_unless_told_to() {
+    let database = TestDatabase::create().await;
+    let cli = CommandLine { database: &database };
+    let data_dir = database.directory.path().display().to_string();
+    let refusal = cli.fail(&["admin", "actor", "create", "--type", "usr", "--name", "Alice"]);
+    assert!(refusal.contains("no interai realm"), "{refusal}");
+    assert!(refusal.contains(&database.url), "the database is named: {refusal}");
+    assert!(refusal.contains(&data_dir), "the data directory is named: {refusal}");
+    assert!(refusal.contains("--init"), "the way out is named: {refusal}");
+    assert!(
+        !database.directory.path().join("admin.key").exists(),
+        "no admin key was made for a realm nobody asked for"
+    );
+    if !database.is_postgres() {
+        assert!(
+            !database.directory.path().join("interai.db").exists(),
+            "checking for the database did not create it"
+        );
+    }
+
+    let listing = cli.succeed(&["admin", "actor", "list", "--init"]);
+    assert!(listing.contains("cli.test"), "--init creates the realm: {listing}");
+    assert!(database.directory.path().join("admin.key").exists());
+    let again = cli.succeed(&["admin", "actor", "list"]);
+    assert_eq!(again, listing, "later commands manage the same realm");
+}
+
+#[tokio::test]
+async fn audit_records_can_be_pruned_from_the_command_line() {
+    let alpha = TestInstance::start("cli.test").await;
+    // Activity from long ago (the command line runs on the real clock, which is later than this).
+    alpha.clock.set(
+        chrono::DateTime::parse_from_rfc3339("2001-01-01T00:00:00Z")
+            .expect("valid instant")
+            .to_utc(),
+    );
+    let service = alpha.service();
+    let author = crate::fixtures::agent(service, "author").await;
+    crate::fixtures::publish_procedure(service, &author, "first", &[]).await;
+    crate::fixtures::publish_procedure(service, &author, "second", &[]).await;
+    let cli = CommandLine {
+        database: &alpha.database,
+    };
+    assert!(
+        cli.fail(&["admin", "audit", "prune", "--older-than", "30m"])
+            .contains("61 minutes")
+    );
+    assert!(
+        cli.fail(&["admin", "audit", "prune", "--older-than", "soon"])
+            .contains("--older-than")
+    );
+    let pruned = cli.succeed(&["admin", "audit", "prune", "--older-than", "30d"]);
+    assert!(pruned.starts_with("deleted 2 audit records"), "{pruned}");
+    assert!(
+        service
+            .recent_calls(&author.caller.actor.id, 10)
+            .await
+            .expect("audit readable")
+            .is_empty()
+    );
+    let pruned = cli.succeed(&["admin", "audit", "prune", "--older-than", "30d"]);
+    assert!(pruned.starts_with("deleted 0 audit records"), "{pruned}");
+}
+
+#[tokio::test]
 async fn an_invalid_setting_stops_the_start_naming_the_setting() {
     let database = TestDatabase::create().await;
     let output = std::process::Command::new(env!("CARGO_BIN_EXE_interai"))
@@ -247,4 +319,98 @@ async fn serve_starts_answers_and_stops_cleanly_on_sigterm() {
     assert!(status.success(), "a clean shutdown exits 0: {status}");
     let rest: Vec<String> = lines.map_while(Result::ok).collect();
     assert!(rest.iter().any(|line| line.contains("stopped")), "{rest:?}");
+}
+
+#[tokio::test]
+async fn serve_logs_one_plain_line_per_request_by_default() {
+    use std::io::BufRead;
+    let database = TestDatabase::create().await;
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_interai"))
+        .arg("serve")
+        .env_remove("INTERAI_LOG")
+        .env_remove("INTERAI_LOG_FORMAT")
+        .env_remove("NO_COLOR")
+        .env("INTERAI_DATA_DIR", database.directory.path())
+        .env("INTERAI_DATABASE_URL", &database.url)
+        .env("INTERAI_LISTEN", "127.0.0.1:0")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("serve starts");
+    let stderr = child.stderr.take().expect("stderr");
+    let mut server = StopOnDrop(Some(child));
+    let mut lines = std::io::BufReader::new(stderr).lines();
+    let address = loop {
+        let line = lines
+            .next()
+            .expect("serve logs until it listens")
+            .expect("utf-8 log line");
+        assert!(
+            !line.contains('\u{1b}'),
+            "no colour codes when standard error is not a terminal: {line:?}"
+        );
+        if line.contains(" serving ") {
+            let address = line
+                .split_whitespace()
+                .find_map(|field| field.strip_prefix("address="))
+                .expect("the serving line names its address");
+            break address.to_owned();
+        }
+    };
+    let key = std::fs::read_to_string(database.directory.path().join("admin.key")).expect("admin key written");
+    let client = reqwest::Client::new();
+    let requests = 4;
+    for id in 0..requests {
+        let response = client
+            .post(format!("http://{address}/mcp"))
+            .header("authorization", format!("Bearer {}", key.trim()))
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .body(format!(
+                r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"whoami","arguments":{{}}}}}}"#
+            ))
+            .send()
+            .await
+            .expect("whoami");
+        assert_eq!(response.status(), 200);
+        response.bytes().await.expect("whoami body");
+    }
+    let child = server.0.take().expect("still running");
+    let terminated = std::process::Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(terminated.success());
+    let output = child.wait_with_output().expect("serve exits");
+    assert!(output.status.success(), "a clean shutdown exits 0");
+    assert!(output.stdout.is_empty(), "logs go to standard error only");
+    let rest: Vec<String> = lines.map_while(Result::ok).collect();
+    let while_serving: Vec<&String> = rest.iter().take_while(|line| !line.contains("shutting down")).collect();
+    assert_eq!(
+        while_serving.len(),
+        requests,
+        "one line per request and nothing else: {while_serving:#?}"
+    );
+    for line in &while_serving {
+        assert!(
+            line.contains(" INFO ") && line.contains("method=POST path=/mcp status=200 duration_ms="),
+            "{line}"
+        );
+    }
+    assert!(
+        rest.iter().all(|line| !line.contains('\u{1b}')),
+        "no colour codes when standard error is not a terminal: {rest:?}"
+    );
+}
+
+/// A server process that is killed if a failing assertion ends its test before the test stops it.
+struct StopOnDrop(Option<std::process::Child>);
+
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.0.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
 }

@@ -782,3 +782,118 @@ async fn two_agents_follow_the_recommended_workflow_through_the_endpoint() {
     let _ = PublicId::parse(chosen).expect("id");
     served.stop().await;
 }
+
+#[tokio::test]
+async fn get_marks_your_own_item_untrusted_when_it_shows_a_claim_another_actor_wrote() {
+    let alpha = TestInstance::start("alpha.test").await;
+    let service = alpha.service();
+    let first = agent(service, "first").await;
+    let second = agent(service, "second").await;
+    let shared_claim = "Webhook deliveries are retried five times.";
+    let original = crate::fixtures::publish_procedure(service, &first, "retry webhooks", &[shared_claim]).await;
+    let own_only =
+        crate::fixtures::publish_procedure(service, &second, "rotate keys", &["Keys rotate every ninety days."]).await;
+    let matching = crate::fixtures::publish_procedure(service, &second, "handle webhooks", &[shared_claim]).await;
+    assert_eq!(
+        matching.claims[0].id, original.claims[0].id,
+        "the claim is matched to the one the first agent wrote"
+    );
+    let get_with_claims = |id: &str| GetRequest {
+        id: id.to_owned(),
+        revision: None,
+        include: Some(vec!["body".to_owned(), "claims".to_owned()]),
+        evidence_cursor: None,
+    };
+    let untrusted = |view: ObjectView| match view {
+        ObjectView::Content(view) => view.untrusted_content,
+        other => panic!("content expected, got {other:?}"),
+    };
+
+    let own = service
+        .get(&second.caller, &get_with_claims(&own_only.id))
+        .await
+        .expect("get");
+    assert!(!untrusted(own), "everything shown was written by the caller");
+    let mixed = service
+        .get(&second.caller, &get_with_claims(&matching.id))
+        .await
+        .expect("get");
+    let output = interai::mcp::wire::get_output(mixed.clone());
+    assert!(
+        untrusted(mixed),
+        "the caller's own item shows the first agent's claim text"
+    );
+    assert!(output.untrusted_content);
+    assert!(
+        interai::mcp::call::ToolOutput::summary(&output).contains("Untrusted content"),
+        "the text result says so too"
+    );
+    // Without the claims, the same item shows only the caller's own text.
+    let without_claims = service
+        .get(
+            &second.caller,
+            &GetRequest {
+                include: Some(vec!["body".to_owned()]),
+                ..get_with_claims(&matching.id)
+            },
+        )
+        .await
+        .expect("get");
+    assert!(!untrusted(without_claims));
+}
+
+#[tokio::test]
+async fn the_explanation_says_why_a_new_controllers_refutation_is_not_strong() {
+    let alpha = TestInstance::start("alpha.test").await;
+    let service = alpha.service();
+    let author = agent(service, "author").await;
+    let newcomer = agent(service, "newcomer").await;
+    let published = crate::fixtures::publish_procedure(
+        service,
+        &author,
+        "cache invalidation",
+        &["Caches never need invalidation."],
+    )
+    .await;
+    let claim = published.claims[0].id.clone();
+    let usage = use_it(service, &newcomer, &claim, "failure", true).await;
+    crate::fixtures::review_it(service, &newcomer, &claim, "false", 0.9, Some(&usage)).await;
+
+    let view = service
+        .get(
+            &newcomer.caller,
+            &GetRequest {
+                id: claim.clone(),
+                revision: None,
+                include: Some(vec!["explanation".to_owned()]),
+                evidence_cursor: None,
+            },
+        )
+        .await
+        .expect("get");
+    let output = serde_json::to_value(interai::mcp::wire::get_output(view)).expect("serializable");
+    let parties = output["explanation"]["parties"].as_array().expect("parties");
+    let newcomer_row = parties
+        .iter()
+        .find(|party| party["party"] == format!("ctrl:{}", newcomer.controller()))
+        .unwrap_or_else(|| panic!("the newcomer's row: {parties:?}"));
+    assert!(
+        newcomer_row["flags"]
+            .as_array()
+            .expect("flags")
+            .contains(&json!("ineligible_strong_refutation")),
+        "{newcomer_row}"
+    );
+    let reason = newcomer_row["flag_reasons"]["ineligible_strong_refutation"]
+        .as_str()
+        .expect("the flag comes with its reason");
+    assert!(
+        reason.contains("new controllers cannot strongly refute yet"),
+        "{reason}"
+    );
+    assert!(
+        reason.contains("14 days") && reason.contains("5 earlier valid evidence records"),
+        "{reason}"
+    );
+    assert_eq!(output["explanation"]["strong_refutations_first_party"], 0);
+}

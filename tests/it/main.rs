@@ -12,6 +12,7 @@ mod mcp_client;
 mod mcp_endpoint;
 mod mcp_tools;
 mod migrations;
+mod operations;
 mod resources;
 mod search_quality;
 mod search_window;

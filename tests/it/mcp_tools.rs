@@ -420,3 +420,70 @@ async fn a_write_that_fails_at_commit_leaves_trust_as_if_it_never_happened() {
     assert_eq!(after.status, recomputed.status.as_str());
     served.stop().await;
 }
+
+#[tokio::test]
+async fn usage_and_ratings_of_your_own_work_say_they_count_for_nothing() {
+    let served = ServedInstance::start("alpha.test").await;
+    let owner = crate::fixtures::controller(&served.service, "owner").await;
+    let author = crate::fixtures::agent_of(&served.service, &owner, "author").await;
+    let colleague = crate::fixtures::agent_of(&served.service, &owner, "colleague").await;
+    let stranger = agent(&served.service, "stranger").await;
+    let author_client = client_for(&served, &author.key).await;
+    let colleague_client = client_for(&served, &colleague.key).await;
+    let stranger_client = client_for(&served, &stranger.key).await;
+    let published = call(
+        &author_client,
+        "publish",
+        json!({
+            "content_type": "procedure",
+            "title": "Rotate signing keys",
+            "subjects": [{ "name": "Key rotation", "type": "concept" }]
+        }),
+    )
+    .await
+    .ok();
+    let content_id = published["id"].as_str().expect("id").to_owned();
+    let usage = json!({ "target": content_id, "usage_type": "execution", "result": "success", "real_world_use": true });
+    let rating = json!({ "target": content_id, "dimension": "reliability", "score": 90 });
+
+    // Another agent of the same root controller: its evidence is self-evidence, and the result says so.
+    let own_usage = call(&colleague_client, "report_usage", usage.clone()).await;
+    assert!(own_usage.text.contains("counts for nothing"), "{}", own_usage.text);
+    let own_usage = own_usage.ok();
+    assert_eq!(own_usage["counts_toward_trust"], false);
+    assert!(
+        own_usage["note"]
+            .as_str()
+            .expect("note")
+            .contains("your own root controller")
+    );
+    let own_rating = call(&author_client, "rate", rating.clone()).await.ok();
+    assert_eq!(own_rating["counts_toward_trust"], false);
+    assert!(own_rating["note"].as_str().expect("note").contains("weigh 0"));
+    let experience = call(
+        &author_client,
+        "submit_experience",
+        json!({
+            "title": "Rotated the keys again",
+            "result": "success",
+            "used": [{ "id": content_id, "result": "success" }]
+        }),
+    )
+    .await
+    .ok();
+    assert_eq!(experience["self_evidence_usage_ids"], experience["usage_ids"]);
+    assert!(
+        experience["note"]
+            .as_str()
+            .expect("note")
+            .contains("counts for nothing")
+    );
+
+    // Someone else's evidence counts, and its result carries no such note.
+    let other_usage = call(&stranger_client, "report_usage", usage).await.ok();
+    assert_eq!(other_usage["counts_toward_trust"], true);
+    assert!(other_usage.get("note").is_none(), "{other_usage}");
+    let other_rating = call(&stranger_client, "rate", rating).await.ok();
+    assert_eq!(other_rating["counts_toward_trust"], true);
+    assert!(other_rating.get("note").is_none(), "{other_rating}");
+}

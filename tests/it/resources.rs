@@ -96,3 +96,66 @@ async fn every_resource_is_listed_and_readable() {
     client.cancel().await.ok();
     served.stop().await;
 }
+
+/// The JSON-RPC error code and the spec's error code of a failed resource read.
+fn read_error(result: Result<(String, String), rmcp::ServiceError>) -> (i32, String) {
+    match result {
+        Err(rmcp::ServiceError::McpError(error)) => (
+            error.code.0,
+            error
+                .data
+                .as_ref()
+                .and_then(|data| data.pointer("/error/code"))
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned(),
+        ),
+        other => panic!("expected a JSON-RPC error, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn any_key_reads_the_documents_objects_need_read_and_a_missing_one_has_the_peers_code() {
+    let served = ServedInstance::start("alpha.test").await;
+    let reporter = crate::fixtures::agent_of_with_scopes(
+        &served.service,
+        &crate::fixtures::controller(&served.service, "owner").await,
+        "reporter",
+        "usage",
+    )
+    .await;
+    let client = connect_initialize(&served.mcp_url(), Some(&reporter.key))
+        .await
+        .expect("client");
+    // The documents are public (also served without a key at /llms.txt, /ai.md, /SKILL.md): any valid key reads them.
+    let (about, _) = read(&client, "interai://about")
+        .await
+        .expect("a usage-only key reads the documents");
+    assert!(about.contains("alpha.test"));
+    // Objects go through get, which needs `read`.
+    let actor = reporter.caller.actor.id.as_str();
+    assert_eq!(
+        read_error(read(&client, &format!("interai://{actor}")).await),
+        (-32600, "forbidden_scope".to_owned())
+    );
+    client.cancel().await.ok();
+
+    // A missing object: -32002 for clients of protocol versions before 2026-07-28, -32602 from 2026-07-28 on.
+    let reader = agent(&served.service, "reader").await;
+    let missing = "interai://cnt_01j9zq3k5m8n2p4r6t8v0w2x4y";
+    let initialize_era = connect_initialize(&served.mcp_url(), Some(&reader.key))
+        .await
+        .expect("client");
+    assert_eq!(
+        read_error(read(&initialize_era, missing).await),
+        (-32002, "not_found".to_owned())
+    );
+    initialize_era.cancel().await.ok();
+    let current = crate::mcp_client::connect_discover(&served.mcp_url(), &reader.key).await;
+    assert_eq!(
+        read_error(read(&current, missing).await),
+        (-32602, "not_found".to_owned())
+    );
+    current.cancel().await.ok();
+    served.stop().await;
+}

@@ -122,14 +122,25 @@ pub struct EvidenceOutput {
     /// After a retraction: true when the record had already been retracted.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub already_retracted: Option<bool>,
+    /// A new usage report or rating: false when it weighs nothing because the target is the work of your own root
+    /// controller (self-evidence); it is kept and listed all the same.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub counts_toward_trust: Option<bool>,
+    /// Why the record counts for nothing, when it does not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 impl ToolOutput for EvidenceOutput {
     fn summary(&self) -> String {
-        match (&self.status, &self.target_revision) {
+        let line = match (&self.status, &self.target_revision) {
             (Some(status), _) => format!("{} is {status}.", self.id),
             (None, Some(revision)) => format!("Recorded {} on revision {revision}.", self.id),
             (None, None) => format!("Recorded {}.", self.id),
+        };
+        match &self.note {
+            Some(note) => format!("{line} {note}"),
+            None => line,
         }
     }
 }

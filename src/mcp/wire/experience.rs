@@ -79,14 +79,24 @@ pub struct SubmitExperienceOutput {
     pub revision_id: String,
     /// One usage event per `used` entry, in order.
     pub usage_ids: Vec<String>,
+    /// The usage events that count for nothing because their target is the work of your own root controller.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub self_evidence_usage_ids: Vec<String>,
+    /// Why those usage events count for nothing, when there are any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 impl ToolOutput for SubmitExperienceOutput {
     fn summary(&self) -> String {
-        format!(
+        let line = format!(
             "Recorded experience {} with {} usage events.",
             self.id,
             self.usage_ids.len()
-        )
+        );
+        match &self.note {
+            Some(note) => format!("{line} {note}"),
+            None => line,
+        }
     }
 }

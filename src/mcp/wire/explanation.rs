@@ -24,6 +24,9 @@ pub struct PartyOutput {
     pub stance: String,
     /// real_world_success, strong_refutation, ineligible_strong_refutation, outdated_signal, self.
     pub flags: Vec<String>,
+    /// Why, for each flag that takes weight away (ineligible_strong_refutation, self).
+    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub flag_reasons: std::collections::BTreeMap<String, String>,
     /// Instances: distinct remote controllers.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub remote_controllers: Option<u32>,
@@ -166,6 +169,11 @@ fn party_output(party: &PartyExplanation) -> PartyOutput {
             capped: Some(row.capped),
             stance: stance_symbol(row.stance),
             flags: row.flags.iter().map(|flag| flag.as_str().to_owned()).collect(),
+            flag_reasons: row
+                .flag_reasons
+                .iter()
+                .map(|(flag, reason)| (flag.as_str().to_owned(), reason.clone()))
+                .collect(),
             remote_controllers: None,
             instance_trust: None,
             raw_r: None,
@@ -181,6 +189,7 @@ fn party_output(party: &PartyExplanation) -> PartyOutput {
             capped: None,
             stance: stance_symbol(row.stance),
             flags: row.flags.iter().map(|flag| flag.as_str().to_owned()).collect(),
+            flag_reasons: std::collections::BTreeMap::new(),
             remote_controllers: Some(row.remote_controllers),
             instance_trust: Some(row.instance_trust),
             raw_r: Some(round(row.raw_belief)),

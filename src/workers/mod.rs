@@ -1,0 +1,41 @@
+//! Background loops owned by the instance: started when it serves, stopped before its database closes.
+//!
+//! Each loop waits on the injected clock ([`crate::clock::Clock::wait_until`]), never on a timer of its own, so a test
+//! moves a loop on by moving its `ManualClock`, and can run one pass of it directly.
+
+pub mod audit_retention;
+
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+
+use crate::config::Config;
+use crate::service::Service;
+
+/// The running background loops of one instance.
+#[derive(Debug)]
+pub struct Workers {
+    stop: watch::Sender<bool>,
+    tasks: Vec<JoinHandle<()>>,
+}
+
+impl Workers {
+    /// Starts every loop the configuration asks for.
+    pub fn start(service: &Service, config: &Config) -> Workers {
+        let (stop, stopped) = watch::channel(false);
+        let mut tasks = Vec::new();
+        if let Some(retention) = audit_retention::AuditRetention::new(service.clone(), config.audit_retention_days) {
+            tasks.push(tokio::spawn(retention.run(stopped.clone())));
+        }
+        Workers { stop, tasks }
+    }
+
+    /// Asks every loop to stop and waits until they have (a loop stops between two steps of its work).
+    pub async fn stop(self) {
+        let _ = self.stop.send(true);
+        for task in self.tasks {
+            if let Err(error) = task.await {
+                tracing::error!(error = %error, "a background loop ended abnormally");
+            }
+        }
+    }
+}
