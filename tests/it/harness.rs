@@ -236,6 +236,16 @@ impl ServedInstance {
         }
     }
 
+    /// The URL of the instance's database, for tests that read it directly.
+    pub fn database_url(&self) -> &str {
+        &self._database.url
+    }
+
+    /// The instance's data directory (which holds the SQLite database files on SQLite).
+    pub fn data_dir(&self) -> &Path {
+        self._database.directory.path()
+    }
+
     /// The MCP endpoint URL.
     pub fn mcp_url(&self) -> String {
         format!("{}/mcp", self.base_url)

@@ -15,4 +15,5 @@ mod migrations;
 mod resources;
 mod search_quality;
 mod search_window;
+mod secrets_at_rest;
 mod tidy;
