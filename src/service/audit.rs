@@ -299,7 +299,8 @@ mod tests {
     fn a_message_quoting_redacted_input_keeps_its_marker_instead() {
         let token = token();
         let request = json!({ "limit": token });
-        let message = format!("the arguments do not match the tool's input schema: invalid type: string {token:?}, expected u32");
+        let message =
+            format!("the arguments do not match the tool's input schema: invalid type: string {token:?}, expected u32");
         assert_eq!(
             scrub(&message, &request),
             "the arguments do not match the tool's input schema: invalid type: string \"[redacted: api_token]\", expected u32"
@@ -314,11 +315,18 @@ mod tests {
 
     #[test]
     fn a_message_quoting_escaped_input_loses_it_too() {
-        let key = ["-----BEGIN RSA ", "PRIVATE KEY-----\nMIIEpAIBAAKCAQEA3Tz2mr7SZiAMfQyuvBjM9Oi8Q1cVbI0PsGSa0HpZ0EJ2\n"].concat();
+        let key = [
+            "-----BEGIN RSA ",
+            "PRIVATE KEY-----\nMIIEpAIBAAKCAQEA3Tz2mr7SZiAMfQyuvBjM9Oi8Q1cVbI0PsGSa0HpZ0EJ2\n",
+        ]
+        .concat();
         let request = json!({ "claims": key });
         let message = format!("invalid type: string {key:?}, expected a sequence");
         let stored = scrub(&message, &request);
-        assert_eq!(stored, "invalid type: string \"[redacted: private_key]\", expected a sequence");
+        assert_eq!(
+            stored,
+            "invalid type: string \"[redacted: private_key]\", expected a sequence"
+        );
     }
 
     #[test]

@@ -469,20 +469,15 @@ impl ContentScanner {
 
     fn redact_json_into(&self, value: &Value, removed: &mut Vec<(String, ScanRule)>) -> Value {
         match value {
-            Value::String(text) => self
-                .redacted_text(text, removed)
-                .unwrap_or_else(|| value.clone()),
+            Value::String(text) => self.redacted_text(text, removed).unwrap_or_else(|| value.clone()),
             // Card numbers are sometimes written as JSON numbers.
             Value::Number(number) => self
                 .redacted_text(&number.to_string(), removed)
                 .unwrap_or_else(|| value.clone()),
             Value::Null | Value::Bool(_) => value.clone(),
-            Value::Array(items) => Value::Array(
-                items
-                    .iter()
-                    .map(|item| self.redact_json_into(item, removed))
-                    .collect(),
-            ),
+            Value::Array(items) => {
+                Value::Array(items.iter().map(|item| self.redact_json_into(item, removed)).collect())
+            }
             Value::Object(entries) => {
                 let mut redacted = serde_json::Map::new();
                 for (key, item) in entries {
@@ -998,7 +993,10 @@ fn iban_length(country: &str) -> Option<usize> {
 fn iban_at(text: &str, length: usize) -> Option<String> {
     let bytes = text.as_bytes();
     let is_iban_character = |byte: &u8| byte.is_ascii_uppercase() || byte.is_ascii_digit();
-    let compact_end = bytes.iter().position(|byte| !is_iban_character(byte)).unwrap_or(bytes.len());
+    let compact_end = bytes
+        .iter()
+        .position(|byte| !is_iban_character(byte))
+        .unwrap_or(bytes.len());
     if compact_end == length {
         return Some(text[..length].to_owned());
     }
@@ -1600,10 +1598,7 @@ Phone lines in tests use 555-0100 through 555-0199.
                 &joined(&["ghp_aB3dE5fG7hJ9k", separator, "L1mN3pQ5rS7tU9vW1xY3z5A"]),
             );
         }
-        assert_flags(
-            ScanRule::EmailAddress,
-            "mail jane.doe\u{200B}@\u{200C}gmail.com please",
-        );
+        assert_flags(ScanRule::EmailAddress, "mail jane.doe\u{200B}@\u{200C}gmail.com please");
         // Variation selectors and bidirectional marks are invisible too.
         assert_flags(ScanRule::CardNumber, "card 4111\u{FE0F} 1111 1111\u{200E} 1111");
     }
@@ -1611,16 +1606,10 @@ Phone lines in tests use 555-0100 through 555-0199.
     #[test]
     fn compatibility_forms_are_read_as_ascii() {
         // Fullwidth digits, as typed with an East Asian input method.
-        assert_flags(
-            ScanRule::CardNumber,
-            "カード番号 ４１１１ １１１１ １１１１ １１１１",
-        );
+        assert_flags(ScanRule::CardNumber, "カード番号 ４１１１ １１１１ １１１１ １１１１");
         assert_flags(ScanRule::CardNumber, "card=５５５５５５５５５５５５４４４４");
         // Fullwidth letters and the fullwidth commercial at.
-        assert_flags(
-            ScanRule::CloudAccessKey,
-            "ＡＫＩＡＱ３ＥＧＴＬＺ７ＫＲＷ４ＷＮ５Ｂ",
-        );
+        assert_flags(ScanRule::CloudAccessKey, "ＡＫＩＡＱ３ＥＧＴＬＺ７ＫＲＷ４ＷＮ５Ｂ");
         assert_flags(ScanRule::EmailAddress, "jane.doe＠gmail.com");
         // No-break spaces between groups and Unicode dashes as separators.
         assert_flags(ScanRule::CardNumber, "4111\u{00A0}1111\u{00A0}1111\u{00A0}1111");
@@ -1717,7 +1706,10 @@ Phone lines in tests use 555-0100 through 555-0199.
     #[test]
     fn iban_lookalikes_pass() {
         let wrong_length = with_check_digits("DE", "3704004405320130001");
-        assert!(passes_iban_check(&wrong_length), "the check digits are right, only the length is not");
+        assert!(
+            passes_iban_check(&wrong_length),
+            "the check digits are right, only the length is not"
+        );
         for text in [
             "DE89 3704 0044 0532 0130 01",
             "DE89370400440532013001",

@@ -426,7 +426,10 @@ mod tests {
         ] {
             let error = validate_idempotency_key(&scanner, key).expect_err(key);
             assert_eq!(error.code, ErrorCode::ValidationFailed, "{key}");
-            assert!(!error.message.contains(key) || key.is_empty(), "the message does not repeat the key");
+            assert!(
+                !error.message.contains(key) || key.is_empty(),
+                "the message does not repeat the key"
+            );
         }
     }
 

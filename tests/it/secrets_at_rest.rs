@@ -46,7 +46,10 @@ fn aws_access_key() -> Secret {
 }
 
 fn github_token() -> Secret {
-    secret(&["ghp_", "U8JZpDE0iGXlD6gNCFbaEPFjbD0kH8Oool8D"], "U8JZpDE0iGXlD6gNCFbaEPFjbD0kH8Oool8D")
+    secret(
+        &["ghp_", "U8JZpDE0iGXlD6gNCFbaEPFjbD0kH8Oool8D"],
+        "U8JZpDE0iGXlD6gNCFbaEPFjbD0kH8Oool8D",
+    )
 }
 
 fn jwt() -> Secret {
@@ -282,6 +285,16 @@ async fn idempotency_keys_that_are_secrets_are_refused_and_not_stored() {
     let client = client_for(&served, &author).await;
     let publish = |key: String| json!({ "content_type": "note", "title": "Retry safely", "idempotency_key": key });
 
+    // Every write tool says what a key may look like.
+    let tools = client.list_tools(None).await.expect("tools/list").tools;
+    for name in ["publish", "report_usage", "review", "rate", "submit_experience"] {
+        let tool = tools.iter().find(|tool| tool.name == name).expect("listed");
+        let key = &tool.input_schema["properties"]["idempotency_key"];
+        assert_eq!(key["pattern"], "^[A-Za-z0-9._:-]{1,128}$", "{name}: {key}");
+        assert_eq!(key["maxLength"], 128, "{name}");
+        assert_eq!(key["minLength"], 1, "{name}");
+    }
+
     for key in [aws_access_key().text, jwt().text, github_token().text] {
         let error = call(&client, "publish", publish(key)).await.err("content_rejected");
         assert_eq!(error["details"]["field"], "idempotency_key");
@@ -290,16 +303,28 @@ async fn idempotency_keys_that_are_secrets_are_refused_and_not_stored() {
         let error = call(&client, "publish", publish(key)).await.err("validation_failed");
         assert_eq!(error["details"]["field"], "idempotency_key");
     }
-    let error = call(&client, "publish", publish(card_number().text)).await.err("content_rejected");
+    let error = call(&client, "publish", publish(card_number().text))
+        .await
+        .err("content_rejected");
     assert_eq!(error["details"]["rule"], "card_number");
-    call(&client, "publish", publish("k".repeat(129))).await.err("validation_failed");
+    call(&client, "publish", publish("k".repeat(129)))
+        .await
+        .err("validation_failed");
     // Keys of the safe alphabet work as before.
-    let first = call(&client, "publish", publish("550e8400-e29b-41d4-a716-446655440000".to_owned()))
-        .await
-        .ok();
-    let replayed = call(&client, "publish", publish("550e8400-e29b-41d4-a716-446655440000".to_owned()))
-        .await
-        .ok();
+    let first = call(
+        &client,
+        "publish",
+        publish("550e8400-e29b-41d4-a716-446655440000".to_owned()),
+    )
+    .await
+    .ok();
+    let replayed = call(
+        &client,
+        "publish",
+        publish("550e8400-e29b-41d4-a716-446655440000".to_owned()),
+    )
+    .await
+    .ok();
     assert_eq!(first["id"], replayed["id"]);
 
     assert_no_secret_stored(&served).await;
@@ -312,12 +337,20 @@ async fn search_queries_and_read_arguments_with_secrets_are_redacted_in_the_audi
     let served = ServedInstance::start("alpha.test").await;
     let author = agent(&served.service, "author").await;
     let client = client_for(&served, &author).await;
-    let first = call(&client, "publish", json!({ "content_type": "note", "title": "Rotate deploy keys" }))
-        .await
-        .ok();
-    let second = call(&client, "publish", json!({ "content_type": "note", "title": "Pin deploy keys" }))
-        .await
-        .ok();
+    let first = call(
+        &client,
+        "publish",
+        json!({ "content_type": "note", "title": "Rotate deploy keys" }),
+    )
+    .await
+    .ok();
+    let second = call(
+        &client,
+        "publish",
+        json!({ "content_type": "note", "title": "Pin deploy keys" }),
+    )
+    .await
+    .ok();
 
     let query = format!("deploy keys {}", github_token().text);
     call(&client, "search", json!({ "query": query })).await.ok();
@@ -343,12 +376,17 @@ async fn search_queries_and_read_arguments_with_secrets_are_redacted_in_the_audi
     assert_eq!(searches.len(), 2);
     assert_eq!(searches[0].2["query"], "[redacted: api_token]");
     assert_eq!(searches[1].2["query"], "[redacted: email_address]");
-    let (_, outcome, request, _) = audit
+    let (_, outcome, request, summary) = audit
         .iter()
         .find(|(tool, _, _, _)| tool == "compare")
         .expect("compare audited");
     assert_eq!(outcome, "ok");
     assert_eq!(request["context"]["account"], "[redacted: cloud_access_key]");
+    // Its summary named the context, with the key lowercased where no rule sees it: withheld, the rule kept.
+    assert_eq!(
+        summary,
+        "[withheld: it repeated input matching the cloud_access_key rule]"
+    );
     client.cancel().await.ok();
     served.stop().await;
 }
@@ -384,11 +422,11 @@ async fn a_client_name_carrying_a_secret_is_not_stored() {
         .find(|call| call.tool == "initialize")
         .expect("the handshake is audited");
     assert_eq!(initialize.client_name.as_deref(), Some("[redacted: api_token]"));
-    assert_eq!(initialize.client_version.as_deref(), Some("[redacted: cloud_access_key]"));
     assert_eq!(
-        initialize.request["clientInfo"]["name"],
-        "[redacted: api_token]"
+        initialize.client_version.as_deref(),
+        Some("[redacted: cloud_access_key]")
     );
+    assert_eq!(initialize.request["clientInfo"]["name"], "[redacted: api_token]");
     client.cancel().await.ok();
     served.stop().await;
 }
@@ -410,10 +448,16 @@ async fn secrets_hidden_by_unicode_or_of_the_new_kinds_are_rejected_and_not_stor
         ("body_markdown", split_key.as_str(), "cloud_access_key"),
         ("summary", fullwidth_card, "card_number"),
         ("body_markdown", "Employee SSN: 536-22-8451", "national_id"),
-        ("summary", "Pay to DE44 5001 0517 5407 3249 31 by Friday", "bank_account"),
+        (
+            "summary",
+            "Pay to DE44 5001 0517 5407 3249 31 by Friday",
+            "bank_account",
+        ),
         ("body_markdown", "IBAN DE44500105175407324931", "bank_account"),
     ] {
-        let error = call(&client, "publish", publish(field, text)).await.err("content_rejected");
+        let error = call(&client, "publish", publish(field, text))
+            .await
+            .err("content_rejected");
         assert_eq!(error["details"]["rule"], rule, "{text}");
         assert_eq!(error["details"]["field"], field);
     }
