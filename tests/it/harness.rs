@@ -33,7 +33,15 @@ pub struct TestDatabase {
 impl TestDatabase {
     /// Creates a fresh database on the backend selected by `INTERAI_TEST_DATABASE_URL`.
     pub async fn create() -> TestDatabase {
-        let directory = tempfile::tempdir().expect("temporary directory");
+        // Mode 0700, as the instance creates a data directory itself: a wider one would be narrowed, with a warning,
+        // at the first start.
+        let mut builder = tempfile::Builder::new();
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            builder.permissions(std::fs::Permissions::from_mode(0o700));
+        }
+        let directory = builder.tempdir().expect("temporary directory");
         match std::env::var("INTERAI_TEST_DATABASE_URL") {
             Ok(base_url) if base_url.starts_with("postgres") => {
                 let name = format!(

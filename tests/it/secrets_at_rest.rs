@@ -492,8 +492,8 @@ mod permissions {
         std::fs::metadata(path).expect("metadata").permissions().mode() & 0o777
     }
 
-    /// A configuration whose data directory does not exist yet (below the test's temporary directory, which
-    /// `tempfile` already creates with mode 0700), with the SQLite database inside it.
+    /// A configuration whose data directory does not exist yet (below the test's temporary directory), with the
+    /// SQLite database inside it.
     fn config_in_new_data_dir(database: &TestDatabase) -> Config {
         let data_dir = database.directory.path().join("data");
         let url = if database.is_postgres() {
