@@ -62,13 +62,16 @@ impl Instance {
     /// Opens the configured database (creating the data directory and applying migrations) and builds the service.
     pub async fn open(config: Config, clock: SharedClock) -> Result<Instance, InstanceError> {
         if config.database_url.starts_with("sqlite:") {
-            create_directory(&config.data_dir)?;
+            create_private_directory(&config.data_dir)?;
             if let Some(parent) =
                 sqlite_path(&config.database_url).and_then(|path| path.parent().map(Path::to_path_buf))
                 && !parent.as_os_str().is_empty()
             {
                 create_directory(&parent)?;
             }
+        } else if config.data_dir.exists() {
+            // Only `admin.key` lives there with PostgreSQL, but it is still nobody else's business.
+            create_private_directory(&config.data_dir)?;
         }
         let store = Store::connect(&config.database_url, config.database_max_connections).await?;
         let service = Service::new(
@@ -106,7 +109,7 @@ impl Instance {
         let outcome = self
             .service
             .bootstrap(|secret| {
-                create_directory(&data_dir).map_err(|error| error.to_string())?;
+                create_private_directory(&data_dir).map_err(|error| error.to_string())?;
                 write_secret_file(&key_path, secret)
                     .map_err(|error| format!("cannot write {}: {error}", key_path.display()))
             })
@@ -353,11 +356,46 @@ pub fn init_logging(config: &Config) {
     };
 }
 
+/// Creates `path` and its missing parents, readable only by the owner (mode 0700 on Unix). Directories that
+/// already exist keep their mode: the database's directory may be a shared one, its files are restricted anyway.
 fn create_directory(path: &Path) -> Result<(), InstanceError> {
-    std::fs::create_dir_all(path).map_err(|source| InstanceError::Io {
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::DirBuilderExt;
+        builder.mode(0o700);
+    }
+    builder.create(path).map_err(|source| InstanceError::Io {
         context: format!("creating {}", path.display()),
         source,
     })
+}
+
+/// Creates the data directory (the database and `admin.key`) like [`create_directory`], and narrows it to its
+/// owner (0700) if it already existed with access for group or others, logging that it did.
+fn create_private_directory(path: &Path) -> Result<(), InstanceError> {
+    create_directory(path)?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let failed = |source| InstanceError::Io {
+            context: format!("restricting {} to its owner", path.display()),
+            source,
+        };
+        let mode = std::fs::metadata(path).map_err(failed)?.permissions().mode() & 0o7777;
+        if mode & 0o077 != 0 {
+            let narrowed = mode & 0o700;
+            std::fs::set_permissions(path, std::fs::Permissions::from_mode(narrowed)).map_err(failed)?;
+            tracing::warn!(
+                path = %path.display(),
+                previous_mode = %format!("{mode:04o}"),
+                mode = %format!("{narrowed:04o}"),
+                "data directory was open to other users; restricted it to its owner"
+            );
+        }
+    }
+    Ok(())
 }
 
 fn sqlite_path(url: &str) -> Option<PathBuf> {

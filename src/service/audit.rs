@@ -2,17 +2,23 @@
 //!
 //! Every call is recorded with its outcome. Successful writes are counted per root controller over a
 //! sliding hour, so the limit holds across several instance processes sharing one database.
+//!
+//! Invariant: no secret reaches the audit log. Whatever a call sent, and however early it failed, the row holds
+//! only text the content scan passes; what a rule matches is stored as a marker naming the rule (see
+//! [`Service::audit_record`]).
 
 use std::time::Duration;
 
 use chrono::{DateTime, TimeDelta, Utc};
 use serde_json::{Map, Value};
 
+use super::scan::{ContentScanner, ScanRule, redaction_marker};
 use super::{ErrorCode, Service, ServiceError};
 use crate::domain::{AuthenticatedActor, PublicId};
 use crate::store::{self, audit::McpCallRecord};
 
-/// Longest string kept verbatim in an audited request; longer ones are shortened with their length noted.
+/// Longest string kept verbatim in an audited request (and client name or version); longer ones are shortened with
+/// their length noted.
 const AUDIT_STRING_LIMIT: usize = 512;
 
 /// One call to record.
@@ -55,17 +61,27 @@ impl Service {
         Ok(store::audit::append_unwritten_call(self.store(), &record).await?)
     }
 
+    /// The row that records a call. Nothing in it may hold text a scan rule matches, whatever the outcome and
+    /// whichever check refused the call first: every string, object key and number of the request that a rule
+    /// matches is replaced by a marker naming the rule, the summary or error message loses every quotation of
+    /// such input (or is withheld when it still holds something a rule matches), and so do the client's name
+    /// and version.
     pub(super) fn audit_record(&self, audit: CallAudit<'_>) -> McpCallRecord {
-        let (outcome, result_summary) = match &audit.outcome {
-            Ok(summary) => ("ok".to_owned(), summary.clone()),
-            Err(error) => (error.code.as_str().to_owned(), error.message.clone()),
+        let scanner = &self.inner.content_scanner;
+        let redaction = scanner.redact_json(audit.request);
+        let (outcome, reported) = match &audit.outcome {
+            Ok(summary) => ("ok".to_owned(), summary.as_str()),
+            Err(error) => (error.code.as_str().to_owned(), error.message.as_str()),
         };
-        // A rejected request may hold the very secret that was rejected: keep only its shape.
+        let result_summary = scrubbed_summary(scanner, reported, &redaction.removed);
+        // A request rejected for its content may hold the rejected text in a form only the write path's own
+        // normalization revealed: keep nothing but its shape and the markers.
         let request = if matches!(&audit.outcome, Err(error) if error.code == ErrorCode::ContentRejected) {
-            redact_all_values(audit.request)
+            redact_all_values(&redaction.value)
         } else {
-            shorten_long_strings(audit.request)
+            shorten_long_strings(&redaction.value)
         };
+        let client_text = |text: Option<String>| text.map(|text| stored_client_text(scanner, &text));
         McpCallRecord {
             id: self.new_internal_id(),
             actor_id: audit.caller.actor.id.clone(),
@@ -77,8 +93,8 @@ impl Service {
             outcome,
             result_summary,
             duration_micros: i64::try_from(audit.duration.as_micros()).unwrap_or(i64::MAX),
-            client_name: audit.client_name,
-            client_version: audit.client_version,
+            client_name: client_text(audit.client_name),
+            client_version: client_text(audit.client_version),
             created_at: self.now(),
         }
     }
@@ -139,12 +155,21 @@ fn retry_after(oldest_minute_in_window: Option<DateTime<Utc>>, now: DateTime<Utc
     }
 }
 
+/// A string of the request as stored: whole up to [`AUDIT_STRING_LIMIT`] characters, otherwise its beginning and
+/// its length.
+fn shortened(text: &str) -> String {
+    let length = text.chars().count();
+    if length > AUDIT_STRING_LIMIT {
+        let kept: String = text.chars().take(AUDIT_STRING_LIMIT).collect();
+        format!("{kept}… ({length} characters)")
+    } else {
+        text.to_owned()
+    }
+}
+
 fn shorten_long_strings(value: &Value) -> Value {
     match value {
-        Value::String(text) if text.chars().count() > AUDIT_STRING_LIMIT => {
-            let kept: String = text.chars().take(AUDIT_STRING_LIMIT).collect();
-            Value::String(format!("{kept}… ({} characters)", text.chars().count()))
-        }
+        Value::String(text) => Value::String(shortened(text)),
         Value::Array(items) => Value::Array(items.iter().map(shorten_long_strings).collect()),
         Value::Object(fields) => Value::Object(
             fields
@@ -156,8 +181,10 @@ fn shorten_long_strings(value: &Value) -> Value {
     }
 }
 
+/// Every string becomes `[redacted]`, except the markers of the scan, which say why.
 fn redact_all_values(value: &Value) -> Value {
     match value {
+        Value::String(text) if ScanRule::ALL.iter().any(|rule| *text == redaction_marker(*rule)) => value.clone(),
         Value::String(_) => Value::String("[redacted]".to_owned()),
         Value::Array(items) => Value::Array(items.iter().map(redact_all_values).collect()),
         Value::Object(fields) => Value::Object(
@@ -168,6 +195,80 @@ fn redact_all_values(value: &Value) -> Value {
         ),
         other => other.clone(),
     }
+}
+
+/// The client's self-reported name or version as stored: a marker if a rule matches it, else shortened.
+fn stored_client_text(scanner: &ContentScanner, text: &str) -> String {
+    match scanner.rule_matching(text) {
+        Some(rule) => redaction_marker(rule),
+        None => shortened(text),
+    }
+}
+
+/// Shortest run of letters and digits of redacted input whose reappearance withholds a summary: long enough that
+/// ordinary words of a message rarely reach it, short enough to catch a key, token or password reworded by a
+/// validator (lowercased, escaped as a JSON pointer, cut short).
+const ECHOED_RUN_CHARACTERS: usize = 8;
+
+/// A result summary or error message as stored. Messages may quote the input that failed (serde quotes a value of
+/// the wrong type, an unknown field or variant; a JSON pointer names the keys on its way), so every quotation of
+/// redacted input, as written or escaped, is replaced by its marker. If the text then still contains a run of
+/// [`ECHOED_RUN_CHARACTERS`] letters and digits of redacted input (in any case), or anything a rule matches, it is
+/// withheld whole: only the rule is kept.
+fn scrubbed_summary(scanner: &ContentScanner, text: &str, removed: &[(String, ScanRule)]) -> String {
+    let mut scrubbed = text.to_owned();
+    for (original, rule) in removed {
+        let marker = redaction_marker(*rule);
+        for quotation in quotations(original) {
+            if !quotation.is_empty() && scrubbed.contains(&quotation) {
+                scrubbed = scrubbed.replace(&quotation, &marker);
+            }
+        }
+    }
+    let mut without_markers = scrubbed.clone();
+    for rule in ScanRule::ALL {
+        without_markers = without_markers.replace(&redaction_marker(rule), " ");
+    }
+    let without_markers = without_markers.to_lowercase();
+    let echoed = removed
+        .iter()
+        .find(|(original, _)| {
+            long_runs(original)
+                .into_iter()
+                .any(|run| without_markers.contains(&run))
+        })
+        .map(|(_, rule)| *rule);
+    match echoed.or_else(|| scanner.rule_matching(&scrubbed)) {
+        Some(rule) => format!("[withheld: it repeated input matching the {rule} rule]"),
+        None => scrubbed,
+    }
+}
+
+/// The ways a message may quote `original`: as written, escaped as Rust's `{:?}` does (serde's messages), and
+/// escaped as a JSON string.
+fn quotations(original: &str) -> Vec<String> {
+    let debug = format!("{original:?}");
+    let json = serde_json::to_string(original).unwrap_or_default();
+    let mut forms = vec![original.to_owned()];
+    for quoted in [debug, json] {
+        let inner = quoted
+            .strip_prefix('"')
+            .and_then(|rest| rest.strip_suffix('"'))
+            .unwrap_or_default()
+            .to_owned();
+        if !forms.contains(&inner) {
+            forms.push(inner);
+        }
+    }
+    forms
+}
+
+/// The runs of at least [`ECHOED_RUN_CHARACTERS`] letters and digits in `text`, lowercased.
+fn long_runs(text: &str) -> Vec<String> {
+    text.split(|character: char| !character.is_alphanumeric())
+        .filter(|run| run.chars().count() >= ECHOED_RUN_CHARACTERS)
+        .map(str::to_lowercase)
+        .collect()
 }
 
 #[cfg(test)]
@@ -181,6 +282,100 @@ mod tests {
         assert_eq!(
             redact_all_values(&request),
             json!({ "title": "[redacted]", "claims": [{ "text": "[redacted]" }], "limit": 3 })
+        );
+    }
+
+    fn token() -> String {
+        ["ghp_", "aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3z5A"].concat()
+    }
+
+    fn scrub(message: &str, request: &Value) -> String {
+        let scanner = ContentScanner::new();
+        let redaction = scanner.redact_json(request);
+        scrubbed_summary(&scanner, message, &redaction.removed)
+    }
+
+    #[test]
+    fn a_message_quoting_redacted_input_keeps_its_marker_instead() {
+        let token = token();
+        let request = json!({ "limit": token });
+        let message =
+            format!("the arguments do not match the tool's input schema: invalid type: string {token:?}, expected u32");
+        assert_eq!(
+            scrub(&message, &request),
+            "the arguments do not match the tool's input schema: invalid type: string \"[redacted: api_token]\", expected u32"
+        );
+        let message = format!("unknown field `{token}`, expected one of `query`, `limit`");
+        let request = json!({ token.clone(): 1 });
+        assert_eq!(
+            scrub(&message, &request),
+            "unknown field `[redacted: api_token]`, expected one of `query`, `limit`"
+        );
+    }
+
+    #[test]
+    fn a_message_quoting_escaped_input_loses_it_too() {
+        let key = [
+            "-----BEGIN RSA ",
+            "PRIVATE KEY-----\nMIIEpAIBAAKCAQEA3Tz2mr7SZiAMfQyuvBjM9Oi8Q1cVbI0PsGSa0HpZ0EJ2\n",
+        ]
+        .concat();
+        let request = json!({ "claims": key });
+        let message = format!("invalid type: string {key:?}, expected a sequence");
+        let stored = scrub(&message, &request);
+        assert_eq!(
+            stored,
+            "invalid type: string \"[redacted: private_key]\", expected a sequence"
+        );
+    }
+
+    #[test]
+    fn a_message_repeating_reworded_input_is_withheld() {
+        let access_key = ["AKIA", "Q3EGTLZ7KRW4WN5B"].concat();
+        let request = json!({ "context": { "region": access_key } });
+        // A validator that lowercases what it quotes.
+        let message = format!("context: region={} is not allowed", access_key.to_lowercase());
+        assert_eq!(
+            scrub(&message, &request),
+            "[withheld: it repeated input matching the cloud_access_key rule]"
+        );
+        // A JSON pointer escapes the `/` of a key.
+        let url = "postgres://app:Tr0ub4dor&3@db.internal.acme.io/app";
+        let request = json!({ "structured_data": { url: 1 } });
+        let message = "structured_data/postgres:~1~1app:Tr0ub4dor&3@db.internal.acme.io~1app: not allowed";
+        assert!(scrub(message, &request).starts_with("[withheld"));
+    }
+
+    #[test]
+    fn a_message_with_something_a_rule_matches_is_withheld_even_without_redacted_input() {
+        assert_eq!(
+            scrub("owner is jane.doe@gmail.com", &json!({})),
+            "[withheld: it repeated input matching the email_address rule]"
+        );
+        assert_eq!(
+            scrub("title must be at most 300 characters", &json!({ "title": "x" })),
+            "title must be at most 300 characters"
+        );
+    }
+
+    #[test]
+    fn client_names_with_secrets_become_markers() {
+        let scanner = ContentScanner::new();
+        assert_eq!(
+            stored_client_text(&scanner, &format!("agent {}", token())),
+            "[redacted: api_token]"
+        );
+        assert_eq!(stored_client_text(&scanner, "claude-code"), "claude-code");
+        assert!(stored_client_text(&scanner, &"x".repeat(2000)).ends_with("(2000 characters)"));
+    }
+
+    #[test]
+    fn rejected_requests_keep_the_markers_of_the_scan() {
+        let scanner = ContentScanner::new();
+        let request = json!({ "title": "fine", "body_markdown": format!("token {}", token()) });
+        assert_eq!(
+            redact_all_values(&scanner.redact_json(&request).value),
+            json!({ "title": "[redacted]", "body_markdown": "[redacted: api_token]" })
         );
     }
 

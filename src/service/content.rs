@@ -534,6 +534,8 @@ impl Service {
         }
         let mut tags = Vec::new();
         for (position, tag) in request.tags.iter().enumerate() {
+            // Tags are stored lowercased, which hides an access key from the scan of the validated content.
+            self.scan_text(&format!("tags/{position}"), tag)?;
             let tag = normalize_tag(tag)
                 .map_err(|error| ServiceError::validation(&format!("tags/{position}"), format!("tag: {error}")))?;
             if !tags.contains(&tag) {

@@ -1,7 +1,14 @@
 //! The secret and personal-data scan every write runs before it accepts text (spec §9, error `content_rejected`).
 //!
 //! A [`ContentScanner`] compiles its patterns once and is then shared (it is `Send + Sync`, so an `Arc`
-//! is enough). It answers the first [`ScanFinding`]: which rule matched and in which field.
+//! is enough). It answers the first [`ScanFinding`]: which rule matched and in which field. The audit log uses
+//! the same scanner to replace every string a rule matches by a marker naming the rule ([`ContentScanner::redact_json`]).
+//!
+//! Text is matched in a normalized form (see [`ContentScanner::normalized_for_scan`]): Unicode compatibility normalization (NFKC,
+//! so fullwidth digits and letters become ASCII), invisible format characters removed (zero-width space and
+//! joiners, word joiner, byte order mark, soft hyphen, every other `Cf` character, variation selectors), and
+//! Unicode dashes read as `-`. A key split by U+200B or a card number in fullwidth digits is therefore found,
+//! while the text itself is stored as written. Findings name the field, which normalization does not change.
 //!
 //! Invariant: a finding never carries the matched text, and nothing here logs. The text that matched is
 //! exactly what must not spread further, so it is not copied into errors, logs or audit records. For the
@@ -14,8 +21,11 @@
 
 use base64::Engine;
 use base64::engine::{DecodePaddingMode, GeneralPurpose, GeneralPurposeConfig};
+use std::borrow::Cow;
+
 use regex::Regex;
 use serde_json::Value;
+use unicode_normalization::UnicodeNormalization;
 
 /// What kind of sensitive data a finding is. The order of the variants is the order rules are checked in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -52,6 +62,18 @@ pub enum ScanRule {
     /// longer dotted or dashed number (a UUID, a decimal fraction), and not a power of two. Ungrouped runs of 17 to 19 digits are
     /// not flagged: in technical text they are 64-bit integers and snowflake IDs.
     CardNumber,
+    /// A bank account number in IBAN form: a country code with the registered IBAN length for that country, two
+    /// check digits and the account part, written without spaces (`DE89370400440532013000`) or in groups of four
+    /// (`DE89 3704 0044 0532 0130 00`), that passes the ISO 13616 mod-97 check. Not flagged: unknown country codes,
+    /// the wrong length for the country, a failed check, check digits `00`, `01` or `99`, lowercase letters, and a
+    /// run that continues into further letters or digits.
+    BankAccount,
+    /// A national identification number: a US social security number written `AAA-GG-SSSS` that the SSA could
+    /// have issued (area not `000`, `666` or `900`–`999`, group not `00`, serial not `0000`). Not flagged: the
+    /// numbers the SSA publishes as never valid (`123-45-6789` and the advertising numbers `078-05-1120` and
+    /// `219-09-9999`), nine digits without the dashes, other groupings (ISO dates, versions, ISBNs), and a number
+    /// that continues a longer identifier (`ORD-536-22-8451`, `536-22-8451-2`, `536-22-8451.5`).
+    NationalId,
     /// A person's e-mail address. Not flagged: role mailboxes (see [`ROLE_MAILBOXES`], also with a
     /// `+tag`), reserved example domains (see [`is_reserved_host`]), domains with a `noreply` label,
     /// domains whose suffix is not on the public suffix list (`icon@2x.png`), SSH algorithm names (see
@@ -70,13 +92,15 @@ pub enum ScanRule {
 
 impl ScanRule {
     /// Every rule, in the order they are checked.
-    pub const ALL: [ScanRule; 8] = [
+    pub const ALL: [ScanRule; 10] = [
         ScanRule::PrivateKey,
         ScanRule::CloudAccessKey,
         ScanRule::ApiToken,
         ScanRule::Jwt,
         ScanRule::PasswordInUrl,
         ScanRule::CardNumber,
+        ScanRule::BankAccount,
+        ScanRule::NationalId,
         ScanRule::EmailAddress,
         ScanRule::PhoneNumber,
     ];
@@ -90,6 +114,8 @@ impl ScanRule {
             ScanRule::Jwt => "jwt",
             ScanRule::PasswordInUrl => "password_in_url",
             ScanRule::CardNumber => "card_number",
+            ScanRule::BankAccount => "bank_account",
+            ScanRule::NationalId => "national_id",
             ScanRule::EmailAddress => "email_address",
             ScanRule::PhoneNumber => "phone_number",
         }
@@ -106,6 +132,12 @@ impl ScanRule {
             ScanRule::Jwt => "a JSON Web Token; remove it or shorten it to eyJ...",
             ScanRule::PasswordInUrl => "a URL with a password; remove the password or write user:<password>@host",
             ScanRule::CardNumber => "a payment card number; remove it",
+            ScanRule::BankAccount => {
+                "a bank account number (IBAN); remove it or use a placeholder such as DE00 0000 0000 0000 0000 00"
+            }
+            ScanRule::NationalId => {
+                "a national identification number (US social security number); remove it or use 123-45-6789"
+            }
             ScanRule::EmailAddress => "a personal e-mail address; remove it or use an address at example.com",
             ScanRule::PhoneNumber => "a personal phone number; remove it or use 555-0100 to 555-0199",
         }
@@ -260,6 +292,14 @@ pub struct ContentScanner {
     password_in_url: Regex,
     /// Digit runs that could be card numbers; checked afterwards.
     card_number: Regex,
+    /// The start of a possible IBAN: two capital letters and two digits at a word start; the rest is read by hand.
+    iban_start: Regex,
+    /// `AAA-GG-SSSS`; groups: 1 area, 2 group, 3 serial.
+    social_security_number: Regex,
+    /// Characters that do not change what text says: format characters (`Cf`: zero-width space and joiners,
+    /// word joiner, byte order mark, soft hyphen, bidirectional marks, tag characters), the combining grapheme
+    /// joiner, variation selectors and the Hangul fillers.
+    invisible: Regex,
     /// Candidate e-mail addresses; groups: 1 local part, 2 domain.
     email_address: Regex,
     /// Candidate international phone numbers.
@@ -326,6 +366,11 @@ impl ContentScanner {
                 r#"(?-u:\b)[A-Za-z][A-Za-z0-9+.-]{0,31}://([^\s:/?#@]*):([^\s/?#@]+)@(\[[0-9A-Fa-f:.]+\]|[^\s/?#:@\[\]"'<>()`,;\\]+)"#,
             ),
             card_number: compile(r"(?-u:\b)[0-9](?:[ -]?[0-9]){12,18}(?-u:\b)"),
+            iban_start: compile(r"(?-u:\b)[A-Z]{2}[0-9]{2}"),
+            social_security_number: compile(r"(?-u:\b)([0-9]{3})-([0-9]{2})-([0-9]{4})(?-u:\b)"),
+            invisible: compile(
+                r"[\p{Cf}\x{034F}\x{115F}\x{1160}\x{3164}\x{FFA0}\x{FE00}-\x{FE0F}\x{E0100}-\x{E01EF}]+",
+            ),
             email_address: compile(
                 r"(?-u:\b)([A-Za-z0-9][A-Za-z0-9._%+-]{0,63})@((?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z]{2,63})(?-u:\b)",
             ),
@@ -400,16 +445,101 @@ impl ContentScanner {
     /// `{"aws_secret_access_key": "…40 characters…"}`: the name and the value are separate strings in
     /// JSON, so the assignment pattern cannot see them together.
     fn is_aws_secret_entry(&self, key: &str, value: &str) -> bool {
-        self.aws_secret_key_name.is_match(key)
+        self.aws_secret_key_name.is_match(&self.normalized_for_scan(key))
             && self
                 .aws_secret_key_value
-                .captures(value)
+                .captures(&self.normalized_for_scan(value))
                 .and_then(|captures| captures.get(1))
                 .is_some_and(|secret| !is_placeholder_token(secret.as_str()))
     }
 
+    /// The first rule that matches `text`, checking rules in the order of [`ScanRule::ALL`].
+    pub fn rule_matching(&self, text: &str) -> Option<ScanRule> {
+        self.first_rule_matching(text)
+    }
+
+    /// A copy of `value` in which every string, object key and number that a rule matches is replaced by
+    /// [`redaction_marker`] (for a key, [`redacted_key_marker`]), with the replaced texts and their rules. An object
+    /// entry `"aws_secret_access_key": "…"` counts as a match of its value, as in [`ContentScanner::scan_json`].
+    pub fn redact_json(&self, value: &Value) -> Redaction {
+        let mut removed = Vec::new();
+        let value = self.redact_json_into(value, &mut removed);
+        Redaction { value, removed }
+    }
+
+    fn redact_json_into(&self, value: &Value, removed: &mut Vec<(String, ScanRule)>) -> Value {
+        match value {
+            Value::String(text) => self.redacted_text(text, removed).unwrap_or_else(|| value.clone()),
+            // Card numbers are sometimes written as JSON numbers.
+            Value::Number(number) => self
+                .redacted_text(&number.to_string(), removed)
+                .unwrap_or_else(|| value.clone()),
+            Value::Null | Value::Bool(_) => value.clone(),
+            Value::Array(items) => {
+                Value::Array(items.iter().map(|item| self.redact_json_into(item, removed)).collect())
+            }
+            Value::Object(entries) => {
+                let mut redacted = serde_json::Map::new();
+                for (key, item) in entries {
+                    let item = match item {
+                        Value::String(text) if self.is_aws_secret_entry(key, text) => {
+                            removed.push((text.clone(), ScanRule::CloudAccessKey));
+                            Value::String(redaction_marker(ScanRule::CloudAccessKey))
+                        }
+                        _ => self.redact_json_into(item, removed),
+                    };
+                    let key = match self.first_rule_matching(key) {
+                        Some(rule) => {
+                            removed.push((key.clone(), rule));
+                            // Two redacted keys of one object must stay two entries.
+                            let marker = redacted_key_marker(rule);
+                            let mut unique = marker.clone();
+                            let mut number = 1;
+                            while redacted.contains_key(&unique) || entries.contains_key(&unique) {
+                                number += 1;
+                                unique = format!("{marker} #{number}");
+                            }
+                            unique
+                        }
+                        None => key.clone(),
+                    };
+                    redacted.insert(key, item);
+                }
+                Value::Object(redacted)
+            }
+        }
+    }
+
+    /// The marker for `text` if a rule matches it (noting the text and rule in `removed`).
+    fn redacted_text(&self, text: &str, removed: &mut Vec<(String, ScanRule)>) -> Option<Value> {
+        let rule = self.first_rule_matching(text)?;
+        removed.push((text.to_owned(), rule));
+        Some(Value::String(redaction_marker(rule)))
+    }
+
+    /// `text` as the rules see it: NFKC-normalized, without invisible characters, with Unicode dashes as `-`.
+    /// ASCII text is already in this form and is returned as it is, without copying.
+    pub fn normalized_for_scan<'text>(&self, text: &'text str) -> Cow<'text, str> {
+        if text.is_ascii() {
+            return Cow::Borrowed(text);
+        }
+        let composed: String = text.nfkc().collect();
+        let visible = self.invisible.replace_all(&composed, "");
+        Cow::Owned(
+            visible
+                .chars()
+                .map(|character| match character {
+                    // Hyphen, non-breaking hyphen, figure dash, en dash, em dash, horizontal bar, minus sign.
+                    '\u{2010}'..='\u{2015}' | '\u{2212}' => '-',
+                    other => other,
+                })
+                .collect(),
+        )
+    }
+
     fn first_rule_matching(&self, text: &str) -> Option<ScanRule> {
-        ScanRule::ALL.into_iter().find(|rule| self.rule_matches(*rule, text))
+        let text = self.normalized_for_scan(text);
+        ScanRule::ALL.into_iter().find(|rule| self.rule_matches(*rule, &text))
     }
 
     fn rule_matches(&self, rule: ScanRule, text: &str) -> bool {
@@ -420,6 +550,8 @@ impl ContentScanner {
             ScanRule::Jwt => self.contains_jwt(text),
             ScanRule::PasswordInUrl => self.contains_password_in_url(text),
             ScanRule::CardNumber => self.contains_card_number(text),
+            ScanRule::BankAccount => self.contains_iban(text),
+            ScanRule::NationalId => self.contains_social_security_number(text),
             ScanRule::EmailAddress => self.contains_personal_email_address(text),
             ScanRule::PhoneNumber => self.contains_phone_number(text),
         }
@@ -497,6 +629,34 @@ impl ContentScanner {
                 && !is_power_of_two(&digits)
                 && passes_luhn(&digits)
                 && !is_inside_longer_number(text, candidate.start(), candidate.end())
+        })
+    }
+
+    fn contains_iban(&self, text: &str) -> bool {
+        self.iban_start.find_iter(text).any(|start| {
+            let country = &text[start.start()..start.start() + 2];
+            iban_length(country)
+                .and_then(|length| iban_at(&text[start.start()..], length))
+                .is_some_and(|iban| passes_iban_check(&iban))
+        })
+    }
+
+    fn contains_social_security_number(&self, text: &str) -> bool {
+        self.social_security_number.captures_iter(text).any(|captures| {
+            let (Some(whole), Some(area), Some(group), Some(serial)) =
+                (captures.get(0), captures.get(1), captures.get(2), captures.get(3))
+            else {
+                return false;
+            };
+            let area = area.as_str();
+            let issuable = area != "000"
+                && area != "666"
+                && !area.starts_with('9')
+                && group.as_str() != "00"
+                && serial.as_str() != "0000";
+            let continues_identifier = text[..whole.start()].ends_with(['-', '.', '+', '#'])
+                || is_inside_longer_number(text, whole.start(), whole.end());
+            issuable && !continues_identifier && !NEVER_ISSUED_SOCIAL_SECURITY_NUMBERS.contains(&whole.as_str())
         })
     }
 
@@ -697,6 +857,195 @@ fn has_counting_digits(candidate: &str) -> bool {
     ["123456", "234567", "345678", "456789"]
         .iter()
         .any(|run| digits.contains(run))
+}
+
+/// What [`ContentScanner::redact_json`] made of a JSON value.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Redaction {
+    /// The value with every matching string, key and number replaced by a marker.
+    pub value: Value,
+    /// The replaced texts (numbers in their JSON form) with the rule each matched, in document order. They are
+    /// the secrets themselves: use them to scrub other text, never store or log them.
+    pub removed: Vec<(String, ScanRule)>,
+}
+
+/// How every marker starts.
+const REDACTION_MARKER_START: &str = "[redacted";
+
+/// What replaces a string that a rule matched: `[redacted: api_token]`. It names the rule, never the text.
+pub fn redaction_marker(rule: ScanRule) -> String {
+    format!("{REDACTION_MARKER_START}: {rule}]")
+}
+
+/// What replaces an object key that a rule matched: `[redacted key: email_address]`.
+pub fn redacted_key_marker(rule: ScanRule) -> String {
+    format!("{REDACTION_MARKER_START} key: {rule}]")
+}
+
+/// Social security numbers the SSA states were never valid: the one every form uses as its example, and the two
+/// printed in advertisements (a wallet insert, a brochure) and voided afterwards.
+const NEVER_ISSUED_SOCIAL_SECURITY_NUMBERS: &[&str] = &["123-45-6789", "078-05-1120", "219-09-9999"];
+
+/// IBAN lengths by country code, from the SWIFT IBAN registry.
+const IBAN_LENGTHS: &[(&str, usize)] = &[
+    ("AD", 24),
+    ("AE", 23),
+    ("AL", 28),
+    ("AT", 20),
+    ("AZ", 28),
+    ("BA", 20),
+    ("BE", 16),
+    ("BG", 22),
+    ("BH", 22),
+    ("BI", 27),
+    ("BR", 29),
+    ("BY", 28),
+    ("CH", 21),
+    ("CR", 22),
+    ("CY", 28),
+    ("CZ", 24),
+    ("DE", 22),
+    ("DJ", 27),
+    ("DK", 18),
+    ("DO", 28),
+    ("EE", 20),
+    ("EG", 29),
+    ("ES", 24),
+    ("FI", 18),
+    ("FK", 18),
+    ("FO", 18),
+    ("FR", 27),
+    ("GB", 22),
+    ("GE", 22),
+    ("GI", 23),
+    ("GL", 18),
+    ("GR", 27),
+    ("GT", 28),
+    ("HN", 28),
+    ("HR", 21),
+    ("HU", 28),
+    ("IE", 22),
+    ("IL", 23),
+    ("IQ", 23),
+    ("IS", 26),
+    ("IT", 27),
+    ("JO", 30),
+    ("KW", 30),
+    ("KZ", 20),
+    ("LB", 28),
+    ("LC", 32),
+    ("LI", 21),
+    ("LT", 20),
+    ("LU", 20),
+    ("LV", 21),
+    ("LY", 25),
+    ("MC", 27),
+    ("MD", 24),
+    ("ME", 22),
+    ("MK", 19),
+    ("MN", 20),
+    ("MR", 27),
+    ("MT", 31),
+    ("MU", 30),
+    ("NI", 28),
+    ("NL", 18),
+    ("NO", 15),
+    ("OM", 23),
+    ("PK", 24),
+    ("PL", 28),
+    ("PS", 29),
+    ("PT", 25),
+    ("QA", 29),
+    ("RO", 24),
+    ("RS", 22),
+    ("RU", 33),
+    ("SA", 24),
+    ("SC", 31),
+    ("SD", 18),
+    ("SE", 24),
+    ("SI", 19),
+    ("SK", 24),
+    ("SM", 27),
+    ("SO", 23),
+    ("ST", 25),
+    ("SV", 28),
+    ("TL", 23),
+    ("TN", 24),
+    ("TR", 26),
+    ("UA", 29),
+    ("VA", 22),
+    ("VG", 24),
+    ("XK", 20),
+    ("YE", 30),
+];
+
+/// The IBAN length of a country, if it has IBANs.
+fn iban_length(country: &str) -> Option<usize> {
+    IBAN_LENGTHS
+        .iter()
+        .find(|(code, _)| *code == country)
+        .map(|(_, length)| *length)
+}
+
+/// The IBAN of `length` characters that `text` starts with, without its spaces: either written in one run or in
+/// groups of four separated by single spaces (the last group may be shorter). The character after it must not be a
+/// letter or digit, so a longer run is not read as an IBAN with something after it.
+fn iban_at(text: &str, length: usize) -> Option<String> {
+    let bytes = text.as_bytes();
+    let is_iban_character = |byte: &u8| byte.is_ascii_uppercase() || byte.is_ascii_digit();
+    let compact_end = bytes
+        .iter()
+        .position(|byte| !is_iban_character(byte))
+        .unwrap_or(bytes.len());
+    if compact_end == length {
+        return Some(text[..length].to_owned());
+    }
+    if compact_end != 4 {
+        return None;
+    }
+    // Grouped: `CCdd AAAA BBBB …`.
+    let mut iban = String::with_capacity(length);
+    let mut position = 0;
+    while iban.len() < length {
+        let group_end = (position + 4).min(position + length - iban.len());
+        let group = bytes.get(position..group_end)?;
+        if !group.iter().all(is_iban_character) {
+            return None;
+        }
+        iban.push_str(&text[position..group_end]);
+        position = group_end;
+        if iban.len() < length {
+            if bytes.get(position) != Some(&b' ') {
+                return None;
+            }
+            position += 1;
+        }
+    }
+    match bytes.get(position) {
+        Some(next) if next.is_ascii_alphanumeric() => None,
+        _ => Some(iban),
+    }
+}
+
+/// The ISO 13616 check: check digits from 02 to 98, and the number formed by moving the first four characters to
+/// the end and reading letters as 10 to 35 leaves remainder 1 when divided by 97.
+fn passes_iban_check(iban: &str) -> bool {
+    let check_digits = &iban[2..4];
+    if matches!(check_digits, "00" | "01" | "99") {
+        return false;
+    }
+    let rearranged = iban[4..].bytes().chain(iban[..4].bytes());
+    let mut remainder: u32 = 0;
+    for byte in rearranged {
+        let value = match byte {
+            b'0'..=b'9' => u32::from(byte - b'0'),
+            b'A'..=b'Z' => u32::from(byte - b'A') + 10,
+            _ => return false,
+        };
+        let scale = if value >= 10 { 100 } else { 10 };
+        remainder = (remainder * scale + value) % 97;
+    }
+    remainder == 1
 }
 
 /// ISO 8601 dates with an expanded year carry a sign: `+10000-12-31`, `+002016-07-08 01:46`.
@@ -1220,6 +1569,8 @@ Phone lines in tests use 555-0100 through 555-0199.
                 "jwt",
                 "password_in_url",
                 "card_number",
+                "bank_account",
+                "national_id",
                 "email_address",
                 "phone_number"
             ]
@@ -1230,6 +1581,230 @@ Phone lines in tests use 555-0100 through 555-0199.
     fn the_scanner_is_shareable() {
         fn assert_send_sync<T: Send + Sync>() {}
         assert_send_sync::<ContentScanner>();
+    }
+
+    // Unicode normalization before matching.
+
+    #[test]
+    fn secrets_split_by_invisible_characters_are_flagged() {
+        // Zero-width space, zero-width joiner, word joiner, byte order mark, soft hyphen.
+        for separator in ["\u{200B}", "\u{200D}", "\u{2060}", "\u{FEFF}", "\u{00AD}"] {
+            assert_flags(
+                ScanRule::CloudAccessKey,
+                &joined(&["aws_access_key_id = AKIA", separator, "Q3EGTLZ7KRW4WN5B"]),
+            );
+            assert_flags(
+                ScanRule::ApiToken,
+                &joined(&["ghp_aB3dE5fG7hJ9k", separator, "L1mN3pQ5rS7tU9vW1xY3z5A"]),
+            );
+        }
+        assert_flags(ScanRule::EmailAddress, "mail jane.doe\u{200B}@\u{200C}gmail.com please");
+        // Variation selectors and bidirectional marks are invisible too.
+        assert_flags(ScanRule::CardNumber, "card 4111\u{FE0F} 1111 1111\u{200E} 1111");
+    }
+
+    #[test]
+    fn compatibility_forms_are_read_as_ascii() {
+        // Fullwidth digits, as typed with an East Asian input method.
+        assert_flags(ScanRule::CardNumber, "カード番号 ４１１１ １１１１ １１１１ １１１１");
+        assert_flags(ScanRule::CardNumber, "card=５５５５５５５５５５５５４４４４");
+        // Fullwidth letters and the fullwidth commercial at.
+        assert_flags(ScanRule::CloudAccessKey, "ＡＫＩＡＱ３ＥＧＴＬＺ７ＫＲＷ４ＷＮ５Ｂ");
+        assert_flags(ScanRule::EmailAddress, "jane.doe＠gmail.com");
+        // No-break spaces between groups and Unicode dashes as separators.
+        assert_flags(ScanRule::CardNumber, "4111\u{00A0}1111\u{00A0}1111\u{00A0}1111");
+        assert_flags(ScanRule::CardNumber, "6011\u{2013}1111\u{2013}1111\u{2013}1117");
+        assert_flags(ScanRule::NationalId, "SSN 536\u{2011}22\u{2011}8451");
+        // Mathematical bold digits.
+        assert_flags(ScanRule::PhoneNumber, "call +𝟒𝟗 𝟏𝟓𝟏 𝟐𝟑𝟖𝟒 𝟔𝟕𝟏𝟗");
+    }
+
+    #[test]
+    fn ordinary_unicode_text_passes() {
+        for text in [
+            "Grüße aus Köln: die Straße ist gesperrt — Umleitung über die Brücke.",
+            "東京のサーバーで 2024年1月15日 に再起動しました（バージョン 1.2.3）。",
+            "👩\u{200D}💻 pair programming, ❤\u{FE0F} the ﬁle layout, x² + y² = z²",
+            "Приложение: заказ № 4711, 12 шт., итого 34,50 €",
+            "٢٠٢٤ and शुभ",
+        ] {
+            assert_passes(text);
+        }
+    }
+
+    #[test]
+    fn normalization_leaves_ascii_text_alone() {
+        let text = "plain ASCII stays borrowed";
+        assert!(matches!(scanner().normalized_for_scan(text), Cow::Borrowed(_)));
+        assert_eq!(scanner().normalized_for_scan("a\u{200B}b\u{00AD}c１"), "abc1");
+    }
+
+    // National ID and bank account numbers.
+
+    #[test]
+    fn social_security_numbers_are_flagged() {
+        assert_flags(ScanRule::NationalId, "SSN: 536-22-8451");
+        assert_flags(ScanRule::NationalId, "employee ssn=772-10-0042; start 2024-02-01");
+        assert_flags(ScanRule::NationalId, "(001-01-0001)");
+        assert_flags(ScanRule::NationalId, "https://hr.acme.io/people/665-99-9999/profile");
+    }
+
+    #[test]
+    fn social_security_number_lookalikes_pass() {
+        for text in [
+            "000-12-3456",
+            "666-12-3456",
+            "900-12-3456 and 987-65-4321",
+            "536-00-8451",
+            "536-22-0000",
+            "the form says 123-45-6789; ads used 078-05-1120 and 219-09-9999",
+            "released 2024-01-15, version 1.2.3, ISBN 978-3-16-148410-0",
+            "order ORD-536-22-8451 shipped",
+            "part 536-22-8451-2 and build 536-22-8451.5 and v.536-22-8451",
+            "ticket #536-22-8451",
+            "nine digits 536228451 without dashes",
+            "range 536-22-84510",
+            "fictional phone 212-555-0142",
+        ] {
+            assert_passes(text);
+        }
+    }
+
+    /// Check digits that make `country` + `bban` a valid IBAN (ISO 13616), for building test numbers.
+    fn with_check_digits(country: &str, bban: &str) -> String {
+        let draft = format!("{country}00{bban}");
+        let rearranged = draft[4..].bytes().chain(draft[..4].bytes());
+        let mut remainder: u32 = 0;
+        for byte in rearranged {
+            let value = if byte.is_ascii_digit() {
+                u32::from(byte - b'0')
+            } else {
+                u32::from(byte - b'A') + 10
+            };
+            remainder = (remainder * if value >= 10 { 100 } else { 10 } + value) % 97;
+        }
+        format!("{country}{:02}{bban}", 98 - remainder)
+    }
+
+    #[test]
+    fn ibans_are_flagged() {
+        for text in [
+            "IBAN: DE89 3704 0044 0532 0130 00",
+            "iban=DE89370400440532013000;",
+            "GB82 WEST 1234 5698 7654 32",
+            "Konto FR14 2004 1010 0505 0001 3M02 606, BIC PSSTFRPPXXX",
+            "NL91ABNA0417164300",
+            "BE68 5390 0754 7034 (2024)",
+            "CH93 0076 2011 6238 5295 7",
+            "pay to NO9386011117947.",
+        ] {
+            assert_flags(ScanRule::BankAccount, text);
+        }
+        assert_flags(ScanRule::BankAccount, &with_check_digits("AT", "1904300234573201"));
+    }
+
+    #[test]
+    fn iban_lookalikes_pass() {
+        let wrong_length = with_check_digits("DE", "3704004405320130001");
+        assert!(
+            passes_iban_check(&wrong_length),
+            "the check digits are right, only the length is not"
+        );
+        for text in [
+            "DE89 3704 0044 0532 0130 01",
+            "DE89370400440532013001",
+            "DE893704004405320130001",
+            "DE89370400440532013000X",
+            "de89370400440532013000",
+            "XX89370400440532013000",
+            "DE00 0000 0000 0000 0000 00",
+            "DE89 370400440532013000",
+            wrong_length.as_str(),
+            "ES2015 and ES2022 features, released 2024-01-15, version 10.0.19045.3693",
+            "order AB12CD34EF56GH78IJ90 and SKU GB12-3456-7890",
+            "UUID 550e8400-e29b-41d4-a716-446655440000, ULID 01HQ3Z8X9Y7K6M5N4P3Q2R1S0T",
+        ] {
+            assert_passes(text);
+        }
+    }
+
+    #[test]
+    fn the_iban_table_has_plausible_lengths() {
+        for (country, length) in IBAN_LENGTHS {
+            assert_eq!(country.len(), 2);
+            assert!(country.bytes().all(|byte| byte.is_ascii_uppercase()));
+            assert!((15..=34).contains(length), "{country}");
+        }
+        let mut countries: Vec<&str> = IBAN_LENGTHS.iter().map(|(country, _)| *country).collect();
+        countries.sort_unstable();
+        countries.dedup();
+        assert_eq!(countries.len(), IBAN_LENGTHS.len());
+    }
+
+    // Redaction for the audit log.
+
+    #[test]
+    fn redaction_replaces_matching_strings_keys_and_numbers_by_their_rule() {
+        let token = joined(&["ghp_", "aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3z5A"]);
+        let secret = joined(&["Zq8Kd93jVb1/Lm0Rx7Ty5Nw2", "Pq4Hs6Jk8Gf0Da3S"]);
+        let request = json!({
+            "title": "Retry strategy",
+            "query": format!("why does {token} fail"),
+            "limit": 4_111_111_111_111_111_u64,
+            "count": 3,
+            "structured_data": {
+                "jane.doe@gmail.com": "owner",
+                "aws_secret_access_key": secret,
+                "steps": ["install", "SSN 536-22-8451"],
+            },
+        });
+        let redaction = scanner().redact_json(&request);
+        assert_eq!(
+            redaction.value,
+            json!({
+                "title": "Retry strategy",
+                "query": "[redacted: api_token]",
+                "limit": "[redacted: card_number]",
+                "count": 3,
+                "structured_data": {
+                    "[redacted key: email_address]": "owner",
+                    "aws_secret_access_key": "[redacted: cloud_access_key]",
+                    "steps": ["install", "[redacted: national_id]"],
+                },
+            })
+        );
+        let rules: Vec<ScanRule> = redaction.removed.iter().map(|(_, rule)| *rule).collect();
+        assert_eq!(rules.len(), 5);
+        for rule in [
+            ScanRule::ApiToken,
+            ScanRule::CardNumber,
+            ScanRule::EmailAddress,
+            ScanRule::CloudAccessKey,
+            ScanRule::NationalId,
+        ] {
+            assert!(rules.contains(&rule), "{rule}");
+        }
+        let stored = redaction.value.to_string();
+        assert!(!stored.contains(&token) && !stored.contains(&secret) && !stored.contains("jane.doe"));
+    }
+
+    #[test]
+    fn two_redacted_keys_of_one_object_stay_two_entries() {
+        let redaction = scanner().redact_json(&json!({ "a.b@gmail.com": 1, "c.d@gmail.com": 2 }));
+        let Value::Object(entries) = &redaction.value else {
+            panic!("an object stays an object");
+        };
+        assert_eq!(entries.len(), 2);
+        assert!(entries.contains_key("[redacted key: email_address]"));
+        assert!(entries.contains_key("[redacted key: email_address] #2"));
+    }
+
+    #[test]
+    fn redaction_keeps_clean_values_as_they_are() {
+        let request = json!({ "title": "Ünïcode ok", "tags": ["a", "b"], "limit": 10, "flag": true, "none": null });
+        let redaction = scanner().redact_json(&request);
+        assert_eq!(redaction.value, request);
+        assert!(redaction.removed.is_empty());
     }
 
     #[test]

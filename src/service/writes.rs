@@ -53,7 +53,13 @@ pub trait WriteSummary {
 }
 
 /// Longest accepted idempotency key.
-pub const MAX_IDEMPOTENCY_KEY_CHARACTERS: usize = 255;
+pub const MAX_IDEMPOTENCY_KEY_CHARACTERS: usize = 128;
+
+/// What an idempotency key may look like (a JSON Schema `pattern`): letters, digits, `.`, `_`, `:` and `-`. UUIDs,
+/// ULIDs, hex digests and `publish-42` counters fit; e-mail addresses (`@`), URLs (`/`), base64 (`+`, `/`, `=`) and
+/// anything with spaces do not. Keys are stored, so a key that fits and still looks like a secret (an AWS key ID, a
+/// GitHub token, a card number) is refused by the content scan.
+pub const IDEMPOTENCY_KEY_PATTERN: &str = "^[A-Za-z0-9._:-]{1,128}$";
 
 /// How often a write is attempted when PostgreSQL reports a deadlock or serialization failure.
 const WRITE_ATTEMPTS: usize = 3;
@@ -139,7 +145,7 @@ impl Service {
         Outcome: DeserializeOwned + WriteSummary,
     {
         if let Some(key) = idempotency_key {
-            validate_idempotency_key(key)?;
+            validate_idempotency_key(&self.inner.content_scanner, key)?;
         }
         let request_sha256 = request_fingerprint(&metadata.request);
         let (mut transaction, window) = store::audit::begin_write_for(
@@ -346,16 +352,23 @@ impl WriteFailure {
     }
 }
 
-fn validate_idempotency_key(key: &str) -> Result<(), ServiceError> {
-    if key.is_empty() || key.chars().count() > MAX_IDEMPOTENCY_KEY_CHARACTERS || key.chars().any(char::is_control) {
+/// Keys are stored with the response, so only a safe alphabet is accepted (see [`IDEMPOTENCY_KEY_PATTERN`]), and a
+/// key that still looks like a secret (an AWS key ID, a card number) is `content_rejected` like any other text.
+fn validate_idempotency_key(scanner: &super::scan::ContentScanner, key: &str) -> Result<(), ServiceError> {
+    let allowed = |byte: u8| byte.is_ascii_alphanumeric() || matches!(byte, b'.' | b'_' | b':' | b'-');
+    if key.is_empty() || key.len() > MAX_IDEMPOTENCY_KEY_CHARACTERS || !key.bytes().all(allowed) {
         return Err(ServiceError::validation(
             "idempotency_key",
             format!(
-                "an idempotency key is 1 to {MAX_IDEMPOTENCY_KEY_CHARACTERS} characters without control characters"
+                "an idempotency key is 1 to {MAX_IDEMPOTENCY_KEY_CHARACTERS} characters from A-Z, a-z, 0-9, `.`, `_`, `:` \
+                 and `-` (a UUID or ULID fits)"
             ),
         ));
     }
-    Ok(())
+    match scanner.scan_text("idempotency_key", key) {
+        Some(finding) => Err(super::content::rejected(&finding)),
+        None => Ok(()),
+    }
 }
 
 /// SHA-256 of the request's canonical JSON (object keys sorted), without the idempotency key itself.
@@ -387,6 +400,63 @@ fn canonical_json(value: &Value) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn idempotency_keys_come_from_a_safe_alphabet() {
+        let scanner = crate::service::scan::ContentScanner::new();
+        for key in [
+            "550e8400-e29b-41d4-a716-446655440000",
+            "01HQ3Z8X9Y7K6M5N4P3Q2R1S0T",
+            "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
+            "publish-1",
+            "retry_strategy:v2.1",
+            &"k".repeat(MAX_IDEMPOTENCY_KEY_CHARACTERS),
+        ] {
+            assert_eq!(validate_idempotency_key(&scanner, key), Ok(()), "{key}");
+        }
+        for key in [
+            "",
+            "jane.doe@gmail.com",
+            "https://acme.io/x",
+            "two words",
+            "Zq8Kd93jVb1/Lm0Rx7Ty5Nw2Pq4Hs6Jk8Gf0Da3S",
+            "schlüssel",
+            "tab\there",
+            &"k".repeat(MAX_IDEMPOTENCY_KEY_CHARACTERS + 1),
+        ] {
+            let error = validate_idempotency_key(&scanner, key).expect_err(key);
+            assert_eq!(error.code, ErrorCode::ValidationFailed, "{key}");
+            assert!(
+                !error.message.contains(key) || key.is_empty(),
+                "the message does not repeat the key"
+            );
+        }
+    }
+
+    #[test]
+    fn idempotency_keys_that_look_like_secrets_are_rejected() {
+        let scanner = crate::service::scan::ContentScanner::new();
+        for (key, rule) in [
+            (["AKIA", "Q3EGTLZ7KRW4WN5B"].concat(), "cloud_access_key"),
+            (["ghp_", "aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3z5A"].concat(), "api_token"),
+            (
+                [
+                    "eyJhbGciOiJIUzI1NiJ9",
+                    ".eyJ1c2VyIjoiYWxpY2UiLCJyb2xlIjoiYWRtaW4ifQ",
+                    ".SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c",
+                ]
+                .concat(),
+                "jwt",
+            ),
+            ("4111-1111-1111-1111".to_owned(), "card_number"),
+            ("DE89370400440532013000".to_owned(), "bank_account"),
+        ] {
+            let error = validate_idempotency_key(&scanner, &key).expect_err(&key);
+            assert_eq!(error.code, ErrorCode::ContentRejected, "{key}");
+            assert_eq!(error.details["rule"], rule);
+            assert!(!error.message.contains(&key));
+        }
+    }
 
     #[test]
     fn the_fingerprint_ignores_key_order_and_the_idempotency_key() {

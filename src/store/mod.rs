@@ -8,6 +8,7 @@
 pub mod actors;
 pub mod audit;
 pub mod evidence;
+pub mod files;
 pub mod idempotency;
 pub mod keys;
 pub mod knowledge;
@@ -22,7 +23,7 @@ use std::time::Duration;
 
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
-use sqlx::{PgConnection, PgPool, Postgres, Sqlite, SqliteConnection, SqlitePool};
+use sqlx::{ConnectOptions, PgConnection, PgPool, Postgres, Sqlite, SqliteConnection, SqlitePool};
 
 /// Runs `$body` with `$connection` bound to a `&mut PgConnection` or a `&mut SqliteConnection`.
 ///
@@ -70,6 +71,14 @@ pub enum StoreError {
     /// SQLite's full-text ranking function could not be registered on a new connection.
     #[error("cannot register the SQLite ranking function: {0}")]
     Ranking(#[from] fts5_rank::RegisterError),
+    /// A database file could not be created for, or restricted to, its owner.
+    #[error("cannot restrict {path} to its owner: {source}")]
+    Permissions {
+        /// The file.
+        path: String,
+        /// The underlying error.
+        source: std::io::Error,
+    },
 }
 
 /// Registers the full-text ranking function that the SQLite search statements call (see `search::SQLITE_BM25`) on
@@ -260,6 +269,13 @@ impl Store {
                 .synchronous(SqliteSynchronous::Normal)
                 .busy_timeout(Duration::from_secs(10))
                 .foreign_keys(true);
+            let in_memory = options
+                .to_url_lossy()
+                .query_pairs()
+                .any(|(name, value)| name == "mode" && value == "memory");
+            if !in_memory {
+                files::restrict_database_files(options.get_filename())?;
+            }
             // One writer: SQLite serializes writers anyway, and a single connection with BEGIN IMMEDIATE turns lock
             // contention into orderly queueing. Writes queued behind each other share one transaction (group
             // commit), each in its own savepoint; see `sqlite_writer`.

@@ -33,7 +33,15 @@ pub struct TestDatabase {
 impl TestDatabase {
     /// Creates a fresh database on the backend selected by `INTERAI_TEST_DATABASE_URL`.
     pub async fn create() -> TestDatabase {
-        let directory = tempfile::tempdir().expect("temporary directory");
+        // Mode 0700, as the instance creates a data directory itself: a wider one would be narrowed, with a warning,
+        // at the first start.
+        let mut builder = tempfile::Builder::new();
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            builder.permissions(std::fs::Permissions::from_mode(0o700));
+        }
+        let directory = builder.tempdir().expect("temporary directory");
         match std::env::var("INTERAI_TEST_DATABASE_URL") {
             Ok(base_url) if base_url.starts_with("postgres") => {
                 let name = format!(
@@ -234,6 +242,16 @@ impl ServedInstance {
                 .await
                 .expect("rename");
         }
+    }
+
+    /// The URL of the instance's database, for tests that read it directly.
+    pub fn database_url(&self) -> &str {
+        &self._database.url
+    }
+
+    /// The instance's data directory (which holds the SQLite database files on SQLite).
+    pub fn data_dir(&self) -> &Path {
+        self._database.directory.path()
     }
 
     /// The MCP endpoint URL.

@@ -16,4 +16,5 @@ mod operations;
 mod resources;
 mod search_quality;
 mod search_window;
+mod secrets_at_rest;
 mod tidy;

@@ -37,8 +37,13 @@ pub struct ReportUsageInput {
     /// A `use_` ID of yours to retract instead of reporting.
     #[serde(default)]
     pub retract: Option<String>,
-    /// Makes retries safe.
+    /// Makes retries safe: the same key with the same request returns the original result. 1 to 128 characters from
+    /// A-Z, a-z, 0-9, `.`, `_`, `:` and `-` (a UUID or ULID fits); keys are stored, so never put a secret in one.
     #[serde(default)]
+    #[schemars(
+        length(min = 1, max = crate::service::writes::MAX_IDEMPOTENCY_KEY_CHARACTERS),
+        pattern(crate::service::writes::IDEMPOTENCY_KEY_PATTERN)
+    )]
     pub idempotency_key: Option<String>,
 }
 
@@ -67,8 +72,13 @@ pub struct ReviewInput {
     /// A `rvw_` ID of yours to retract instead of reviewing.
     #[serde(default)]
     pub retract: Option<String>,
-    /// Makes retries safe.
+    /// Makes retries safe: the same key with the same request returns the original result. 1 to 128 characters from
+    /// A-Z, a-z, 0-9, `.`, `_`, `:` and `-` (a UUID or ULID fits); keys are stored, so never put a secret in one.
     #[serde(default)]
+    #[schemars(
+        length(min = 1, max = crate::service::writes::MAX_IDEMPOTENCY_KEY_CHARACTERS),
+        pattern(crate::service::writes::IDEMPOTENCY_KEY_PATTERN)
+    )]
     pub idempotency_key: Option<String>,
 }
 
@@ -100,8 +110,13 @@ pub struct RateInput {
     /// A `rat_` ID of yours to retract instead of rating.
     #[serde(default)]
     pub retract: Option<String>,
-    /// Makes retries safe.
+    /// Makes retries safe: the same key with the same request returns the original result. 1 to 128 characters from
+    /// A-Z, a-z, 0-9, `.`, `_`, `:` and `-` (a UUID or ULID fits); keys are stored, so never put a secret in one.
     #[serde(default)]
+    #[schemars(
+        length(min = 1, max = crate::service::writes::MAX_IDEMPOTENCY_KEY_CHARACTERS),
+        pattern(crate::service::writes::IDEMPOTENCY_KEY_PATTERN)
+    )]
     pub idempotency_key: Option<String>,
 }
 

@@ -65,8 +65,13 @@ pub struct SubmitExperienceInput {
     /// Language tag.
     #[serde(default)]
     pub language: Option<String>,
-    /// Makes retries safe.
+    /// Makes retries safe: the same key with the same request returns the original result. 1 to 128 characters from
+    /// A-Z, a-z, 0-9, `.`, `_`, `:` and `-` (a UUID or ULID fits); keys are stored, so never put a secret in one.
     #[serde(default)]
+    #[schemars(
+        length(min = 1, max = crate::service::writes::MAX_IDEMPOTENCY_KEY_CHARACTERS),
+        pattern(crate::service::writes::IDEMPOTENCY_KEY_PATTERN)
+    )]
     pub idempotency_key: Option<String>,
 }
 
