@@ -227,7 +227,7 @@ impl Config {
             Some(list) => split_list(list),
             None => file
                 .allowed_origins
-                .unwrap_or_else(|| vec![format!("https://{realm}"), format!("http://{realm}")]),
+                .unwrap_or_else(|| default_allowed_origins(&realm, listen)),
         };
         for origin in &allowed_origins {
             let parsed = url::Url::parse(origin).map_err(|_| {
@@ -358,11 +358,17 @@ impl Config {
 
     /// A configuration for tests and embedding: defaults, the given realm and database.
     pub fn for_realm(realm: &str, database_url: &str, data_dir: &Path) -> Config {
+        Config::for_realm_listening(realm, database_url, data_dir, SocketAddr::from(([127, 0, 0, 1], 0)))
+    }
+
+    /// Like [`Config::for_realm`], for an instance that will serve on `listen` (the defaults that depend on the
+    /// listen address, such as the allowed origins, follow it).
+    pub fn for_realm_listening(realm: &str, database_url: &str, data_dir: &Path, listen: SocketAddr) -> Config {
         let mut environment = BTreeMap::new();
         environment.insert("INTERAI_REALM".to_owned(), realm.to_owned());
         environment.insert("INTERAI_DATABASE_URL".to_owned(), database_url.to_owned());
         environment.insert("INTERAI_DATA_DIR".to_owned(), data_dir.display().to_string());
-        environment.insert("INTERAI_LISTEN".to_owned(), "127.0.0.1:0".to_owned());
+        environment.insert("INTERAI_LISTEN".to_owned(), listen.to_string());
         Config::from_sources(None, &environment).unwrap_or_else(|error| panic!("test configuration is valid: {error}"))
     }
 
@@ -385,6 +391,25 @@ fn parse_number<T: std::str::FromStr + Copy>(
             .map_err(|_| ConfigError::new(setting, "expected a whole non-negative number")),
         None => Ok(from_file.unwrap_or(default)),
     }
+}
+
+/// The realm over HTTPS and HTTP, and, when the instance listens on loopback (or on every address, loopback
+/// included) with a fixed port, the loopback forms of that address. A page with such an origin can only have been
+/// served by this very listener, so allowing it opens nothing to other sites; it is the origin a browser on the
+/// same machine (and the MCP conformance suite's DNS-rebinding scenario) sends.
+fn default_allowed_origins(realm: &str, listen: SocketAddr) -> Vec<String> {
+    let mut origins = vec![format!("https://{realm}"), format!("http://{realm}")];
+    let ip = listen.ip();
+    if (ip.is_loopback() || ip.is_unspecified()) && listen.port() != 0 {
+        let port = listen.port();
+        for loopback in ["127.0.0.1", "localhost", "[::1]"] {
+            let origin = format!("http://{loopback}:{port}");
+            if !origins.contains(&origin) {
+                origins.push(origin);
+            }
+        }
+    }
+    origins
 }
 
 fn split_list(list: &str) -> Vec<String> {
@@ -484,6 +509,42 @@ mod tests {
         }
         let error = Config::from_sources(Some("colour = \"blue\""), &BTreeMap::new()).expect_err("unknown key");
         assert_eq!(error.setting, "INTERAI_CONFIG");
+    }
+
+    #[test]
+    fn default_origins_include_the_loopback_forms_of_a_loopback_listen_address() {
+        let config = Config::from_sources(None, &environment(&[("INTERAI_LISTEN", "127.0.0.1:9090")])).expect("valid");
+        assert_eq!(
+            config.allowed_origins,
+            vec![
+                "https://localhost:8080",
+                "http://localhost:8080",
+                "http://127.0.0.1:9090",
+                "http://localhost:9090",
+                "http://[::1]:9090",
+            ]
+        );
+        let everywhere = Config::from_sources(
+            None,
+            &environment(&[("INTERAI_LISTEN", "0.0.0.0:8080"), ("INTERAI_REALM", "acme.example")]),
+        )
+        .expect("valid");
+        assert!(everywhere.allowed_origins.contains(&"http://127.0.0.1:8080".to_owned()));
+        let public = Config::from_sources(
+            None,
+            &environment(&[("INTERAI_LISTEN", "192.0.2.7:8080"), ("INTERAI_REALM", "acme.example")]),
+        )
+        .expect("valid");
+        assert_eq!(
+            public.allowed_origins,
+            vec!["https://acme.example", "http://acme.example"]
+        );
+        let explicit = Config::from_sources(
+            None,
+            &environment(&[("INTERAI_ALLOWED_ORIGINS", "https://app.example")]),
+        )
+        .expect("valid");
+        assert_eq!(explicit.allowed_origins, vec!["https://app.example"]);
     }
 
     #[test]

@@ -1,8 +1,10 @@
 //! The HTTP adapter: the axum router with health checks, the authenticated MCP endpoint and the body cap.
 
 pub mod auth;
+pub mod cors;
 pub mod documents;
 pub mod health;
+pub mod jsonrpc;
 pub mod request_log;
 
 use axum::Router;
@@ -12,8 +14,10 @@ use axum::routing::get;
 use crate::config::Config;
 use crate::service::Service;
 
-/// Builds the instance's router. The MCP endpoint sits behind bearer authentication applied with
-/// `route_layer`, so unknown paths still answer 404 rather than 401.
+/// Builds the instance's router. The MCP endpoint's layers apply with `route_layer`, so unknown paths still answer
+/// 404 rather than 401. From the outside in: CORS (a browser's preflight carries no key, so it is answered before
+/// authentication), bearer authentication (an unauthenticated caller gets 401 whatever its body), the JSON-RPC
+/// front guard (a malformed body gets a JSON-RPC error), then rmcp.
 pub fn router(service: Service, config: &Config) -> Router {
     let facts = std::sync::Arc::new(crate::documents::DocumentFacts {
         realm: config.realm.clone(),
@@ -23,12 +27,22 @@ pub fn router(service: Service, config: &Config) -> Router {
         parameter_hash: service.trust_parameters().parameter_hash(),
     });
     let mcp = crate::mcp::streamable_http_service(service.clone(), config, facts.clone());
+    let auth_state = auth::AuthState {
+        service: service.clone(),
+        max_request_bytes: config.max_request_bytes,
+    };
+    let cors_policy = cors::CorsPolicy::new(crate::mcp::origins_with_ports(&config.allowed_origins));
     let authenticated = Router::new()
         .nest_service("/mcp", mcp)
         .route_layer(axum::middleware::from_fn_with_state(
-            service.clone(),
+            config.max_request_bytes,
+            jsonrpc::guard,
+        ))
+        .route_layer(axum::middleware::from_fn_with_state(
+            auth_state,
             auth::require_bearer_key,
-        ));
+        ))
+        .route_layer(axum::middleware::from_fn_with_state(cors_policy, cors::apply));
     Router::new()
         .route("/healthz", get(health::healthz))
         .route("/readyz", get(health::readyz))

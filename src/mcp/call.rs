@@ -187,10 +187,13 @@ pub fn success_result<Output: ToolOutput>(output: &Output) -> Result<CallToolRes
     Ok(result)
 }
 
-/// A failed result: `isError: true`, `structuredContent = { "error": { code, message, details } }`.
+/// A failed result: `isError: true`, `structuredContent = { "error": { code, message, details } }` (which every
+/// tool's output schema accepts, see `mcp::schema`), and a text block with a line and the same JSON, so that clients
+/// that only read text still see `details` (the offending field, `retry_after`).
 pub fn error_result(error: &ServiceError) -> CallToolResult {
     let body = json!({ "error": { "code": error.code.as_str(), "message": error.message, "details": error.details } });
+    let text = format!("Error [{}]: {}\n\n{}", error.code, error.message, body);
     let mut result = CallToolResult::structured_error(body);
-    result.content = vec![ContentBlock::text(format!("Error [{}]: {}", error.code, error.message))];
+    result.content = vec![ContentBlock::text(text)];
     result
 }

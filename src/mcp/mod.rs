@@ -6,6 +6,7 @@
 pub mod call;
 pub mod convert;
 pub mod resources;
+pub mod schema;
 pub mod tools;
 pub mod wire;
 
@@ -138,15 +139,20 @@ pub fn streamable_http_service(
     )
 }
 
-/// Spells out default ports, because rmcp treats a portless origin as "any port".
-fn origins_with_ports(origins: &[String]) -> Vec<String> {
-    origins
-        .iter()
-        .filter_map(|origin| {
-            let parsed = url::Url::parse(origin).ok()?;
-            let host = parsed.host_str()?;
-            let port = parsed.port_or_known_default()?;
-            Some(format!("{}://{host}:{port}", parsed.scheme()))
-        })
-        .collect()
+/// Spells out default ports, because rmcp treats a portless origin as "any port". The same list decides which
+/// origins get CORS answers (`http::cors`).
+pub fn origins_with_ports(origins: &[String]) -> Vec<String> {
+    origins.iter().filter_map(|origin| normalize_origin(origin)).collect()
+}
+
+/// `scheme://host:port` of an origin, with the scheme's default port spelled out; `None` for anything that is not
+/// an origin (no host, a path, `null`).
+pub fn normalize_origin(origin: &str) -> Option<String> {
+    let parsed = url::Url::parse(origin).ok()?;
+    let host = parsed.host_str()?;
+    let port = parsed.port_or_known_default()?;
+    if !matches!(parsed.path(), "" | "/") {
+        return None;
+    }
+    Some(format!("{}://{host}:{port}", parsed.scheme()))
 }

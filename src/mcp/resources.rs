@@ -61,6 +61,12 @@ pub fn list_resource_templates() -> ListResourceTemplatesResult {
                  with its default include. Content is also at interai://content/{cnt_id}.",
             )
             .with_mime_type("application/json"),
+        // Every search result and get output links content here, so clients that resolve links through the
+        // templates must find it.
+        ResourceTemplate::new("interai://content/{cnt_id}", "content")
+            .with_title("A content item")
+            .with_description("A content item's current revision as JSON, the same as get with its default include.")
+            .with_mime_type("application/json"),
         ResourceTemplate::new("interai://content/{cnt_id}/revision/{revision_no}", "content-revision")
             .with_title("A revision of a content item")
             .with_description("One revision of a content item by number, as JSON with its body and trust.")
@@ -84,8 +90,8 @@ impl InteraiMcp {
             }
         }
         let started = Instant::now();
-        let caller = caller_of(context).map_err(|error| protocol_error(&error))?;
-        let request = parse_object_uri(uri).map_err(|error| protocol_error(&error))?;
+        let caller = caller_of(context).map_err(|error| protocol_error(uri, &error))?;
+        let request = parse_object_uri(uri).map_err(|error| protocol_error(uri, &error))?;
         let outcome = self.service.get(&caller, &request).await;
         let (client_name, client_version) = client_of(context);
         let audited = match &outcome {
@@ -106,9 +112,9 @@ impl InteraiMcp {
             })
             .await;
         if let Err(error) = audit {
-            return Err(protocol_error(&error));
+            return Err(protocol_error(uri, &error));
         }
-        let view = outcome.map_err(|error| protocol_error(&error))?;
+        let view = outcome.map_err(|error| protocol_error(uri, &error))?;
         let output = super::wire::get_output(view);
         let text = serde_json::to_string_pretty(&output)
             .map_err(|error| ErrorData::internal_error(error.to_string(), None))?;
@@ -143,10 +149,13 @@ fn parse_object_uri(uri: &str) -> Result<GetRequest, ServiceError> {
     })
 }
 
-/// Resource reads fail with protocol errors; the spec's code travels in the error data.
-fn protocol_error(error: &ServiceError) -> ErrorData {
-    let data =
-        Some(json!({ "error": { "code": error.code.as_str(), "message": error.message, "details": error.details } }));
+/// Resource reads fail with protocol errors; the data carries the URI (as MCP's resource-not-found error does) and
+/// the spec's error object.
+fn protocol_error(uri: &str, error: &ServiceError) -> ErrorData {
+    let data = Some(json!({
+        "uri": uri,
+        "error": { "code": error.code.as_str(), "message": error.message, "details": error.details },
+    }));
     match error.code {
         ErrorCode::NotFound => ErrorData::resource_not_found(error.message.clone(), data),
         ErrorCode::ValidationFailed | ErrorCode::InvalidTarget => {

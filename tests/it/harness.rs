@@ -126,8 +126,17 @@ impl TestInstance {
 
     /// A bootstrapped instance whose configuration `adjust` may change first.
     pub async fn start_with(realm: &str, adjust: impl FnOnce(&mut Config)) -> TestInstance {
+        TestInstance::start_listening(realm, std::net::SocketAddr::from(([127, 0, 0, 1], 0)), adjust).await
+    }
+
+    /// Like [`TestInstance::start_with`], for an instance whose configuration says it listens on `listen`.
+    pub async fn start_listening(
+        realm: &str,
+        listen: std::net::SocketAddr,
+        adjust: impl FnOnce(&mut Config),
+    ) -> TestInstance {
         let database = TestDatabase::create().await;
-        let mut config = Config::for_realm(realm, &database.url, database.directory.path());
+        let mut config = Config::for_realm_listening(realm, &database.url, database.directory.path(), listen);
         adjust(&mut config);
         let clock = ManualClock::starting_at(test_epoch());
         let instance = Instance::open(config, Arc::new(clock.clone()))
@@ -181,13 +190,15 @@ impl ServedInstance {
         ServedInstance::start_with(realm, |_| {}).await
     }
 
-    /// Starts a served instance whose configuration `adjust` may change first.
+    /// Starts a served instance whose configuration `adjust` may change first. Its configuration names the address
+    /// it really listens on, as `interai serve`'s does.
     pub async fn start_with(realm: &str, adjust: impl FnOnce(&mut Config)) -> ServedInstance {
-        let test_instance = TestInstance::start_with(realm, adjust).await;
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
             .expect("bind loopback");
-        let base_url = format!("http://{}", listener.local_addr().expect("address"));
+        let address = listener.local_addr().expect("address");
+        let test_instance = TestInstance::start_listening(realm, address, adjust).await;
+        let base_url = format!("http://{address}");
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         let service = test_instance.service().clone();
         let TestInstance {

@@ -10,6 +10,7 @@ mod harness;
 mod knowledge;
 mod mcp_client;
 mod mcp_endpoint;
+mod mcp_protocol;
 mod mcp_tools;
 mod migrations;
 mod operations;

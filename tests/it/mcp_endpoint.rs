@@ -176,7 +176,7 @@ async fn missing_unknown_and_revoked_keys_get_401_with_a_bearer_challenge() {
         .to_owned();
     assert!(challenge.starts_with("Bearer"), "{challenge}");
     let body: Value = response.json().await.expect("json body");
-    assert_eq!(body["error"]["code"], "unauthenticated");
+    assert_eq!(body["error"]["data"]["error"]["code"], "unauthenticated");
     assert!(body["error"]["message"].is_string());
     served.stop().await;
 }

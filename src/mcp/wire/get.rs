@@ -211,6 +211,7 @@ pub struct GetOutput {
     pub body_markdown: Option<String>,
     /// Content with include body: structured data.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<serde_json::Map<String, Value>>")]
     pub structured_data: Option<Value>,
     /// Content: language.
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -80,9 +80,11 @@ pub struct EvidenceRecordOutput {
     pub usage_type: Option<String>,
     /// Usage and ratings: the context facets.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<serde_json::Map<String, Value>>")]
     pub context: Option<Value>,
     /// Usage: metrics.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<serde_json::Map<String, Value>>")]
     pub metrics: Option<Value>,
     /// Usage: the note.
     #[serde(skip_serializing_if = "Option::is_none")]
