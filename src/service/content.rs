@@ -13,8 +13,8 @@ use super::limits::{
 };
 use super::trust::{PendingTrustStates, TrustTarget};
 use super::validation::{
-    cap_each_text, cap_items, cap_optional_text, cap_text, display_text, keyword, names_a_space_id, optional_display_text,
-    optional_text, parse_id, required_text, type_name,
+    cap_each_text, cap_items, cap_optional_text, cap_text, display_text, keyword, names_a_space_id,
+    optional_display_text, optional_text, parse_id, required_text, type_name,
 };
 use super::writes::{CallMetadata, WriteSummary, within_write};
 use super::{ErrorCode, Service, ServiceError};
@@ -1305,9 +1305,21 @@ fn check_publish_sizes(request: &PublishRequest) -> Result<(), ServiceError> {
     check_source_sizes(&request.sources)?;
     cap_items("relations", request.relations.len(), MAX_RELATIONS)?;
     for (position, relation) in request.relations.iter().enumerate() {
-        cap_text(&format!("relations/{position}/type"), &relation.relation_type, MAX_KEYWORD_CHARACTERS)?;
-        cap_text(&format!("relations/{position}/target"), &relation.target, MAX_ID_CHARACTERS)?;
-        cap_optional_text(&format!("relations/{position}/reason"), relation.reason.as_deref(), MAX_KEYWORD_CHARACTERS)?;
+        cap_text(
+            &format!("relations/{position}/type"),
+            &relation.relation_type,
+            MAX_KEYWORD_CHARACTERS,
+        )?;
+        cap_text(
+            &format!("relations/{position}/target"),
+            &relation.target,
+            MAX_ID_CHARACTERS,
+        )?;
+        cap_optional_text(
+            &format!("relations/{position}/reason"),
+            relation.reason.as_deref(),
+            MAX_KEYWORD_CHARACTERS,
+        )?;
     }
     cap_items("tags", request.tags.len(), MAX_TAGS)?;
     cap_each_text("tags", &request.tags, MAX_TAG_CHARACTERS)?;
@@ -1324,7 +1336,11 @@ fn check_experience_sizes(request: &ExperienceRequest) -> Result<(), ServiceErro
     for (position, used) in request.used.iter().enumerate() {
         cap_text(&format!("used/{position}/id"), &used.id, MAX_ID_CHARACTERS)?;
         cap_text(&format!("used/{position}/result"), &used.result, MAX_KEYWORD_CHARACTERS)?;
-        cap_optional_text(&format!("used/{position}/note"), used.note.as_deref(), MAX_NOTE_CHARACTERS)?;
+        cap_optional_text(
+            &format!("used/{position}/note"),
+            used.note.as_deref(),
+            MAX_NOTE_CHARACTERS,
+        )?;
     }
     Ok(())
 }
@@ -1341,7 +1357,11 @@ fn check_subject_sizes(subjects: &[SubjectReference]) -> Result<(), ServiceError
                 description,
             } => {
                 cap_text(&format!("subjects/{position}/name"), name, MAX_NAME_CHARACTERS)?;
-                cap_text(&format!("subjects/{position}/type"), entity_type, MAX_KEYWORD_CHARACTERS)?;
+                cap_text(
+                    &format!("subjects/{position}/type"),
+                    entity_type,
+                    MAX_KEYWORD_CHARACTERS,
+                )?;
                 cap_items(&format!("subjects/{position}/aliases"), aliases.len(), MAX_ALIASES)?;
                 cap_each_text(&format!("subjects/{position}/aliases"), aliases, MAX_NAME_CHARACTERS)?;
                 cap_optional_text(
@@ -1363,7 +1383,11 @@ pub(super) fn check_source_sizes(sources: &[SourceReference]) -> Result<(), Serv
             SourceReference::Id(id) => cap_text(&format!("sources/{position}"), id, MAX_ID_CHARACTERS)?,
             SourceReference::Url { url, title } => {
                 cap_text(&format!("sources/{position}/url"), url, MAX_SOURCE_URL_CHARACTERS)?;
-                cap_optional_text(&format!("sources/{position}/title"), title.as_deref(), MAX_TITLE_CHARACTERS)?;
+                cap_optional_text(
+                    &format!("sources/{position}/title"),
+                    title.as_deref(),
+                    MAX_TITLE_CHARACTERS,
+                )?;
             }
         }
     }

@@ -329,7 +329,11 @@ impl Service {
         self.require_scope(caller, Scope::Review)?;
         cap_text("target", &request.target, MAX_ID_CHARACTERS)?;
         cap_text("verdict", &request.verdict, MAX_KEYWORD_CHARACTERS)?;
-        cap_optional_text("rationale_markdown", request.rationale_markdown.as_deref(), MAX_NOTE_CHARACTERS)?;
+        cap_optional_text(
+            "rationale_markdown",
+            request.rationale_markdown.as_deref(),
+            MAX_NOTE_CHARACTERS,
+        )?;
         super::content::check_source_sizes(&request.sources)?;
         cap_optional_text("based_on_usage", request.based_on_usage.as_deref(), MAX_ID_CHARACTERS)?;
         let target = parse_target(
@@ -443,7 +447,11 @@ impl Service {
         self.require_scope(caller, Scope::Rate)?;
         cap_text("target", &request.target, MAX_ID_CHARACTERS)?;
         cap_text("dimension", &request.dimension, MAX_DIMENSION_CHARACTERS)?;
-        cap_optional_text("rationale_markdown", request.rationale_markdown.as_deref(), MAX_NOTE_CHARACTERS)?;
+        cap_optional_text(
+            "rationale_markdown",
+            request.rationale_markdown.as_deref(),
+            MAX_NOTE_CHARACTERS,
+        )?;
         cap_optional_text("based_on_usage", request.based_on_usage.as_deref(), MAX_ID_CHARACTERS)?;
         let target = parse_target("target", &request.target, &[IdKind::Entity, IdKind::Content], "rate")?;
         let dimension = request.dimension.trim().to_owned();
@@ -453,7 +461,9 @@ impl Service {
                 "dimension must be lower_snake_case, e.g. reliability or integration_effort",
             ));
         }
-        if !(request.score.is_finite() && (0.0..=100.0).contains(&request.score)) {
+        if !(request.score.is_finite()
+            && (super::limits::MIN_RATING_SCORE..=super::limits::MAX_RATING_SCORE).contains(&request.score))
+        {
             return Err(ServiceError::validation(
                 "score",
                 "score must be a number from 0 to 100",

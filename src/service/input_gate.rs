@@ -33,7 +33,12 @@ pub fn check_arguments(arguments: &Map<String, Value>) -> Result<(), ServiceErro
             }
         } else if let Some((path, items)) = pending_arrays.pop() {
             for (position, value) in items.iter().enumerate() {
-                visit(join(&path, &position.to_string()), value, &mut pending, &mut pending_arrays)?;
+                visit(
+                    join(&path, &position.to_string()),
+                    value,
+                    &mut pending,
+                    &mut pending_arrays,
+                )?;
             }
         } else {
             return Ok(());
@@ -205,8 +210,14 @@ mod tests {
             (json!({ "query": "a\u{0}b" }), "query"),
             (json!({ "context": { "ke\u{0}y": "value" } }), "context/ke\\u0000y"),
             (json!({ "tags": ["fine", "bad\u{1}"] }), "tags/1"),
-            (json!({ "subjects": [{ "name": "x", "aliases": ["\u{7f}"] }] }), "subjects/0/aliases/0"),
-            (json!({ "structured_data": { "a/b": { "c~d": "\u{85}" } } }), "structured_data/a~1b/c~0d"),
+            (
+                json!({ "subjects": [{ "name": "x", "aliases": ["\u{7f}"] }] }),
+                "subjects/0/aliases/0",
+            ),
+            (
+                json!({ "structured_data": { "a/b": { "c~d": "\u{85}" } } }),
+                "structured_data/a~1b/c~0d",
+            ),
             (json!({ "\u{0}": 1 }), "\\u0000"),
         ];
         for (input, field) in cases {
@@ -236,7 +247,10 @@ mod tests {
             safe,
             json!({ "query": "a\\u0000b\nc", "context": { "k\\u0000": ["\\u001b[31m"] } })
         );
-        assert!(check_arguments(&arguments(safe)).is_ok(), "the sanitized request passes the gate");
+        assert!(
+            check_arguments(&arguments(safe)).is_ok(),
+            "the sanitized request passes the gate"
+        );
     }
 
     #[test]
@@ -247,14 +261,23 @@ mod tests {
             value = json!([value]);
         }
         let error = check_arguments(&arguments(json!({ "metrics": value }))).expect_err("refused");
-        assert!(error.details["field"].as_str().unwrap_or("").starts_with("metrics/0/0/0"));
+        assert!(
+            error.details["field"]
+                .as_str()
+                .unwrap_or("")
+                .starts_with("metrics/0/0/0")
+        );
     }
 
     #[test]
     fn bidi_controls_and_invisible_characters_are_classified() {
         assert!("\u{202E}\u{2066}\u{200F}".chars().all(is_bidi_control));
         assert!(!"abc אבג".chars().any(is_bidi_control));
-        assert!("\u{200B}\u{200D}\u{FEFF}\u{3164}\u{2800}\u{FE0F}\u{E0041} \u{00A0}".chars().all(is_invisible));
+        assert!(
+            "\u{200B}\u{200D}\u{FEFF}\u{3164}\u{2800}\u{FE0F}\u{E0041} \u{00A0}"
+                .chars()
+                .all(is_invisible)
+        );
         assert!(!"a".chars().all(is_invisible));
     }
 }

@@ -87,6 +87,14 @@ pub const MIN_SEARCH_LIMIT: u32 = 1;
 pub const MAX_SEARCH_LIMIT: u32 = 50;
 /// The first revision number of a content item; `get`'s `revision` counts from here.
 pub const MIN_REVISION_NUMBER: i32 = 1;
+/// Lowest confidence of a review or rating.
+pub const MIN_CONFIDENCE: f64 = 0.0;
+/// Highest confidence of a review or rating.
+pub const MAX_CONFIDENCE: f64 = 1.0;
+/// Lowest rating score.
+pub const MIN_RATING_SCORE: f64 = 0.0;
+/// Highest rating score.
+pub const MAX_RATING_SCORE: f64 = 100.0;
 
 // ---------------------------------------------------------------- JSON objects
 

@@ -86,7 +86,11 @@ fn check_get_sizes(request: &GetRequest) -> Result<(), ServiceError> {
         cap_items("include", names.len(), MAX_INCLUDE_NAMES)?;
         cap_each_text("include", names, MAX_KEYWORD_CHARACTERS)?;
     }
-    cap_optional_text("evidence_cursor", request.evidence_cursor.as_deref(), MAX_CURSOR_CHARACTERS)
+    cap_optional_text(
+        "evidence_cursor",
+        request.evidence_cursor.as_deref(),
+        MAX_CURSOR_CHARACTERS,
+    )
 }
 
 /// Which revision of a content item to show.

@@ -15,12 +15,14 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use sha2::Sha256;
 
-use super::search_query::ParsedQuery;
 use super::limits::{
     MAX_CURSOR_CHARACTERS, MAX_KEYWORD_CHARACTERS, MAX_NAME_CHARACTERS, MAX_SEARCH_KINDS, MAX_SEARCH_TYPES,
     MAX_TAG_CHARACTERS, MAX_TAGS, MIN_SEARCH_LIMIT,
 };
-use super::validation::{cap_each_text, cap_items, cap_optional_text, cap_text, keyword, parse_id, parse_target, type_name};
+use super::search_query::ParsedQuery;
+use super::validation::{
+    cap_each_text, cap_items, cap_optional_text, cap_text, keyword, parse_id, parse_target, type_name,
+};
 use super::{Service, ServiceError};
 use crate::domain::{AuthenticatedActor, IdKind, Scope};
 use crate::store::search::{SearchCandidate, SearchDocument, SearchFilter, SearchKind, SearchListing, SearchOrder};

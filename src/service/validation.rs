@@ -15,11 +15,10 @@ use crate::trust::{ContextKey, ContextValue};
 pub fn cap_text(field: &str, text: &str, max_characters: usize) -> Result<(), ServiceError> {
     // Counting stops at the first character over the cap, so a huge string costs no more than a short one.
     if text.chars().nth(max_characters).is_some() {
-        return Err(ServiceError::validation(
-            field,
-            format!("{field} must be at most {max_characters} characters"),
-        )
-        .with_details(serde_json::json!({ "field": field, "max_characters": max_characters })));
+        return Err(
+            ServiceError::validation(field, format!("{field} must be at most {max_characters} characters"))
+                .with_details(serde_json::json!({ "field": field, "max_characters": max_characters })),
+        );
     }
     Ok(())
 }
@@ -120,7 +119,8 @@ fn bounded_text(field: &str, text: &str, max_characters: usize) -> Result<String
 
 /// A confidence in [0, 1].
 pub fn confidence(field: &str, value: f64) -> Result<f64, ServiceError> {
-    if value.is_finite() && (0.0..=1.0).contains(&value) {
+    use super::limits::{MAX_CONFIDENCE, MIN_CONFIDENCE};
+    if value.is_finite() && (MIN_CONFIDENCE..=MAX_CONFIDENCE).contains(&value) {
         Ok(value)
     } else {
         Err(ServiceError::validation(
@@ -182,11 +182,10 @@ pub fn context(field: &str, value: Option<&Value>) -> Result<(Value, ContextKey)
         return Ok((object, ContextKey::all()));
     };
     if fields.len() > MAX_CONTEXT_FACETS {
-        return Err(ServiceError::validation(
-            field,
-            format!("{field} may have at most {MAX_CONTEXT_FACETS} facets"),
-        )
-        .with_details(serde_json::json!({ "field": field, "max_properties": MAX_CONTEXT_FACETS })));
+        return Err(
+            ServiceError::validation(field, format!("{field} may have at most {MAX_CONTEXT_FACETS} facets"))
+                .with_details(serde_json::json!({ "field": field, "max_properties": MAX_CONTEXT_FACETS })),
+        );
     }
     for (name, facet) in fields {
         let facet_field = format!("{field}/{}", pointer_token(name));
@@ -285,7 +284,5 @@ pub fn visible(field: &str, text: &str) -> Result<(), ServiceError> {
 
 /// Whether a `space` argument is a `spc_` ID (in any case, as IDs are read) rather than a space name.
 pub fn names_a_space_id(space: &str) -> bool {
-    space
-        .get(..4)
-        .is_some_and(|prefix| prefix.eq_ignore_ascii_case("spc_"))
+    space.get(..4).is_some_and(|prefix| prefix.eq_ignore_ascii_case("spc_"))
 }

@@ -373,7 +373,12 @@ pub fn request_fingerprint(request: &Value) -> String {
 /// Arguments of the write tools that hold one public ID (`space` holds an ID or a name).
 const ID_ARGUMENTS: [&str; 5] = ["target", "revision_of", "retract", "based_on_usage", "space"];
 /// Array arguments whose entries are an ID, or objects with an ID under the given key.
-const ID_ENTRIES: [(&str, &str); 4] = [("subjects", ""), ("sources", "id"), ("used", "id"), ("relations", "target")];
+const ID_ENTRIES: [(&str, &str); 4] = [
+    ("subjects", ""),
+    ("sources", "id"),
+    ("used", "id"),
+    ("relations", "target"),
+];
 
 /// Rewrites the IDs of a write's arguments to their canonical form, so that a retry spelling an ID in upper case
 /// or with spaces around it is the same request (the write itself reads them the same way). Only the places that
@@ -458,8 +463,14 @@ mod tests {
         assert_eq!(request_fingerprint(&lower), request_fingerprint(&mixed));
         // Text is not an ID, even when it reads like one, and URLs keep their case.
         let title = json!({ "target": id, "title": upper });
-        assert_ne!(request_fingerprint(&title), request_fingerprint(&json!({ "target": id, "title": id })));
+        assert_ne!(
+            request_fingerprint(&title),
+            request_fingerprint(&json!({ "target": id, "title": id }))
+        );
         let url = json!({ "sources": ["https://example.com/a"] });
-        assert_ne!(request_fingerprint(&url), request_fingerprint(&json!({ "sources": ["https://example.com/A"] })));
+        assert_ne!(
+            request_fingerprint(&url),
+            request_fingerprint(&json!({ "sources": ["https://example.com/A"] }))
+        );
     }
 }
