@@ -40,6 +40,9 @@ pub struct Config {
     pub log_filter: String,
     /// Seconds in-flight requests get to finish after a shutdown signal (`INTERAI_SHUTDOWN_GRACE_SECONDS`).
     pub shutdown_grace_seconds: u64,
+    /// The most time one statement may take on PostgreSQL, and the budget SQLite derives for one request's
+    /// statements, in milliseconds (`INTERAI_STATEMENT_TIMEOUT_MS`).
+    pub statement_timeout_ms: u64,
 }
 
 /// Format of log lines.
@@ -87,6 +90,7 @@ struct ConfigFile {
     log: Option<String>,
     shutdown_grace_seconds: Option<u64>,
     search_candidates: Option<u32>,
+    statement_timeout_ms: Option<u64>,
 }
 
 /// Default listen address.
@@ -101,6 +105,11 @@ pub const DEFAULT_WRITES_PER_HOUR: u32 = 200;
 pub const DEFAULT_SEARCH_CANDIDATES: u32 = 2000;
 /// Default HTTP body cap: room for a 200 KB body plus 64 KB of structured data, JSON-escaped.
 pub const DEFAULT_MAX_REQUEST_BYTES: usize = 1024 * 1024;
+/// Default statement cut-off: far above what any bounded request needs (milliseconds), low enough that a runaway
+/// statement cannot hold a connection for long.
+pub const DEFAULT_STATEMENT_TIMEOUT_MS: u64 = 5000;
+/// Largest accepted statement cut-off: an hour.
+pub const MAX_STATEMENT_TIMEOUT_MS: u64 = 3_600_000;
 
 impl Config {
     /// Reads the configuration the way `interai` does: the file named by `file` (or `INTERAI_CONFIG`),
@@ -284,6 +293,19 @@ impl Config {
             10,
         )?;
 
+        let statement_timeout_ms = parse_number(
+            "INTERAI_STATEMENT_TIMEOUT_MS",
+            variable("INTERAI_STATEMENT_TIMEOUT_MS"),
+            file.statement_timeout_ms,
+            DEFAULT_STATEMENT_TIMEOUT_MS,
+        )?;
+        if !(1..=MAX_STATEMENT_TIMEOUT_MS).contains(&statement_timeout_ms) {
+            return Err(ConfigError::new(
+                "INTERAI_STATEMENT_TIMEOUT_MS",
+                format!("must be from 1 to {MAX_STATEMENT_TIMEOUT_MS} (milliseconds)"),
+            ));
+        }
+
         Ok(Config {
             listen,
             realm,
@@ -298,6 +320,7 @@ impl Config {
             log_format,
             log_filter,
             shutdown_grace_seconds,
+            statement_timeout_ms,
         })
     }
 
@@ -391,6 +414,7 @@ mod tests {
         assert_eq!(config.database_url, "sqlite://./data/interai.db");
         assert_eq!(config.writes_per_hour, 200);
         assert_eq!(config.search_candidates, 2000);
+        assert_eq!(config.statement_timeout_ms, 5000);
         assert!(config.allowed_hosts.contains(&"localhost".to_owned()));
     }
 
@@ -416,6 +440,8 @@ mod tests {
             ("INTERAI_ALLOWED_ORIGINS", "acme.example"),
             ("INTERAI_MAX_REQUEST_BYTES", "12"),
             ("INTERAI_SEARCH_CANDIDATES", "50"),
+            ("INTERAI_STATEMENT_TIMEOUT_MS", "0"),
+            ("INTERAI_STATEMENT_TIMEOUT_MS", "3600001"),
         ];
         for (setting, value) in cases {
             let error = Config::from_sources(None, &environment(&[(setting, value)])).expect_err(value);

@@ -53,7 +53,12 @@ impl Instance {
                 create_directory(&parent)?;
             }
         }
-        let store = Store::connect(&config.database_url, config.database_max_connections).await?;
+        let store = Store::connect(
+            &config.database_url,
+            config.database_max_connections,
+            std::time::Duration::from_millis(config.statement_timeout_ms),
+        )
+        .await?;
         let service = Service::new(
             store.clone(),
             clock,

@@ -187,6 +187,14 @@ fn log_error(tool: &str, error: &ServiceError) {
             cause = error.cause.as_deref().unwrap_or(""),
             "tool call failed"
         );
+    } else if let Some(cause) = error.cause.as_deref() {
+        // A refusal the database decided (the statement cut-off): operators should see which calls hit it.
+        tracing::warn!(
+            tool,
+            code = error.code.as_str(),
+            cause,
+            "tool call refused by the database"
+        );
     } else {
         tracing::debug!(tool, code = error.code.as_str(), "tool call refused");
     }
