@@ -8,9 +8,10 @@
 //!   write on the writer connection) and interrupts the statement running when the budget is spent, with
 //!   `SQLITE_INTERRUPT` (code 9). Instructions rather than time keep the cut-off deterministic: the same request on
 //!   the same data stops at the same point on any machine, which is what lets tests exercise it. The budget is the
-//!   setting in milliseconds times [`SQLITE_INSTRUCTIONS_PER_MILLISECOND`]; on the development machine an
-//!   instruction takes 10 to 60 ns, so the cut-off comes after one to six times the setting in wall time (work inside
-//!   a full-text index step counts as one instruction, so text matching can run somewhat longer).
+//!   setting in milliseconds times [`SQLITE_INSTRUCTIONS_PER_MILLISECOND`] (25,000). The development machine ran
+//!   16,000 to 100,000 instructions a millisecond depending on the statement, so the cut-off comes after a quarter
+//!   to one and a half times the setting in wall time; work inside one full-text index step counts as one
+//!   instruction, so text matching can run somewhat longer.
 //!
 //! Either way the store reports [`super::StoreError::is_statement_cut_off`], and the service answers
 //! `validation_failed` with `details.reason = "too_expensive"` (docs/spec-notes.md says why).
@@ -25,7 +26,7 @@ use sqlx::SqliteConnection;
 const INSTRUCTIONS_PER_CHECK: i32 = 1000;
 
 /// SQLite virtual-machine instructions a unit of work may run per millisecond of the statement timeout.
-pub const SQLITE_INSTRUCTIONS_PER_MILLISECOND: u64 = 100_000;
+pub const SQLITE_INSTRUCTIONS_PER_MILLISECOND: u64 = 25_000;
 
 /// How many progress checks a unit of work may pass under `timeout`.
 fn checks_allowed(timeout: Duration) -> u64 {
@@ -112,14 +113,80 @@ impl WriterBudget {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::{Conn, Store, StoreError};
+
+    /// Counts to `rows` in SQL: about 17 instructions a row, so 1,000 rows spend two thirds of a 1 ms budget.
+    const COUNT: &str =
+        "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < $1) SELECT count(*) FROM n";
+
+    async fn count_on(connection: &mut SqliteConnection, rows: i64) -> Result<i64, StoreError> {
+        Ok(sqlx::query_scalar(COUNT).bind(rows).fetch_one(connection).await?)
+    }
+
+    async fn count(conn: &mut Conn<'_>, rows: i64) -> Result<i64, StoreError> {
+        let connection = crate::store::sqlite_connection(conn).await?;
+        count_on(connection, rows).await
+    }
+
+    async fn store(directory: &tempfile::TempDir) -> Store {
+        let url = format!("sqlite://{}", directory.path().join("budget.db").display());
+        Store::connect(&url, 2, Duration::from_millis(1))
+            .await
+            .expect("store opens")
+    }
+
+    #[tokio::test]
+    async fn a_reader_is_cut_off_within_one_checkout_and_renewed_for_the_next() {
+        let directory = tempfile::tempdir().expect("temporary directory");
+        let store = store(&directory).await;
+        {
+            let mut reader = store.reader().await.expect("reader");
+            let error = count(&mut reader.conn(), 1_000_000).await.expect_err("over the budget");
+            assert!(error.is_statement_cut_off(), "{error}");
+        }
+        // Two thirds of the budget, twice: fine in two checkouts, too much in one.
+        for _ in 0..4 {
+            let mut reader = store.reader().await.expect("reader");
+            assert_eq!(count(&mut reader.conn(), 1000).await.expect("within the budget"), 1000);
+        }
+        let mut reader = store.reader().await.expect("reader");
+        count(&mut reader.conn(), 1000).await.expect("first");
+        let error = count(&mut reader.conn(), 1000)
+            .await
+            .expect_err("the checkout's budget is spent");
+        assert!(error.is_statement_cut_off(), "{error}");
+        drop(reader);
+        store.close().await;
+    }
+
+    #[tokio::test]
+    async fn a_write_is_cut_off_within_itself_and_the_next_write_starts_afresh() {
+        let directory = tempfile::tempdir().expect("temporary directory");
+        let store = store(&directory).await;
+        let mut write = store.begin().await.expect("write");
+        count(&mut write.conn(), 1000).await.expect("first");
+        let error = count(&mut write.conn(), 1000)
+            .await
+            .expect_err("the write's budget is spent");
+        assert!(error.is_statement_cut_off(), "{error}");
+        drop(write);
+        for _ in 0..3 {
+            let mut write = store.begin().await.expect("write");
+            count(&mut write.conn(), 1000)
+                .await
+                .expect("a new write has the whole budget");
+            write.commit().await.expect("commit");
+        }
+        store.close().await;
+    }
 
     #[test]
     fn the_budget_follows_the_setting() {
-        assert_eq!(checks_allowed(Duration::from_millis(5000)), 500_000);
-        assert_eq!(checks_allowed(Duration::from_millis(1)), 100);
+        assert_eq!(checks_allowed(Duration::from_millis(5000)), 125_000);
+        assert_eq!(checks_allowed(Duration::from_millis(1)), 25);
         assert_eq!(
             checks_allowed(Duration::ZERO),
-            100,
+            25,
             "never less than one millisecond's worth"
         );
         assert_eq!(
@@ -131,7 +198,7 @@ mod tests {
     #[test]
     fn the_writer_budget_interrupts_once_spent_and_renews() {
         let budget = WriterBudget::new(Duration::from_millis(1));
-        assert!((0..100).all(|_| budget.check()));
+        assert!((0..25).all(|_| budget.check()));
         assert!(!budget.check());
         assert_eq!(budget.interruptions(), 1);
         budget.renew();

@@ -119,6 +119,20 @@ impl TestInstance {
     /// A bootstrapped instance whose configuration `adjust` may change first.
     pub async fn start_with(realm: &str, adjust: impl FnOnce(&mut Config)) -> TestInstance {
         let database = TestDatabase::create().await;
+        TestInstance::open_on(database, realm, adjust).await
+    }
+
+    /// The same database opened again by a new instance, whose configuration `adjust` may change first; this one
+    /// is closed.
+    pub async fn reopen_with(self, adjust: impl FnOnce(&mut Config)) -> TestInstance {
+        let TestInstance { instance, database, .. } = self;
+        let realm = instance.config().realm.clone();
+        instance.close().await;
+        drop(instance);
+        TestInstance::open_on(database, &realm, adjust).await
+    }
+
+    async fn open_on(database: TestDatabase, realm: &str, adjust: impl FnOnce(&mut Config)) -> TestInstance {
         let mut config = Config::for_realm(realm, &database.url, database.directory.path());
         adjust(&mut config);
         let clock = ManualClock::starting_at(test_epoch());
@@ -175,7 +189,11 @@ impl ServedInstance {
 
     /// Starts a served instance whose configuration `adjust` may change first.
     pub async fn start_with(realm: &str, adjust: impl FnOnce(&mut Config)) -> ServedInstance {
-        let test_instance = TestInstance::start_with(realm, adjust).await;
+        ServedInstance::serve(TestInstance::start_with(realm, adjust).await).await
+    }
+
+    /// Serves an instance that was set up (and perhaps reopened) as a [`TestInstance`].
+    pub async fn serve(test_instance: TestInstance) -> ServedInstance {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
             .expect("bind loopback");
