@@ -682,3 +682,343 @@ impl SchemaWalker<'_> {
         }
     }
 }
+
+/// Every bound an input schema declares is the bound the server enforces: for each `maxLength`, `maxItems`,
+/// `minItems`, `maximum`, `minimum`, `maxProperties` and the context's facet caps of every tool, a value one past the
+/// bound (in an otherwise valid call) is `validation_failed` naming that field, and a value at the bound is not
+/// refused for its size.
+#[tokio::test]
+async fn the_declared_bounds_are_the_enforced_bounds() {
+    let served = ServedInstance::start_with("alpha.test", |config| config.writes_per_hour = u32::MAX).await;
+    let author = agent(&served.service, "author").await;
+    let user = agent(&served.service, "user").await;
+    let client = client_for(&served, &user.key).await;
+    let theirs = published(&served, &author, "Theirs").await;
+    let mine = published(&served, &user, "Mine").await;
+    let entity = |content: &str| {
+        let client = &client;
+        let content = content.to_owned();
+        async move {
+            let shown = call(client, "get", json!({ "id": content })).await.ok();
+            shown["subjects"][0]["id"].as_str().expect("subject").to_owned()
+        }
+    };
+    let (first_entity, second_entity) = (entity(&theirs).await, entity(&mine).await);
+    let usage = call(
+        &client,
+        "report_usage",
+        json!({ "target": theirs, "usage_type": "test", "result": "success" }),
+    )
+    .await
+    .ok()["id"]
+        .as_str()
+        .expect("usage")
+        .to_owned();
+    let context = json!({ "language": "rust", "note": "n" });
+    let baselines = json!({
+        "search": {
+            "query": "note", "kinds": ["content"], "content_types": ["note"], "entity_types": ["library"], "tags": ["a"],
+            "context": context, "alternatives_to": { "id": first_entity, "reason": "simpler" }, "space": "default",
+            "min_status": "unverified", "include_disputed": true, "sort": "rank", "limit": 10
+        },
+        "get": { "id": theirs, "revision": 1, "include": ["body"] },
+        "compare": { "ids": [first_entity, second_entity], "context": context, "dimensions": ["speed"] },
+        "whoami": {},
+        "publish": {
+            "content_type": "note", "title": "Bounds", "summary": "s", "body_markdown": "b", "structured_data": {},
+            "revision_of": mine, "change_note": "c",
+            "subjects": [{ "name": "Bound thing", "type": "library", "aliases": ["bt"], "description": "d" }],
+            "claims": [{ "text": "Bounds hold" }], "sources": [{ "url": "https://example.com/", "title": "Example" }],
+            "relations": [{ "type": "alternative_to", "target": theirs, "reason": "simpler" }], "tags": ["a"],
+            "space": "default", "language": "en"
+        },
+        "submit_experience": {
+            "title": "Experience", "summary": "s", "body_markdown": "b",
+            "subjects": [{ "name": "Bound thing", "type": "library" }], "result": "success", "real_world_use": false,
+            "context": context, "configuration": {}, "observations": {}, "metrics": {},
+            "used": [{ "id": theirs, "result": "success", "note": "n" }], "tags": ["a"], "space": "default",
+            "language": "en"
+        },
+        "report_usage": {
+            "target": theirs, "usage_type": "test", "result": "success", "real_world_use": false, "context": context,
+            "metrics": {}, "note": "n"
+        },
+        "review": {
+            "target": theirs, "verdict": "confirmed", "confidence": 0.5, "rationale_markdown": "r",
+            "sources": [{ "url": "https://example.com/", "title": "t" }], "based_on_usage": usage
+        },
+        "rate": {
+            "target": first_entity, "context": context, "dimension": "speed", "score": 50, "confidence": 0.5,
+            "based_on_usage": usage, "rationale_markdown": "r"
+        },
+    });
+    let tools = client.list_all_tools().await.expect("tools/list");
+    let mut problems = Vec::new();
+    let mut checked = 0;
+    for tool in &tools {
+        let name = tool.name.to_string();
+        let baseline = baselines[name.as_str()].clone();
+        call(&client, &name, baseline.clone()).await.ok();
+        let root = Value::Object((*tool.input_schema).clone());
+        let mut bounds = Vec::new();
+        collect_bounds(&root, &root, &[], &mut bounds);
+        for bound in bounds {
+            checked += 1;
+            for (beyond, value, field) in bound.cases(&baseline) {
+                let mut arguments = baseline.clone();
+                if bound.path.first().map(String::as_str) == Some("retract") {
+                    arguments = json!({ "retract": value });
+                } else {
+                    set_at(&mut arguments, &bound.path, value);
+                }
+                let outcome = call(&client, &name, arguments).await;
+                let code = outcome.error_code().map(str::to_owned);
+                let reported = outcome.structured["error"]["details"]["field"]
+                    .as_str()
+                    .unwrap_or("")
+                    .to_owned();
+                let message = outcome.structured["error"]["message"].as_str().unwrap_or("").to_owned();
+                let related = reported == field
+                    || field.starts_with(&format!("{reported}/"))
+                    || reported.starts_with(&format!("{field}/"));
+                let label = format!("{name} {field} {:?}", bound.limit);
+                if beyond {
+                    if code.as_deref() != Some("validation_failed") || !related {
+                        problems.push(format!(
+                            "{label}: beyond the bound gave {code:?} on {reported:?}: {message}"
+                        ));
+                    }
+                } else if code.as_deref() == Some("internal_error")
+                    || (code.as_deref() == Some("validation_failed") && related && message.contains(&bound.number()))
+                {
+                    problems.push(format!(
+                        "{label}: at the bound gave {code:?} on {reported:?}: {message}"
+                    ));
+                }
+            }
+        }
+    }
+    assert!(checked > 100, "only {checked} bounds found");
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+    client.cancel().await.ok();
+    served.stop().await;
+}
+
+#[derive(Debug)]
+enum Limit {
+    MaxLength(u64),
+    MaxItems(u64),
+    MinItems(u64),
+    Maximum(f64),
+    Minimum(f64),
+    MaxProperties(u64),
+    NameMaxLength(u64),
+    ValueMaxLength(u64),
+}
+
+struct Bound {
+    path: Vec<String>,
+    limit: Limit,
+    integer: bool,
+}
+
+impl Bound {
+    fn number(&self) -> String {
+        match self.limit {
+            Limit::MaxLength(n)
+            | Limit::MaxItems(n)
+            | Limit::MinItems(n)
+            | Limit::MaxProperties(n)
+            | Limit::NameMaxLength(n)
+            | Limit::ValueMaxLength(n) => n.to_string(),
+            Limit::Maximum(x) | Limit::Minimum(x) => x.to_string(),
+        }
+    }
+
+    /// (beyond the bound?, the value, the field a refusal must name), beyond first.
+    fn cases(&self, baseline: &Value) -> Vec<(bool, Value, String)> {
+        let field = self.path.join("/");
+        let text = |length: u64, letter: &str| letter.repeat(usize::try_from(length).unwrap_or(0));
+        let sample = get_at(baseline, &[self.path.clone(), vec!["0".to_owned()]].concat())
+            .cloned()
+            .unwrap_or_else(|| json!("a"));
+        let copies = |count: u64| Value::Array(vec![sample.clone(); usize::try_from(count).unwrap_or(0)]);
+        let number = |value: f64| {
+            if self.integer {
+                json!(value as i64)
+            } else {
+                json!(value)
+            }
+        };
+        let with_entry = |name: String, value: Value| {
+            let mut object = get_at(baseline, &self.path)
+                .and_then(Value::as_object)
+                .cloned()
+                .unwrap_or_default();
+            object.insert(name, value);
+            Value::Object(object)
+        };
+        match self.limit {
+            Limit::MaxLength(n) => vec![
+                (true, json!(text(n + 1, "a")), field.clone()),
+                (false, json!(text(n, "a")), field),
+            ],
+            Limit::MaxItems(n) => vec![(true, copies(n + 1), field.clone()), (false, copies(n), field)],
+            Limit::MinItems(n) => vec![(true, copies(n.saturating_sub(1)), field)],
+            Limit::Maximum(x) => vec![(true, number(x + 1.0), field.clone()), (false, number(x), field)],
+            Limit::Minimum(x) => vec![(true, number(x - 1.0), field.clone()), (false, number(x), field)],
+            Limit::MaxProperties(n) => {
+                let object =
+                    |count: u64| Value::Object((0..count).map(|index| (format!("k{index}"), json!("v"))).collect());
+                vec![(true, object(n + 1), field.clone()), (false, object(n), field)]
+            }
+            Limit::NameMaxLength(n) => vec![
+                (
+                    true,
+                    with_entry(text(n + 1, "k"), json!("v")),
+                    format!("{field}/{}", text(n + 1, "k")),
+                ),
+                (
+                    false,
+                    with_entry(text(n, "k"), json!("v")),
+                    format!("{field}/{}", text(n, "k")),
+                ),
+            ],
+            Limit::ValueMaxLength(n) => vec![
+                (
+                    true,
+                    with_entry("facet".to_owned(), json!(text(n + 1, "v"))),
+                    format!("{field}/facet"),
+                ),
+                (
+                    false,
+                    with_entry("facet".to_owned(), json!(text(n, "v"))),
+                    format!("{field}/facet"),
+                ),
+            ],
+        }
+    }
+}
+
+fn collect_bounds(root: &Value, schema: &Value, path: &[String], bounds: &mut Vec<Bound>) {
+    if let Some(reference) = schema.get("$ref").and_then(Value::as_str) {
+        let name = reference.trim_start_matches("#/$defs/");
+        return collect_bounds(root, &root["$defs"][name], path, bounds);
+    }
+    for branch in schema
+        .get("anyOf")
+        .or_else(|| schema.get("oneOf"))
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        collect_bounds(root, branch, path, bounds);
+    }
+    let integer = schema["type"] == "integer"
+        || schema["type"]
+            .as_array()
+            .is_some_and(|types| types.contains(&json!("integer")));
+    let mut add = |limit: Limit| {
+        bounds.push(Bound {
+            path: path.to_vec(),
+            limit,
+            integer,
+        })
+    };
+    let count = |key: &str| schema.get(key).and_then(Value::as_u64);
+    if let Some(n) = count("maxLength") {
+        add(Limit::MaxLength(n));
+    }
+    if let Some(n) = count("maxItems") {
+        add(Limit::MaxItems(n));
+    }
+    if let Some(n) = count("minItems") {
+        add(Limit::MinItems(n));
+    }
+    if let Some(x) = schema.get("maximum").and_then(Value::as_f64) {
+        add(Limit::Maximum(x));
+    }
+    if let Some(x) = schema.get("minimum").and_then(Value::as_f64) {
+        add(Limit::Minimum(x));
+    }
+    if let Some(n) = count("maxProperties") {
+        add(Limit::MaxProperties(n));
+    }
+    if let Some(n) = schema["propertyNames"].get("maxLength").and_then(Value::as_u64) {
+        add(Limit::NameMaxLength(n));
+    }
+    if let Some(n) = schema["additionalProperties"].get("maxLength").and_then(Value::as_u64) {
+        add(Limit::ValueMaxLength(n));
+    }
+    if let Some(items) = schema.get("items") {
+        collect_bounds(root, items, &[path.to_vec(), vec!["0".to_owned()]].concat(), bounds);
+    }
+    if let Some(properties) = schema.get("properties").and_then(Value::as_object) {
+        for (name, property) in properties {
+            collect_bounds(root, property, &[path.to_vec(), vec![name.clone()]].concat(), bounds);
+        }
+    }
+}
+
+fn get_at<'v>(value: &'v Value, path: &[String]) -> Option<&'v Value> {
+    path.iter().try_fold(value, |current, segment| match current {
+        Value::Array(items) => items.get(segment.parse::<usize>().ok()?),
+        Value::Object(fields) => fields.get(segment),
+        _ => None,
+    })
+}
+
+/// Sets the value at `path`, creating what is missing on the way: an array where the next segment is a position,
+/// an object otherwise.
+fn set_at(value: &mut Value, path: &[String], new: Value) {
+    let Some((last, parents)) = path.split_last() else {
+        *value = new;
+        return;
+    };
+    let mut current = value;
+    for (depth, segment) in parents.iter().enumerate() {
+        let next = path.get(depth + 1).map(String::as_str).unwrap_or("");
+        let empty = || {
+            if next.parse::<usize>().is_ok() {
+                json!([])
+            } else {
+                json!({})
+            }
+        };
+        current = match current {
+            Value::Array(items) => {
+                let position = segment.parse::<usize>().unwrap_or(0);
+                if items.len() <= position {
+                    items.resize(position + 1, empty());
+                }
+                &mut items[position]
+            }
+            other => {
+                if !other.is_object() {
+                    *other = json!({});
+                }
+                match other.as_object_mut() {
+                    Some(fields) => fields.entry(segment.clone()).or_insert_with(empty),
+                    None => return,
+                }
+            }
+        };
+    }
+    match current {
+        Value::Array(items) => {
+            let position = last.parse::<usize>().unwrap_or(0);
+            if items.len() <= position {
+                items.resize(position + 1, Value::Null);
+            }
+            items[position] = new;
+        }
+        other => {
+            if !other.is_object() {
+                *other = json!({});
+            }
+            if let Some(fields) = other.as_object_mut() {
+                fields.insert(last.clone(), new);
+            }
+        }
+    }
+}

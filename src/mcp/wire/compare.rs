@@ -22,7 +22,8 @@ pub struct CompareInput {
         inner(length(max = limits::MAX_ID_CHARACTERS))
     )]
     pub ids: Vec<String>,
-    /// Context facets (scalar values), e.g. { "language": "python", "scale": "small" }.
+    /// Context facets (scalar values), e.g. { "language": "python", "scale": "small" }; at most 1 KB once
+    /// normalized to its key.
     #[serde(default)]
     #[schemars(schema_with = "super::input_schema::context_schema")]
     pub context: Option<Value>,

@@ -30,7 +30,7 @@ pub struct ReportUsageInput {
     /// True only for production or real-world use, not tests or simulations.
     #[serde(default)]
     pub real_world_use: Option<bool>,
-    /// Context facets (scalar values).
+    /// Context facets (scalar values); at most 1 KB once normalized to its key.
     #[serde(default)]
     #[schemars(schema_with = "super::input_schema::context_schema")]
     pub context: Option<serde_json::Value>,
@@ -100,7 +100,8 @@ pub struct RateInput {
     #[serde(default)]
     #[schemars(length(max = limits::MAX_ID_CHARACTERS))]
     pub target: Option<String>,
-    /// Context facets (scalar values); ratings without context weigh less in compare.
+    /// Context facets (scalar values); ratings without context weigh less in compare. At most 1 KB once normalized
+    /// to its key.
     #[serde(default)]
     #[schemars(schema_with = "super::input_schema::context_schema")]
     pub context: Option<serde_json::Value>,

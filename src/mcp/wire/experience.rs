@@ -52,7 +52,8 @@ pub struct SubmitExperienceInput {
     /// True only for production or real-world use, not tests or simulations.
     #[serde(default)]
     pub real_world_use: bool,
-    /// Context facets (scalar values), e.g. { "environment": "production" }.
+    /// Context facets (scalar values), e.g. { "environment": "production" }; at most 1 KB once normalized to its
+    /// key.
     #[serde(default)]
     #[schemars(schema_with = "super::input_schema::context_schema")]
     pub context: Option<serde_json::Value>,

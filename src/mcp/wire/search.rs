@@ -57,7 +57,8 @@ pub struct SearchInput {
         inner(length(max = limits::MAX_KEYWORD_CHARACTERS))
     )]
     pub entity_types: Vec<String>,
-    /// Context facets (scalar values); items with usage or ratings in this context rank higher.
+    /// Context facets (scalar values); items with usage or ratings in this context rank higher. At most 1 KB once
+    /// normalized to its key.
     #[serde(default)]
     #[schemars(schema_with = "super::input_schema::context_schema")]
     pub context: Option<Value>,
