@@ -237,7 +237,8 @@ pub fn pointer_token(name: &str) -> String {
 /// with at least one visible character.
 pub fn display_text(field: &str, text: &str, max_characters: usize) -> Result<String, ServiceError> {
     let text = required_text(field, text, max_characters)?;
-    if text.contains(['\n', '\r', '\t']) {
+    // Unicode's line and paragraph separators break a line as surely as a line feed.
+    if text.contains(['\n', '\r', '\t', '\u{2028}', '\u{2029}']) {
         return Err(ServiceError::validation(
             field,
             format!("{field} must be one line, without line breaks or tabs"),

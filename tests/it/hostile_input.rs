@@ -480,9 +480,18 @@ async fn titles_and_names_refuse_bidi_controls_and_invisible_text() {
         call(&client, "publish", publish(json!({ "claims": ["\u{200B}"] }))).await,
         "claims/0/text",
     );
+    for title in ["two\nlines", "two\u{2028}lines", "tab\there"] {
+        refused_on(call(&client, "publish", publish(json!({ "title": title }))).await, "title");
+    }
+    // 200 characters that NFKC expands eighteen-fold: over the kilobyte a normalized name may take as an index key.
     refused_on(
-        call(&client, "publish", publish(json!({ "title": "two\nlines" }))).await,
-        "title",
+        call(
+            &client,
+            "publish",
+            publish(json!({ "subjects": [{ "name": "\u{FDFA}".repeat(200), "type": "library" }] })),
+        )
+        .await,
+        "subjects/0/name",
     );
     refused_on(
         call(
