@@ -48,6 +48,9 @@ pub struct Config {
     /// Days the audit log keeps a call before the instance deletes it; 0 keeps every call
     /// (`INTERAI_AUDIT_RETENTION_DAYS`).
     pub audit_retention_days: u32,
+    /// The most time one statement may take on PostgreSQL, and the budget SQLite derives for one request's
+    /// statements, in milliseconds (`INTERAI_STATEMENT_TIMEOUT_MS`).
+    pub statement_timeout_ms: u64,
 }
 
 /// Format of log lines.
@@ -98,6 +101,7 @@ struct ConfigFile {
     header_read_timeout_seconds: Option<u64>,
     max_connections: Option<u32>,
     audit_retention_days: Option<u32>,
+    statement_timeout_ms: Option<u64>,
 }
 
 /// Default listen address.
@@ -119,6 +123,11 @@ pub const DEFAULT_HEADER_READ_TIMEOUT_SECONDS: u64 = 10;
 pub const DEFAULT_MAX_CONNECTIONS: u32 = 1024;
 /// Default audit retention in days.
 pub const DEFAULT_AUDIT_RETENTION_DAYS: u32 = 90;
+/// Default statement cut-off: far above what any bounded request needs (milliseconds), low enough that a runaway
+/// statement cannot hold a connection for long.
+pub const DEFAULT_STATEMENT_TIMEOUT_MS: u64 = 5000;
+/// Largest accepted statement cut-off: an hour.
+pub const MAX_STATEMENT_TIMEOUT_MS: u64 = 3_600_000;
 
 impl Config {
     /// Reads the configuration the way `interai` does: the file named by `file` (or `INTERAI_CONFIG`),
@@ -335,6 +344,18 @@ impl Config {
                 "at most 36500 days; 0 keeps every call",
             ));
         }
+        let statement_timeout_ms = parse_number(
+            "INTERAI_STATEMENT_TIMEOUT_MS",
+            variable("INTERAI_STATEMENT_TIMEOUT_MS"),
+            file.statement_timeout_ms,
+            DEFAULT_STATEMENT_TIMEOUT_MS,
+        )?;
+        if !(1..=MAX_STATEMENT_TIMEOUT_MS).contains(&statement_timeout_ms) {
+            return Err(ConfigError::new(
+                "INTERAI_STATEMENT_TIMEOUT_MS",
+                format!("must be from 1 to {MAX_STATEMENT_TIMEOUT_MS} (milliseconds)"),
+            ));
+        }
 
         Ok(Config {
             listen,
@@ -353,6 +374,7 @@ impl Config {
             header_read_timeout_seconds,
             max_connections,
             audit_retention_days,
+            statement_timeout_ms,
         })
     }
 
@@ -474,6 +496,7 @@ mod tests {
         assert_eq!(config.header_read_timeout_seconds, 10);
         assert_eq!(config.max_connections, 1024);
         assert_eq!(config.audit_retention_days, 90);
+        assert_eq!(config.statement_timeout_ms, 5000);
         assert!(config.allowed_hosts.contains(&"localhost".to_owned()));
     }
 
@@ -502,6 +525,8 @@ mod tests {
             ("INTERAI_HEADER_READ_TIMEOUT_SECONDS", "0"),
             ("INTERAI_MAX_CONNECTIONS", "0"),
             ("INTERAI_AUDIT_RETENTION_DAYS", "-1"),
+            ("INTERAI_STATEMENT_TIMEOUT_MS", "0"),
+            ("INTERAI_STATEMENT_TIMEOUT_MS", "3600001"),
         ];
         for (setting, value) in cases {
             let error = Config::from_sources(None, &environment(&[(setting, value)])).expect_err(value);

@@ -73,7 +73,12 @@ impl Instance {
             // Only `admin.key` lives there with PostgreSQL, but it is still nobody else's business.
             create_private_directory(&config.data_dir)?;
         }
-        let store = Store::connect(&config.database_url, config.database_max_connections).await?;
+        let store = Store::connect(
+            &config.database_url,
+            config.database_max_connections,
+            std::time::Duration::from_millis(config.statement_timeout_ms),
+        )
+        .await?;
         let service = Service::new(
             store.clone(),
             clock,

@@ -115,6 +115,10 @@ pub enum IdParseError {
     /// The part after the prefix is not a 26-character Crockford base32 ULID.
     #[error("the part after the prefix must be a 26-character ULID")]
     MalformedUlid,
+    /// The ULID's first character is above `7`: 26 base32 characters hold 130 bits, a ULID only 128, so such a
+    /// text names no ULID (decoding it would silently drop the top bits and reach another ID).
+    #[error("the ULID after the prefix must start with a digit from 0 to 7")]
+    UlidOutOfRange,
 }
 
 /// A validated public ID in canonical (lowercase) form.
@@ -145,6 +149,15 @@ impl PublicId {
         let kind = IdKind::from_prefix(&prefix.to_ascii_lowercase()).ok_or(IdParseError::UnknownPrefix)?;
         if ulid_text.len() != 26 {
             return Err(IdParseError::MalformedUlid);
+        }
+        // The first of 26 characters carries only the top 3 of 128 bits; the decoder would shift anything larger
+        // out of range without a word, so `cnt_g…` would name the same object as `cnt_0…`.
+        if !ulid_text.starts_with(|first: char| ('0'..='7').contains(&first)) {
+            return Err(if ulid_text.starts_with(|first: char| first.is_ascii_alphanumeric()) {
+                IdParseError::UlidOutOfRange
+            } else {
+                IdParseError::MalformedUlid
+            });
         }
         let ulid = Ulid::from_string(&ulid_text.to_ascii_uppercase()).map_err(|_| IdParseError::MalformedUlid)?;
         Ok(PublicId {
@@ -224,6 +237,33 @@ mod tests {
         assert_eq!(PublicId::parse("cnt_short"), Err(IdParseError::MalformedUlid));
         assert_eq!(
             PublicId::parse("cnt_01j9zq3k5m8n2p4r6t8v0w2x4!"),
+            Err(IdParseError::MalformedUlid)
+        );
+    }
+
+    #[test]
+    fn a_ulid_above_128_bits_is_rejected_instead_of_wrapping_to_another_id() {
+        // `g` is 16 in base32: 16 << 125 overflows 128 bits, and the decoder used to drop the top bits, so this
+        // text resolved to the `cnt_0…` ID with the same tail.
+        let tail = "1j9zq3k5m8n2p4r6t8v0w2x4y";
+        for first in ['8', '9', 'a', 'g', 'z', 'G', 'Z'] {
+            assert_eq!(
+                PublicId::parse(&format!("cnt_{first}{tail}")),
+                Err(IdParseError::UlidOutOfRange),
+                "{first}"
+            );
+        }
+        for first in '0'..='7' {
+            let id = PublicId::parse(&format!("cnt_{first}{tail}")).expect("in range");
+            assert_eq!(id.as_str(), format!("cnt_{first}{tail}"));
+        }
+        assert_eq!(
+            PublicId::parse("cnt_7zzzzzzzzzzzzzzzzzzzzzzzzz").map(|id| id.into_string()),
+            Ok("cnt_7zzzzzzzzzzzzzzzzzzzzzzzzz".to_owned()),
+            "the largest ULID"
+        );
+        assert_eq!(
+            PublicId::parse("cnt_-1j9zq3k5m8n2p4r6t8v0w2x4y"),
             Err(IdParseError::MalformedUlid)
         );
     }

@@ -14,6 +14,7 @@ use serde_json::{Value, json};
 
 use crate::domain::AuthenticatedActor;
 use crate::service::audit::CallAudit;
+use crate::service::input_gate;
 use crate::service::writes::CallMetadata;
 use crate::service::{ErrorCode, Service, ServiceError};
 
@@ -47,10 +48,14 @@ pub fn caller_of(context: &RequestContext<RoleServer>) -> Result<AuthenticatedAc
         })
 }
 
-/// The client's name and version, when the request says (current-protocol clients send it with every call).
+/// The client's name and version, when the request says (current-protocol clients send it with every call), with
+/// control characters escaped: they are stored in the audit log as given otherwise.
 pub fn client_of(context: &RequestContext<RoleServer>) -> (Option<String>, Option<String>) {
     match context.meta.client_info() {
-        Some(implementation) => (Some(implementation.name), Some(implementation.version)),
+        Some(implementation) => (
+            Some(input_gate::audit_safe_text(&implementation.name)),
+            Some(input_gate::audit_safe_text(&implementation.version)),
+        ),
         None => (None, None),
     }
 }
@@ -68,8 +73,9 @@ pub fn parse_arguments<Input: DeserializeOwned>(arguments: &JsonObject) -> Resul
     })
 }
 
-/// Runs one tool call: resolves the caller, parses the arguments, calls `handler`, audits the call,
-/// and maps the outcome to a tool result (`isError: true` with the spec's error object on failure).
+/// Runs one tool call: resolves the caller, passes the raw arguments through the input gate (control characters),
+/// parses them, calls `handler`, audits the call, and maps the outcome to a tool result (`isError: true` with the
+/// spec's error object on failure).
 pub async fn run_tool<Input, Output, Handler, HandlerFuture>(
     service: &Service,
     facts: ToolFacts,
@@ -86,14 +92,21 @@ where
     let started = Instant::now();
     let caller = caller_of(context).map_err(|error| error_result(&error))?;
     let (client_name, client_version) = client_of(context);
+    let gate = input_gate::check_arguments(&arguments);
+    // A refused request may hold what no database column accepts (PostgreSQL's `jsonb` and `text` refuse NUL); its
+    // audit row keeps it with control characters escaped. A request that passed the gate holds none.
+    let request = match &gate {
+        Ok(()) => Value::Object(arguments.clone()),
+        Err(_) => input_gate::sanitized_for_audit(&Value::Object(arguments.clone())),
+    };
     let metadata = CallMetadata {
         tool: facts.name,
-        request: Value::Object(arguments.clone()),
+        request,
         client_name: client_name.clone(),
         client_version: client_version.clone(),
         started,
     };
-    let outcome = match parse_arguments::<Input>(&arguments) {
+    let outcome = match gate.and_then(|()| parse_arguments::<Input>(&arguments)) {
         Ok(input) => handler(caller.clone(), input, metadata.clone()).await,
         Err(error) => Err(error),
     };
@@ -143,9 +156,11 @@ pub async fn audit_initialize(
     let Ok(caller) = caller_of(context) else {
         return;
     };
+    let client_name = input_gate::audit_safe_text(&request.client_info.name);
+    let client_version = input_gate::audit_safe_text(&request.client_info.version);
     let request_value = json!({
-        "protocolVersion": request.protocol_version.to_string(),
-        "clientInfo": { "name": request.client_info.name, "version": request.client_info.version },
+        "protocolVersion": input_gate::audit_safe_text(&request.protocol_version.to_string()),
+        "clientInfo": { "name": client_name, "version": client_version },
     });
     let result = service
         .record_call(CallAudit {
@@ -155,8 +170,8 @@ pub async fn audit_initialize(
             request: &request_value,
             outcome: Ok(format!("protocol {}", request.protocol_version)),
             duration: std::time::Duration::ZERO,
-            client_name: Some(request.client_info.name.clone()),
-            client_version: Some(request.client_info.version.clone()),
+            client_name: Some(client_name.clone()),
+            client_version: Some(client_version.clone()),
         })
         .await;
     if let Err(error) = result {
@@ -171,6 +186,14 @@ fn log_error(tool: &str, error: &ServiceError) {
             code = error.code.as_str(),
             cause = error.cause.as_deref().unwrap_or(""),
             "tool call failed"
+        );
+    } else if let Some(cause) = error.cause.as_deref() {
+        // A refusal the database decided (the statement cut-off): operators should see which calls hit it.
+        tracing::warn!(
+            tool,
+            code = error.code.as_str(),
+            cause,
+            "tool call refused by the database"
         );
     } else {
         tracing::debug!(tool, code = error.code.as_str(), "tool call refused");

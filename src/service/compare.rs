@@ -11,10 +11,10 @@ use crate::domain::{AuthenticatedActor, IdKind, PublicId, Scope};
 use crate::store::{self, Conn};
 use crate::trust::{ContextKey, ControllerRef, Evaluation, RatingQuery, aggregate_ratings};
 
+pub use super::limits::MAX_COMPARE_DIMENSIONS;
+use super::limits::{MAX_COMPARE_ITEMS, MAX_DIMENSION_CHARACTERS, MIN_COMPARE_ITEMS};
 /// Fewest and most items per comparison.
-pub const COMPARE_ITEMS: std::ops::RangeInclusive<usize> = 2..=10;
-/// Most dimensions per comparison.
-pub const MAX_COMPARE_DIMENSIONS: usize = 20;
+pub const COMPARE_ITEMS: std::ops::RangeInclusive<usize> = MIN_COMPARE_ITEMS..=MAX_COMPARE_ITEMS;
 /// Experiences shown per item.
 pub const EXPERIENCES_PER_ITEM: usize = 3;
 
@@ -142,8 +142,13 @@ impl Service {
     ) -> Result<Comparison, ServiceError> {
         self.require_scope(caller, Scope::Read)?;
         if !COMPARE_ITEMS.contains(&request.ids.len()) {
-            return Err(ServiceError::validation("ids", "compare takes 2 to 10 IDs"));
+            return Err(ServiceError::validation(
+                "ids",
+                format!("compare takes {MIN_COMPARE_ITEMS} to {MAX_COMPARE_ITEMS} IDs"),
+            ));
         }
+        super::validation::cap_items("dimensions", request.dimensions.len(), MAX_COMPARE_DIMENSIONS)?;
+        super::validation::cap_each_text("dimensions", &request.dimensions, MAX_DIMENSION_CHARACTERS)?;
         let mut ids: Vec<PublicId> = Vec::new();
         for (position, text) in request.ids.iter().enumerate() {
             let id = parse_target(
@@ -159,12 +164,6 @@ impl Service {
                 ));
             }
             ids.push(id);
-        }
-        if request.dimensions.len() > MAX_COMPARE_DIMENSIONS {
-            return Err(ServiceError::validation(
-                "dimensions",
-                format!("at most {MAX_COMPARE_DIMENSIONS} dimensions"),
-            ));
         }
         for (position, dimension) in request.dimensions.iter().enumerate() {
             if !crate::domain::text::is_lower_snake_case(dimension.trim()) {

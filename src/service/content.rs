@@ -6,11 +6,16 @@ use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
 use super::limits::{
-    MAX_BODY_BYTES, MAX_CLAIM_CHARACTERS, MAX_CLAIMS, MAX_NOTE_CHARACTERS, MAX_RELATIONS, MAX_SOURCES, MAX_SUBJECTS,
-    MAX_SUMMARY_CHARACTERS, MAX_TAGS, MAX_TITLE_CHARACTERS,
+    MAX_ALIASES, MAX_BODY_BYTES, MAX_CLAIM_CHARACTERS, MAX_CLAIMS, MAX_ID_CHARACTERS, MAX_KEYWORD_CHARACTERS,
+    MAX_LANGUAGE_CHARACTERS, MAX_NAME_CHARACTERS, MAX_NORMALIZED_NAME_BYTES, MAX_NOTE_CHARACTERS, MAX_RELATIONS,
+    MAX_SOURCE_URL_CHARACTERS, MAX_SOURCES, MAX_SUBJECTS, MAX_SUMMARY_CHARACTERS, MAX_TAG_CHARACTERS, MAX_TAGS,
+    MAX_TITLE_CHARACTERS, MAX_USED_ENTRIES,
 };
 use super::trust::{PendingTrustStates, TrustTarget};
-use super::validation::{optional_text, parse_id, required_text, type_name};
+use super::validation::{
+    cap_each_text, cap_items, cap_optional_text, cap_text, display_text, keyword, names_a_space_id,
+    optional_display_text, optional_text, parse_id, required_text, type_name,
+};
 use super::writes::{CallMetadata, WriteSummary, within_write};
 use super::{ErrorCode, Service, ServiceError};
 use crate::domain::knowledge::{
@@ -271,14 +276,9 @@ impl Service {
         if !request.used.is_empty() {
             self.require_scope(caller, Scope::Usage)?;
         }
-        let result = crate::domain::evidence::UsageOutcome::parse(request.result.trim())
+        check_experience_sizes(&request)?;
+        let result = crate::domain::evidence::UsageOutcome::parse(keyword("result", &request.result)?)
             .ok_or_else(|| ServiceError::validation("result", "result must be success, partial, failure or unknown"))?;
-        if request.used.len() > super::limits::MAX_USED_ENTRIES {
-            return Err(ServiceError::validation(
-                "used",
-                format!("at most {} used entries", super::limits::MAX_USED_ENTRIES),
-            ));
-        }
         let (context, context_key) = super::validation::context("context", request.context.as_ref())?;
         let configuration = super::validation::object("configuration", request.configuration.as_ref())?;
         let observations = super::validation::object("observations", request.observations.as_ref())?;
@@ -292,7 +292,11 @@ impl Service {
                 &[IdKind::Content, IdKind::Revision, IdKind::Claim, IdKind::Entity],
                 "submit_experience",
             )?;
-            let entry_result = crate::domain::evidence::UsageOutcome::parse(entry.result.trim()).ok_or_else(|| {
+            let entry_result = crate::domain::evidence::UsageOutcome::parse(keyword(
+                &format!("used/{position}/result"),
+                &entry.result,
+            )?)
+            .ok_or_else(|| {
                 ServiceError::validation(
                     &format!("used/{position}/result"),
                     "result must be success, partial, failure or unknown",
@@ -410,8 +414,9 @@ impl Service {
 
     /// Every check of a publish that needs no database: sizes, formats, schemas and the content scan.
     fn validate_content(&self, request: &PublishRequest) -> Result<ValidatedContent, ServiceError> {
+        check_publish_sizes(request)?;
         let content_type = type_name("content_type", &request.content_type)?;
-        let title = required_text("title", &request.title, MAX_TITLE_CHARACTERS)?;
+        let title = display_text("title", &request.title, MAX_TITLE_CHARACTERS)?;
         let summary = optional_text("summary", Some(&request.summary), MAX_SUMMARY_CHARACTERS)?.unwrap_or_default();
         if request.body_markdown.len() > MAX_BODY_BYTES {
             return Err(ServiceError::validation(
@@ -460,6 +465,7 @@ impl Service {
         let mut claims: Vec<(String, String, String)> = Vec::new();
         for (position, text) in request.claims.iter().enumerate() {
             let text = required_text(&format!("claims/{position}/text"), text, MAX_CLAIM_CHARACTERS)?;
+            super::validation::visible(&format!("claims/{position}/text"), &text)?;
             let normalized = normalize_claim_text(&text);
             if normalized.is_empty() {
                 return Err(ServiceError::validation(
@@ -482,7 +488,11 @@ impl Service {
         }
         let mut relations = Vec::new();
         for (position, relation) in request.relations.iter().enumerate() {
-            let relation_type = RelationType::parse(relation.relation_type.trim()).ok_or_else(|| {
+            let relation_type = RelationType::parse(keyword(
+                &format!("relations/{position}/type"),
+                &relation.relation_type,
+            )?)
+            .ok_or_else(|| {
                 ServiceError::validation(
                     &format!("relations/{position}/type"),
                     "relation type must be corrects, alternative_to, known_issue_of, supersedes or derived_from",
@@ -497,7 +507,8 @@ impl Service {
             let reason = match relation
                 .reason
                 .as_deref()
-                .map(str::trim)
+                .map(|reason| keyword(&format!("relations/{position}/reason"), reason))
+                .transpose()?
                 .filter(|reason| !reason.is_empty())
             {
                 None => None,
@@ -563,18 +574,31 @@ impl Service {
                     aliases,
                     description,
                 } => {
-                    let name = required_text(&format!("subjects/{position}/name"), name, 200)?;
+                    let name = display_text(&format!("subjects/{position}/name"), name, MAX_NAME_CHARACTERS)?;
                     let entity_type = type_name(&format!("subjects/{position}/type"), entity_type)?;
                     let mut cleaned_aliases = Vec::new();
                     for (alias_position, alias) in aliases.iter().enumerate() {
-                        let alias =
-                            required_text(&format!("subjects/{position}/aliases/{alias_position}"), alias, 200)?;
+                        let alias = display_text(
+                            &format!("subjects/{position}/aliases/{alias_position}"),
+                            alias,
+                            MAX_NAME_CHARACTERS,
+                        )?;
                         if !cleaned_aliases.contains(&alias) {
                             cleaned_aliases.push(alias);
                         }
                     }
+                    let normalized_name = normalize_entity_name(&name);
+                    if normalized_name.len() > MAX_NORMALIZED_NAME_BYTES {
+                        return Err(ServiceError::validation(
+                            &format!("subjects/{position}/name"),
+                            format!(
+                                "subjects/{position}/name is longer than {MAX_NORMALIZED_NAME_BYTES} bytes once \
+                                 normalized (NFKC and case folding expand some characters); use a shorter name"
+                            ),
+                        ));
+                    }
                     ValidatedSubject::Named {
-                        normalized_name: normalize_entity_name(&name),
+                        normalized_name,
                         name,
                         entity_type,
                         aliases: cleaned_aliases,
@@ -601,7 +625,7 @@ impl Service {
             .map(str::trim)
             .filter(|space| !space.is_empty())
             .map(|space| {
-                if space.starts_with("spc_") {
+                if names_a_space_id(space) {
                     parse_id("space", space).map(SpaceReference::Id)
                 } else {
                     Ok(SpaceReference::Name(space.to_owned()))
@@ -645,7 +669,16 @@ impl Service {
                     let normalized = normalize_source_url(url).map_err(|error| {
                         ServiceError::validation(&format!("sources/{position}/url"), format!("source URL: {error}"))
                     })?;
-                    let title = optional_text(
+                    if normalized.normalized.chars().nth(MAX_SOURCE_URL_CHARACTERS).is_some() {
+                        return Err(ServiceError::validation(
+                            &format!("sources/{position}/url"),
+                            format!(
+                                "a source URL may have at most {MAX_SOURCE_URL_CHARACTERS} characters, also once \
+                                 normalized (percent-encoded)"
+                            ),
+                        ));
+                    }
+                    let title = optional_display_text(
                         &format!("sources/{position}/title"),
                         title.as_deref(),
                         MAX_TITLE_CHARACTERS,
@@ -1257,6 +1290,119 @@ pub(super) fn rejected(finding: &super::scan::ScanFinding) -> ServiceError {
         ),
     )
     .with_details(json!({ "rule": finding.rule.as_str(), "field": finding.field }))
+}
+
+/// Every size cap of a publish (`limits`), checked before anything else reads the request. Experiences share it:
+/// they are published as content.
+fn check_publish_sizes(request: &PublishRequest) -> Result<(), ServiceError> {
+    cap_text("content_type", &request.content_type, MAX_KEYWORD_CHARACTERS)?;
+    cap_text("title", &request.title, MAX_TITLE_CHARACTERS)?;
+    cap_text("summary", &request.summary, super::limits::MAX_SUMMARY_CHARACTERS)?;
+    if request.body_markdown.len() > MAX_BODY_BYTES {
+        return Err(ServiceError::validation(
+            "body_markdown",
+            format!("body_markdown must be at most {MAX_BODY_BYTES} bytes"),
+        )
+        .with_details(json!({ "field": "body_markdown", "limit_bytes": MAX_BODY_BYTES })));
+    }
+    cap_optional_text("revision_of", request.revision_of.as_deref(), MAX_ID_CHARACTERS)?;
+    cap_optional_text("change_note", request.change_note.as_deref(), MAX_NOTE_CHARACTERS)?;
+    check_subject_sizes(&request.subjects)?;
+    cap_items("claims", request.claims.len(), MAX_CLAIMS)?;
+    for (position, claim) in request.claims.iter().enumerate() {
+        // A claim may come as its text or as `{ "text": … }`; either way the text is what the cap counts.
+        cap_text(&format!("claims/{position}"), claim, MAX_CLAIM_CHARACTERS)?;
+    }
+    check_source_sizes(&request.sources)?;
+    cap_items("relations", request.relations.len(), MAX_RELATIONS)?;
+    for (position, relation) in request.relations.iter().enumerate() {
+        cap_text(
+            &format!("relations/{position}/type"),
+            &relation.relation_type,
+            MAX_KEYWORD_CHARACTERS,
+        )?;
+        cap_text(
+            &format!("relations/{position}/target"),
+            &relation.target,
+            MAX_ID_CHARACTERS,
+        )?;
+        cap_optional_text(
+            &format!("relations/{position}/reason"),
+            relation.reason.as_deref(),
+            MAX_KEYWORD_CHARACTERS,
+        )?;
+    }
+    cap_items("tags", request.tags.len(), MAX_TAGS)?;
+    cap_each_text("tags", &request.tags, MAX_TAG_CHARACTERS)?;
+    cap_optional_text("space", request.space.as_deref(), MAX_NAME_CHARACTERS)?;
+    cap_optional_text("language", request.language.as_deref(), MAX_LANGUAGE_CHARACTERS)?;
+    Ok(())
+}
+
+/// The caps of an experience's own fields; the rest (title, subjects, tags, …) is checked when it is validated as
+/// a publish.
+fn check_experience_sizes(request: &ExperienceRequest) -> Result<(), ServiceError> {
+    cap_text("result", &request.result, MAX_KEYWORD_CHARACTERS)?;
+    cap_items("used", request.used.len(), MAX_USED_ENTRIES)?;
+    for (position, used) in request.used.iter().enumerate() {
+        cap_text(&format!("used/{position}/id"), &used.id, MAX_ID_CHARACTERS)?;
+        cap_text(&format!("used/{position}/result"), &used.result, MAX_KEYWORD_CHARACTERS)?;
+        cap_optional_text(
+            &format!("used/{position}/note"),
+            used.note.as_deref(),
+            MAX_NOTE_CHARACTERS,
+        )?;
+    }
+    Ok(())
+}
+
+fn check_subject_sizes(subjects: &[SubjectReference]) -> Result<(), ServiceError> {
+    cap_items("subjects", subjects.len(), MAX_SUBJECTS)?;
+    for (position, subject) in subjects.iter().enumerate() {
+        match subject {
+            SubjectReference::Id(id) => cap_text(&format!("subjects/{position}"), id, MAX_ID_CHARACTERS)?,
+            SubjectReference::Named {
+                name,
+                entity_type,
+                aliases,
+                description,
+            } => {
+                cap_text(&format!("subjects/{position}/name"), name, MAX_NAME_CHARACTERS)?;
+                cap_text(
+                    &format!("subjects/{position}/type"),
+                    entity_type,
+                    MAX_KEYWORD_CHARACTERS,
+                )?;
+                cap_items(&format!("subjects/{position}/aliases"), aliases.len(), MAX_ALIASES)?;
+                cap_each_text(&format!("subjects/{position}/aliases"), aliases, MAX_NAME_CHARACTERS)?;
+                cap_optional_text(
+                    &format!("subjects/{position}/description"),
+                    description.as_deref(),
+                    super::limits::MAX_SUMMARY_CHARACTERS,
+                )?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The caps of cited sources (shared with reviews).
+pub(super) fn check_source_sizes(sources: &[SourceReference]) -> Result<(), ServiceError> {
+    cap_items("sources", sources.len(), MAX_SOURCES)?;
+    for (position, source) in sources.iter().enumerate() {
+        match source {
+            SourceReference::Id(id) => cap_text(&format!("sources/{position}"), id, MAX_ID_CHARACTERS)?,
+            SourceReference::Url { url, title } => {
+                cap_text(&format!("sources/{position}/url"), url, MAX_SOURCE_URL_CHARACTERS)?;
+                cap_optional_text(
+                    &format!("sources/{position}/title"),
+                    title.as_deref(),
+                    MAX_TITLE_CHARACTERS,
+                )?;
+            }
+        }
+    }
+    Ok(())
 }
 
 fn validate_language(language: &str) -> Result<String, ServiceError> {

@@ -111,6 +111,20 @@ impl ServiceError {
         ServiceError::validation(field, format!("{field}: {error}"))
     }
 
+    /// `validation_failed` with `details.reason = "too_expensive"`: the statement cut-off stopped the request's work
+    /// (docs/spec-notes.md explains the choice of code). The cause is logged, not returned.
+    pub fn too_expensive(cause: impl Into<String>) -> ServiceError {
+        ServiceError {
+            code: ErrorCode::ValidationFailed,
+            message: "this request was too expensive: it needed more database work than one request may do; narrow it \
+                      (fewer filters, a more specific query, a smaller page) instead of repeating it"
+                .to_owned(),
+            details: json!({ "reason": "too_expensive" }),
+            cause: Some(cause.into()),
+            retryable: false,
+        }
+    }
+
     /// `internal_error` with a cause for the log.
     pub fn internal(cause: impl Into<String>) -> ServiceError {
         ServiceError {
@@ -133,6 +147,9 @@ impl std::error::Error for ServiceError {}
 
 impl From<StoreError> for ServiceError {
     fn from(error: StoreError) -> ServiceError {
+        if error.is_statement_cut_off() {
+            return ServiceError::too_expensive(error.to_string());
+        }
         let mut converted = ServiceError::internal(error.to_string());
         // A unique violation inside a write means another transaction committed the row this one was about to
         // create (two writers both found a subject, claim or source missing). A new attempt finds and matches it.

@@ -4,9 +4,11 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::content::SourceReference;
-use super::limits::{MAX_NOTE_CHARACTERS, MAX_SOURCES};
+use super::limits::{
+    MAX_DIMENSION_CHARACTERS, MAX_ID_CHARACTERS, MAX_KEYWORD_CHARACTERS, MAX_NOTE_CHARACTERS, MAX_SOURCES,
+};
 use super::trust::{EvidenceChange, PendingTrustStates, TrustChange, TrustTarget};
-use super::validation::{confidence, optional_text, parse_target, type_name};
+use super::validation::{cap_optional_text, cap_text, confidence, keyword, optional_text, parse_target, type_name};
 use super::writes::{CallMetadata, WriteSummary, within_write};
 use super::{ErrorCode, Service, ServiceError};
 use crate::domain::evidence::{
@@ -219,6 +221,10 @@ impl Service {
         request: UsageRequest,
     ) -> Result<UsageOutcomeReport, ServiceError> {
         self.require_scope(caller, Scope::Usage)?;
+        cap_text("target", &request.target, MAX_ID_CHARACTERS)?;
+        cap_text("usage_type", &request.usage_type, MAX_KEYWORD_CHARACTERS)?;
+        cap_text("result", &request.result, MAX_KEYWORD_CHARACTERS)?;
+        cap_optional_text("note", request.note.as_deref(), MAX_NOTE_CHARACTERS)?;
         let target = parse_target(
             "target",
             &request.target,
@@ -226,7 +232,7 @@ impl Service {
             "report_usage",
         )?;
         let usage_type = type_name("usage_type", &request.usage_type)?;
-        let result = UsageOutcome::parse(request.result.trim())
+        let result = UsageOutcome::parse(keyword("result", &request.result)?)
             .ok_or_else(|| ServiceError::validation("result", "result must be success, partial, failure or unknown"))?;
         let (context, context_key) = super::validation::context("context", request.context.as_ref())?;
         let metrics = super::validation::object("metrics", request.metrics.as_ref())?;
@@ -352,13 +358,22 @@ impl Service {
         request: ReviewRequest,
     ) -> Result<ReviewOutcome, ServiceError> {
         self.require_scope(caller, Scope::Review)?;
+        cap_text("target", &request.target, MAX_ID_CHARACTERS)?;
+        cap_text("verdict", &request.verdict, MAX_KEYWORD_CHARACTERS)?;
+        cap_optional_text(
+            "rationale_markdown",
+            request.rationale_markdown.as_deref(),
+            MAX_NOTE_CHARACTERS,
+        )?;
+        super::content::check_source_sizes(&request.sources)?;
+        cap_optional_text("based_on_usage", request.based_on_usage.as_deref(), MAX_ID_CHARACTERS)?;
         let target = parse_target(
             "target",
             &request.target,
             &[IdKind::Content, IdKind::Revision, IdKind::Claim],
             "review",
         )?;
-        let verdict = Verdict::parse(request.verdict.trim()).ok_or_else(|| {
+        let verdict = Verdict::parse(keyword("verdict", &request.verdict)?).ok_or_else(|| {
             ServiceError::validation(
                 "verdict",
                 "verdict must be confirmed, mostly_correct, questionable, misleading, contradicted, false, outdated or cannot_verify",
@@ -461,6 +476,14 @@ impl Service {
         request: RateRequest,
     ) -> Result<RateOutcome, ServiceError> {
         self.require_scope(caller, Scope::Rate)?;
+        cap_text("target", &request.target, MAX_ID_CHARACTERS)?;
+        cap_text("dimension", &request.dimension, MAX_DIMENSION_CHARACTERS)?;
+        cap_optional_text(
+            "rationale_markdown",
+            request.rationale_markdown.as_deref(),
+            MAX_NOTE_CHARACTERS,
+        )?;
+        cap_optional_text("based_on_usage", request.based_on_usage.as_deref(), MAX_ID_CHARACTERS)?;
         let target = parse_target("target", &request.target, &[IdKind::Entity, IdKind::Content], "rate")?;
         let dimension = request.dimension.trim().to_owned();
         if !crate::domain::text::is_lower_snake_case(&dimension) {
@@ -469,7 +492,9 @@ impl Service {
                 "dimension must be lower_snake_case, e.g. reliability or integration_effort",
             ));
         }
-        if !(request.score.is_finite() && (0.0..=100.0).contains(&request.score)) {
+        if !(request.score.is_finite()
+            && (super::limits::MIN_RATING_SCORE..=super::limits::MAX_RATING_SCORE).contains(&request.score))
+        {
             return Err(ServiceError::validation(
                 "score",
                 "score must be a number from 0 to 100",

@@ -3,6 +3,9 @@
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
+use super::limits::{
+    MAX_CURSOR_CHARACTERS, MAX_ID_CHARACTERS, MAX_INCLUDE_NAMES, MAX_KEYWORD_CHARACTERS, MIN_REVISION_NUMBER,
+};
 use super::search::TrustBrief;
 use super::trust::TrustTarget;
 use super::validation::parse_id;
@@ -70,6 +73,24 @@ impl Includes {
         }
         Ok(includes)
     }
+}
+
+/// Every size cap of a get (`limits`), checked before anything else reads the request.
+fn check_get_sizes(request: &GetRequest) -> Result<(), ServiceError> {
+    use super::validation::{cap_each_text, cap_items, cap_optional_text, cap_text};
+    cap_text("id", &request.id, MAX_ID_CHARACTERS)?;
+    if let Some(RevisionSelector::Id(text)) = &request.revision {
+        cap_text("revision", text, MAX_ID_CHARACTERS)?;
+    }
+    if let Some(names) = &request.include {
+        cap_items("include", names.len(), MAX_INCLUDE_NAMES)?;
+        cap_each_text("include", names, MAX_KEYWORD_CHARACTERS)?;
+    }
+    cap_optional_text(
+        "evidence_cursor",
+        request.evidence_cursor.as_deref(),
+        MAX_CURSOR_CHARACTERS,
+    )
 }
 
 /// Which revision of a content item to show.
@@ -291,7 +312,16 @@ impl Service {
     /// `get`: any public object.
     pub async fn get(&self, caller: &AuthenticatedActor, request: &GetRequest) -> Result<ObjectView, ServiceError> {
         self.require_scope(caller, Scope::Read)?;
+        check_get_sizes(request)?;
         let id = parse_id("id", &request.id)?;
+        if let Some(RevisionSelector::Number(number)) = &request.revision
+            && *number < MIN_REVISION_NUMBER
+        {
+            return Err(ServiceError::validation(
+                "revision",
+                format!("a revision number is {MIN_REVISION_NUMBER} or more"),
+            ));
+        }
         let includes = match &request.include {
             None => Includes::default_set(),
             Some(names) => Includes::parse(names)?,

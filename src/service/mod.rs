@@ -11,6 +11,7 @@ pub mod compare;
 pub mod content;
 pub mod error;
 pub mod evidence;
+pub mod input_gate;
 pub mod keys;
 pub mod limits;
 pub mod lookup;

@@ -15,21 +15,24 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use sha2::Sha256;
 
+use super::limits::{
+    MAX_CURSOR_CHARACTERS, MAX_KEYWORD_CHARACTERS, MAX_NAME_CHARACTERS, MAX_SEARCH_KINDS, MAX_SEARCH_TYPES,
+    MAX_TAG_CHARACTERS, MAX_TAGS, MIN_SEARCH_LIMIT,
+};
 use super::search_query::ParsedQuery;
-use super::validation::{parse_id, parse_target, type_name};
+use super::validation::{
+    cap_each_text, cap_items, cap_optional_text, cap_text, keyword, parse_id, parse_target, type_name,
+};
 use super::{Service, ServiceError};
 use crate::domain::{AuthenticatedActor, IdKind, Scope};
 use crate::store::search::{SearchCandidate, SearchDocument, SearchFilter, SearchKind, SearchListing, SearchOrder};
 use crate::store::{self, Backend, Conn, Transaction};
 
-/// Most results per page.
-pub const MAX_SEARCH_LIMIT: u32 = 50;
+pub use super::limits::{MAX_QUERY_CHARACTERS, MAX_SEARCH_LIMIT};
 /// Results per page when the caller does not say.
 pub const DEFAULT_SEARCH_LIMIT: u32 = 10;
 /// How many of the most relevant matches are ranked by trust; a query's results come from these.
 pub const RELEVANCE_CANDIDATES: usize = 200;
-/// Longest accepted query text, in characters.
-pub const MAX_QUERY_CHARACTERS: usize = 1000;
 
 /// Everything `search` accepts.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -149,22 +152,17 @@ impl Service {
         request: &SearchRequest,
     ) -> Result<SearchResults, ServiceError> {
         self.require_scope(caller, Scope::Read)?;
+        check_search_sizes(request)?;
         let limit = request.limit.unwrap_or(DEFAULT_SEARCH_LIMIT);
-        if !(1..=MAX_SEARCH_LIMIT).contains(&limit) {
+        if !(MIN_SEARCH_LIMIT..=MAX_SEARCH_LIMIT).contains(&limit) {
             return Err(ServiceError::validation(
                 "limit",
-                format!("limit must be from 1 to {MAX_SEARCH_LIMIT}"),
+                format!("limit must be from {MIN_SEARCH_LIMIT} to {MAX_SEARCH_LIMIT}"),
             ));
         }
         let query_text = request.query.as_deref().map(str::trim).filter(|text| !text.is_empty());
-        if query_text.is_some_and(|text| text.chars().count() > MAX_QUERY_CHARACTERS) {
-            return Err(ServiceError::validation(
-                "query",
-                format!("query must be at most {MAX_QUERY_CHARACTERS} characters"),
-            ));
-        }
         let parsed = query_text.and_then(ParsedQuery::parse);
-        let sort = match request.sort.as_deref().map(str::trim) {
+        let sort = match request.sort.as_deref().map(|sort| keyword("sort", sort)).transpose()? {
             None | Some("") | Some("rank") => {
                 if parsed.is_some() {
                     Sort::Rank
@@ -214,7 +212,11 @@ impl Service {
                     &[IdKind::Entity, IdKind::Content],
                     "alternatives_to",
                 )?;
-                let reason = reason.as_deref().map(str::trim).filter(|reason| !reason.is_empty());
+                let reason = reason
+                    .as_deref()
+                    .map(|reason| keyword("alternatives_to/reason", reason))
+                    .transpose()?
+                    .filter(|reason| !reason.is_empty());
                 if let Some(reason) = reason
                     && !crate::domain::knowledge::ALTERNATIVE_REASONS.contains(&reason)
                 {
@@ -258,7 +260,7 @@ impl Service {
             .filter(|space| !space.is_empty())
         {
             None => None,
-            Some(space) if space.starts_with("spc_") => {
+            Some(space) if super::validation::names_a_space_id(space) => {
                 let id = parse_id("space", space)?;
                 store::knowledge::find_space(&mut reader.conn(), &id)
                     .await?
@@ -459,6 +461,15 @@ impl Service {
         target: &crate::domain::PublicId,
         reason: Option<&str>,
     ) -> Result<Vec<String>, ServiceError> {
+        // Alternatives to nothing are not an empty list: the caller named an object that does not exist.
+        let exists = match target.kind() {
+            IdKind::Entity => store::knowledge::find_entity(conn, target).await?.is_some(),
+            _ => store::knowledge::find_content(conn, target).await?.is_some(),
+        };
+        if !exists {
+            return Err(ServiceError::not_found(target.as_str())
+                .with_details(json!({ "id": target.as_str(), "field": "alternatives_to/id" })));
+        }
         let mut ids = store::search::alternatives_declared_for(conn, target.as_str(), reason).await?;
         let mut subject_ids: Vec<String> = Vec::new();
         let target_subjects: Vec<String> = match target.kind() {
@@ -636,6 +647,28 @@ fn hit(candidate: SearchCandidate, listing: SearchListing, score: f64) -> Search
         updated_at: listing.updated_at,
         score,
     }
+}
+
+/// Every size cap of a search (`limits`), checked before anything else reads the request.
+fn check_search_sizes(request: &SearchRequest) -> Result<(), ServiceError> {
+    cap_optional_text("query", request.query.as_deref(), MAX_QUERY_CHARACTERS)?;
+    cap_items("kinds", request.kinds.len(), MAX_SEARCH_KINDS)?;
+    cap_each_text("kinds", &request.kinds, MAX_KEYWORD_CHARACTERS)?;
+    cap_items("content_types", request.content_types.len(), MAX_SEARCH_TYPES)?;
+    cap_each_text("content_types", &request.content_types, MAX_KEYWORD_CHARACTERS)?;
+    cap_items("entity_types", request.entity_types.len(), MAX_SEARCH_TYPES)?;
+    cap_each_text("entity_types", &request.entity_types, MAX_KEYWORD_CHARACTERS)?;
+    cap_items("tags", request.tags.len(), MAX_TAGS)?;
+    cap_each_text("tags", &request.tags, MAX_TAG_CHARACTERS)?;
+    if let Some((id, reason)) = &request.alternatives_to {
+        cap_text("alternatives_to/id", id, super::limits::MAX_ID_CHARACTERS)?;
+        cap_optional_text("alternatives_to/reason", reason.as_deref(), MAX_KEYWORD_CHARACTERS)?;
+    }
+    cap_optional_text("space", request.space.as_deref(), MAX_NAME_CHARACTERS)?;
+    cap_optional_text("min_status", request.min_status.as_deref(), MAX_KEYWORD_CHARACTERS)?;
+    cap_optional_text("sort", request.sort.as_deref(), MAX_KEYWORD_CHARACTERS)?;
+    cap_optional_text("cursor", request.cursor.as_deref(), MAX_CURSOR_CHARACTERS)?;
+    Ok(())
 }
 
 fn parse_kinds(kinds: &[String]) -> Result<Vec<SearchKind>, ServiceError> {

@@ -371,14 +371,62 @@ fn validate_idempotency_key(scanner: &super::scan::ContentScanner, key: &str) ->
     }
 }
 
-/// SHA-256 of the request's canonical JSON (object keys sorted), without the idempotency key itself.
+/// SHA-256 of the request's canonical JSON (object keys sorted, IDs in their canonical form), without the
+/// idempotency key itself.
 pub fn request_fingerprint(request: &Value) -> String {
     let mut without_key = request.clone();
     if let Value::Object(fields) = &mut without_key {
         fields.remove("idempotency_key");
+        canonicalize_ids(fields);
     }
     let canonical = canonical_json(&without_key).to_string();
     hex::encode(Sha256::digest(canonical.as_bytes()))
+}
+
+/// Arguments of the write tools that hold one public ID (`space` holds an ID or a name).
+const ID_ARGUMENTS: [&str; 5] = ["target", "revision_of", "retract", "based_on_usage", "space"];
+/// Array arguments whose entries are an ID, or objects with an ID under the given key.
+const ID_ENTRIES: [(&str, &str); 4] = [
+    ("subjects", ""),
+    ("sources", "id"),
+    ("used", "id"),
+    ("relations", "target"),
+];
+
+/// Rewrites the IDs of a write's arguments to their canonical form, so that a retry spelling an ID in upper case
+/// or with spaces around it is the same request (the write itself reads them the same way). Only the places that
+/// hold IDs are touched: a title that happens to look like an ID is text and stays as written.
+fn canonicalize_ids(fields: &mut Map<String, Value>) {
+    for name in ID_ARGUMENTS {
+        if let Some(value) = fields.get_mut(name) {
+            canonicalize_id(value);
+        }
+    }
+    for (name, key) in ID_ENTRIES {
+        let Some(Value::Array(entries)) = fields.get_mut(name) else {
+            continue;
+        };
+        for entry in entries {
+            match entry {
+                Value::Object(object) if !key.is_empty() => {
+                    if let Some(value) = object.get_mut(key) {
+                        canonicalize_id(value);
+                    }
+                }
+                // `subjects` and `sources` also take a bare ID (a source may be a URL, which does not parse).
+                Value::String(_) => canonicalize_id(entry),
+                _ => {}
+            }
+        }
+    }
+}
+
+fn canonicalize_id(value: &mut Value) {
+    if let Value::String(text) = value
+        && let Ok(id) = crate::domain::PublicId::parse(text.trim())
+    {
+        *text = id.into_string();
+    }
 }
 
 fn canonical_json(value: &Value) -> Value {
@@ -465,5 +513,34 @@ mod tests {
         assert_eq!(request_fingerprint(&first), request_fingerprint(&second));
         let different = json!({ "result": "failure", "target": "cnt_x" });
         assert_ne!(request_fingerprint(&first), request_fingerprint(&different));
+    }
+
+    #[test]
+    fn the_fingerprint_compares_ids_in_their_canonical_form() {
+        let id = "cnt_01j9zq3k5m8n2p4r6t8v0w2x4y";
+        let upper = id.to_ascii_uppercase();
+        let source = "src_01j9zq3k5m8n2p4r6t8v0w2x4y";
+        let lower = json!({
+            "target": id, "revision_of": id, "subjects": ["ent_01j9zq3k5m8n2p4r6t8v0w2x4y", { "name": "n", "type": "t" }],
+            "sources": [source, { "id": source }, "https://example.com/A"], "used": [{ "id": id, "result": "success" }],
+            "relations": [{ "type": "corrects", "target": id }], "title": id,
+        });
+        let mixed = json!({
+            "target": upper, "revision_of": format!(" {id} "), "subjects": ["ENT_01J9ZQ3K5M8N2P4R6T8V0W2X4Y", { "name": "n", "type": "t" }],
+            "sources": [source.to_ascii_uppercase(), { "id": source.to_ascii_uppercase() }, "https://example.com/A"],
+            "used": [{ "id": upper, "result": "success" }], "relations": [{ "type": "corrects", "target": upper }], "title": id,
+        });
+        assert_eq!(request_fingerprint(&lower), request_fingerprint(&mixed));
+        // Text is not an ID, even when it reads like one, and URLs keep their case.
+        let title = json!({ "target": id, "title": upper });
+        assert_ne!(
+            request_fingerprint(&title),
+            request_fingerprint(&json!({ "target": id, "title": id }))
+        );
+        let url = json!({ "sources": ["https://example.com/a"] });
+        assert_ne!(
+            request_fingerprint(&url),
+            request_fingerprint(&json!({ "sources": ["https://example.com/A"] }))
+        );
     }
 }

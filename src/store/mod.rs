@@ -16,6 +16,7 @@ pub mod search;
 pub mod settings;
 pub mod sqlite_writer;
 pub mod statement;
+pub mod statement_budget;
 pub mod trust;
 
 use std::str::FromStr;
@@ -23,7 +24,7 @@ use std::time::Duration;
 
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
-use sqlx::{ConnectOptions, PgConnection, PgPool, Postgres, Sqlite, SqliteConnection, SqlitePool};
+use sqlx::{ConnectOptions, Connection, PgConnection, PgPool, Postgres, Sqlite, SqliteConnection, SqlitePool};
 
 /// Runs `$body` with `$connection` bound to a `&mut PgConnection` or a `&mut SqliteConnection`.
 ///
@@ -115,6 +116,20 @@ impl StoreError {
     /// Whether the error came from a statement held back earlier in the write rather than from the call reporting it.
     pub fn is_deferred(&self) -> bool {
         matches!(self, StoreError::Deferred(_))
+    }
+
+    /// Whether the statement cut-off stopped a statement (see [`statement_budget`]): PostgreSQL's
+    /// `statement_timeout` (SQLSTATE `57014`, `query_canceled`) or SQLite's progress handler (`SQLITE_INTERRUPT`,
+    /// code 9). Nothing else in this process cancels or interrupts statements, so either code means the request
+    /// asked for more work than one request may do.
+    pub fn is_statement_cut_off(&self) -> bool {
+        match self {
+            StoreError::Deferred(inner) => inner.is_statement_cut_off(),
+            StoreError::Database(sqlx::Error::Database(error)) => {
+                matches!(error.code().as_deref(), Some("57014") | Some("9"))
+            }
+            _ => false,
+        }
     }
 
     /// Whether the database aborted the transaction in a way that a new attempt can fix
@@ -249,15 +264,21 @@ pub static SQLITE_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("migratio
 
 impl Store {
     /// Connects to the database named by `url` (`sqlite://path` or `postgres://…`) and applies pending migrations.
-    pub async fn connect(url: &str, max_connections: u32) -> Result<Store, StoreError> {
+    /// Every statement of a request is cut off after `statement_timeout` (PostgreSQL) or the instruction budget
+    /// derived from it (SQLite); see [`statement_budget`].
+    pub async fn connect(url: &str, max_connections: u32, statement_timeout: Duration) -> Result<Store, StoreError> {
         let store = if url.starts_with("postgres://") || url.starts_with("postgresql://") {
             let options = PgConnectOptions::from_str(url).map_err(|error| StoreError::Url(error.to_string()))?;
+            // Migrations run first, on a connection of their own without the timeout: building an index over a
+            // large table may legitimately take longer than any request should.
+            let mut migrating = options.connect().await?;
+            POSTGRES_MIGRATIONS.run(&mut migrating).await?;
+            migrating.close().await?;
             let pool = PgPoolOptions::new()
                 .max_connections(max_connections)
                 .acquire_timeout(Duration::from_secs(10))
-                .connect_with(options)
+                .connect_with(options.options([statement_budget::postgres_statement_timeout(statement_timeout)]))
                 .await?;
-            POSTGRES_MIGRATIONS.run(&pool).await?;
             Store {
                 pools: Pools::Postgres(pool),
             }
@@ -279,16 +300,25 @@ impl Store {
             // One writer: SQLite serializes writers anyway, and a single connection with BEGIN IMMEDIATE turns lock
             // contention into orderly queueing. Writes queued behind each other share one transaction (group
             // commit), each in its own savepoint; see `sqlite_writer`.
-            let writer = sqlite_writer::SqliteWriter::open(&options, &SQLITE_MIGRATIONS).await?;
+            let writer = sqlite_writer::SqliteWriter::open(&options, &SQLITE_MIGRATIONS, statement_timeout).await?;
             let reader = SqlitePoolOptions::new()
                 .max_connections(max_connections.max(2))
                 .test_before_acquire(false)
                 .acquire_timeout(Duration::from_secs(10))
-                .after_connect(|connection, _| {
+                .after_connect(move |connection, _| {
                     Box::pin(async move {
                         register_sqlite_ranking(connection)
                             .await
-                            .map_err(|error| sqlx::Error::Configuration(Box::new(error)))
+                            .map_err(|error| sqlx::Error::Configuration(Box::new(error)))?;
+                        statement_budget::renew_reader_budget(connection, statement_timeout).await
+                    })
+                })
+                // Each checkout of a reader gets the whole budget: renewed when the connection comes back, off the
+                // path of the request that used it.
+                .after_release(move |connection, _| {
+                    Box::pin(async move {
+                        statement_budget::renew_reader_budget(connection, statement_timeout).await?;
+                        Ok(true)
                     })
                 })
                 // A text search returns a few hundred candidate rows; with sqlx's default buffer of 50 rows the

@@ -32,6 +32,7 @@ use tokio::sync::{Mutex, OwnedMutexGuard, mpsc, oneshot};
 
 use super::StoreError;
 use super::statement::{DeferredStatements, Statement};
+use super::statement_budget::WriterBudget;
 
 /// The most writes one physical transaction carries; beyond this a write commits the batch itself, which bounds
 /// how long the first write of a batch waits for its outcome.
@@ -62,6 +63,8 @@ pub struct SqliteWriter {
     wake_committer: mpsc::Sender<()>,
     /// Whole-transaction rollbacks seen on the connection, counted by a rollback hook.
     rollbacks: Arc<AtomicU64>,
+    /// The statement budget each write gets when it takes the connection.
+    budget: Arc<WriterBudget>,
 }
 
 #[derive(Debug)]
@@ -82,6 +85,19 @@ struct OpenBatch {
     waiters: Vec<oneshot::Sender<Result<(), CommitFailure>>>,
     /// The rollback count when the batch was opened; a different count means SQLite rolled the batch back.
     rollbacks_at_open: u64,
+    /// The statement budget's interruptions when the batch was opened; a batch rolled back while this moved was
+    /// lost to the cut-off of one write, and the others may run again.
+    interruptions_at_open: u64,
+}
+
+impl OpenBatch {
+    /// What the writes of a batch that SQLite rolled back on its own are told.
+    fn lost(&self, budget: &WriterBudget) -> CommitFailure {
+        CommitFailure {
+            message: "the database rolled the transaction back after an error".to_owned(),
+            retryable: budget.interruptions() != self.interruptions_at_open,
+        }
+    }
 }
 
 /// One write's hold on the connection, between [`SqliteWriter::begin`] and [`SqliteWrite::commit`].
@@ -99,6 +115,7 @@ struct WriterHandles {
     waiting: Arc<AtomicUsize>,
     wake_committer: mpsc::Sender<()>,
     rollbacks: Arc<AtomicU64>,
+    budget: Arc<WriterBudget>,
 }
 
 /// Decrements the waiting count when dropped, so a write cancelled while it waits is not counted as waiting.
@@ -111,14 +128,18 @@ impl Drop for Waiting<'_> {
 }
 
 impl SqliteWriter {
-    /// Opens the writer connection, applies pending migrations with it, and starts the committer task.
+    /// Opens the writer connection, applies pending migrations with it, and starts the committer task. Each write
+    /// then runs under the statement budget derived from `statement_timeout` (migrations do not).
     pub async fn open(
         options: &SqliteConnectOptions,
         migrator: &sqlx::migrate::Migrator,
+        statement_timeout: Duration,
     ) -> Result<SqliteWriter, StoreError> {
         let mut connection = options.connect().await?;
         migrator.run(&mut connection).await?;
         super::register_sqlite_ranking(&mut connection).await?;
+        let budget = Arc::new(WriterBudget::new(statement_timeout));
+        budget.install(&mut connection).await?;
         let rollbacks = Arc::new(AtomicU64::new(0));
         {
             let counter = rollbacks.clone();
@@ -134,12 +155,18 @@ impl SqliteWriter {
             abandoned_savepoint: false,
         }));
         let (wake_committer, wake_receiver) = mpsc::channel(1);
-        tokio::spawn(run_committer(Arc::downgrade(&slot), wake_receiver, rollbacks.clone()));
+        tokio::spawn(run_committer(
+            Arc::downgrade(&slot),
+            wake_receiver,
+            rollbacks.clone(),
+            budget.clone(),
+        ));
         Ok(SqliteWriter {
             slot,
             waiting: Arc::new(AtomicUsize::new(0)),
             wake_committer,
             rollbacks,
+            budget,
         })
     }
 
@@ -165,8 +192,11 @@ impl SqliteWriter {
             waiting: self.waiting.clone(),
             wake_committer: self.wake_committer.clone(),
             rollbacks: self.rollbacks.clone(),
+            budget: self.budget.clone(),
         };
-        prepare_slot(&mut guard, &self.rollbacks).await;
+        // The write's budget starts now; the clean-up below is charged to it, which costs a few instructions.
+        self.budget.renew();
+        prepare_slot(&mut guard, &self.rollbacks, &self.budget).await;
         let rollbacks_now = self.rollbacks.load(Ordering::Acquire);
         let slot = &mut *guard;
         let connection = slot
@@ -182,6 +212,7 @@ impl SqliteWriter {
             slot.batch = Some(OpenBatch {
                 waiters: Vec::new(),
                 rollbacks_at_open: rollbacks_now,
+                interruptions_at_open: self.budget.interruptions(),
             });
         }
         sql.push_str(&format!("SAVEPOINT {SAVEPOINT}"));
@@ -231,8 +262,9 @@ impl SqliteWriter {
     /// Commits any open batch and closes the connection; later writes fail with "pool closed".
     pub async fn close(&self) {
         let mut guard = self.slot.lock().await;
-        prepare_slot(&mut guard, &self.rollbacks).await;
-        finish_batch(&mut guard, &self.rollbacks).await;
+        self.budget.renew();
+        prepare_slot(&mut guard, &self.rollbacks, &self.budget).await;
+        finish_batch(&mut guard, &self.rollbacks, &self.budget).await;
         if let Some(connection) = guard.connection.take()
             && let Err(error) = connection.close().await
         {
@@ -286,12 +318,10 @@ impl SqliteWrite {
             if self.writer.rollbacks.load(Ordering::Acquire) != batch.rollbacks_at_open {
                 // SQLite rolled the transaction back after an error; releasing now would only fail or, worse, run
                 // in autocommit mode. Leave the failure to `prepare_slot`, which tells every write of the batch.
+                let failure = batch.lost(&self.writer.budget);
                 drop(guard);
                 self.writer.wake();
-                return Err(StoreError::GroupCommit(CommitFailure {
-                    message: "the database rolled the transaction back after an error".to_owned(),
-                    retryable: false,
-                }));
+                return Err(StoreError::GroupCommit(failure));
             }
             let had_deferred = !self.deferred.is_empty();
             let released = self
@@ -322,7 +352,7 @@ impl SqliteWrite {
                 drop(guard);
                 self.writer.wake();
             } else {
-                finish_batch(&mut guard, &self.writer.rollbacks).await;
+                finish_batch(&mut guard, &self.writer.rollbacks, &self.writer.budget).await;
                 drop(guard);
             }
             receiver
@@ -357,7 +387,7 @@ impl WriterHandles {
 
 /// Makes the connection ready for its next holder: rolls back a write that was dropped before it finished, and
 /// fails the batch if SQLite rolled it back on its own.
-async fn prepare_slot(slot: &mut WriterSlot, rollbacks: &AtomicU64) {
+async fn prepare_slot(slot: &mut WriterSlot, rollbacks: &AtomicU64, budget: &WriterBudget) {
     let Some(connection) = slot.connection.as_mut() else {
         return;
     };
@@ -385,10 +415,7 @@ async fn prepare_slot(slot: &mut WriterSlot, rollbacks: &AtomicU64) {
         );
         // The connection may still think it is inside a transaction; a plain ROLLBACK settles it either way.
         let _ = sqlx::query("ROLLBACK").execute(&mut *connection).await;
-        let failure = CommitFailure {
-            message: "the database rolled the transaction back after an error".to_owned(),
-            retryable: false,
-        };
+        let failure = batch.lost(budget);
         for waiter in batch.waiters {
             let _ = waiter.send(Err(failure.clone()));
         }
@@ -396,7 +423,7 @@ async fn prepare_slot(slot: &mut WriterSlot, rollbacks: &AtomicU64) {
 }
 
 /// Commits the open batch, if any, and tells each of its writes the outcome.
-async fn finish_batch(slot: &mut WriterSlot, rollbacks: &AtomicU64) {
+async fn finish_batch(slot: &mut WriterSlot, rollbacks: &AtomicU64, budget: &WriterBudget) {
     let Some(batch) = slot.batch.take() else {
         return;
     };
@@ -404,10 +431,7 @@ async fn finish_batch(slot: &mut WriterSlot, rollbacks: &AtomicU64) {
         return;
     };
     let outcome = if rollbacks.load(Ordering::Acquire) != batch.rollbacks_at_open {
-        Err(CommitFailure {
-            message: "the database rolled the transaction back after an error".to_owned(),
-            retryable: false,
-        })
+        Err(batch.lost(budget))
     } else {
         match sqlx::query("COMMIT").execute(&mut *connection).await {
             Ok(_) => {
@@ -436,14 +460,21 @@ async fn finish_batch(slot: &mut WriterSlot, rollbacks: &AtomicU64) {
 /// Commits batches that their last write handed over to writes that then went away, and batches left open by a
 /// write that was dropped. It queues for the connection behind the writes already waiting, so they join the batch
 /// first. It ends when the writer is dropped.
-async fn run_committer(slot: Weak<Mutex<WriterSlot>>, mut wake: mpsc::Receiver<()>, rollbacks: Arc<AtomicU64>) {
+async fn run_committer(
+    slot: Weak<Mutex<WriterSlot>>,
+    mut wake: mpsc::Receiver<()>,
+    rollbacks: Arc<AtomicU64>,
+    budget: Arc<WriterBudget>,
+) {
     while wake.recv().await.is_some() {
         let Some(slot) = slot.upgrade() else {
             break;
         };
         let mut guard = slot.lock().await;
-        prepare_slot(&mut guard, &rollbacks).await;
-        finish_batch(&mut guard, &rollbacks).await;
+        // Clean-up and commit are not a request's work: they get a budget of their own.
+        budget.renew();
+        prepare_slot(&mut guard, &rollbacks, &budget).await;
+        finish_batch(&mut guard, &rollbacks, &budget).await;
     }
 }
 
@@ -459,7 +490,7 @@ mod tests {
             .expect("options")
             .create_if_missing(true)
             .journal_mode(sqlx::sqlite::SqliteJournalMode::Wal);
-        let writer = SqliteWriter::open(&options, &super::super::SQLITE_MIGRATIONS)
+        let writer = SqliteWriter::open(&options, &super::super::SQLITE_MIGRATIONS, Duration::from_secs(5))
             .await
             .expect("writer opens");
         let mut write = writer.begin().await.expect("begin");

@@ -136,6 +136,26 @@ impl TestInstance {
         adjust: impl FnOnce(&mut Config),
     ) -> TestInstance {
         let database = TestDatabase::create().await;
+        TestInstance::open_on(database, realm, listen, adjust).await
+    }
+
+    /// The same database opened again by a new instance, whose configuration `adjust` may change first; this one
+    /// is closed.
+    pub async fn reopen_with(self, adjust: impl FnOnce(&mut Config)) -> TestInstance {
+        let TestInstance { instance, database, .. } = self;
+        let realm = instance.config().realm.clone();
+        let listen = instance.config().listen;
+        instance.close().await;
+        drop(instance);
+        TestInstance::open_on(database, &realm, listen, adjust).await
+    }
+
+    async fn open_on(
+        database: TestDatabase,
+        realm: &str,
+        listen: std::net::SocketAddr,
+        adjust: impl FnOnce(&mut Config),
+    ) -> TestInstance {
         let mut config = Config::for_realm_listening(realm, &database.url, database.directory.path(), listen);
         adjust(&mut config);
         let clock = ManualClock::starting_at(test_epoch());
@@ -198,6 +218,20 @@ impl ServedInstance {
             .expect("bind loopback");
         let address = listener.local_addr().expect("address");
         let test_instance = TestInstance::start_listening(realm, address, adjust).await;
+        ServedInstance::serve_on(listener, test_instance).await
+    }
+
+    /// Serves an instance that was set up (and perhaps reopened) as a [`TestInstance`], on a new ephemeral port
+    /// (its configuration keeps the address it was opened with).
+    pub async fn serve(test_instance: TestInstance) -> ServedInstance {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind loopback");
+        ServedInstance::serve_on(listener, test_instance).await
+    }
+
+    async fn serve_on(listener: tokio::net::TcpListener, test_instance: TestInstance) -> ServedInstance {
+        let address = listener.local_addr().expect("address");
         let base_url = format!("http://{address}");
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         let service = test_instance.service().clone();

@@ -7,6 +7,7 @@ mod documents;
 mod fixtures;
 mod foundation;
 mod harness;
+mod hostile_input;
 mod knowledge;
 mod mcp_client;
 mod mcp_endpoint;

@@ -162,7 +162,7 @@ fn both_backends_declare_equivalent_tables_and_columns() {
 #[tokio::test]
 async fn the_migrated_database_matches_the_declared_schema() {
     let database = TestDatabase::create().await;
-    let store = Store::connect(&database.url, 2)
+    let store = Store::connect(&database.url, 2, std::time::Duration::from_secs(5))
         .await
         .expect("store connects and migrates");
     let live: BTreeMap<String, Vec<String>> = store

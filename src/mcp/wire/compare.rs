@@ -7,20 +7,32 @@ use serde_json::Value;
 use super::{TrustBriefOutput, round, trust_brief};
 use crate::mcp::call::ToolOutput;
 use crate::service::compare::Comparison;
+use crate::service::limits;
 
 // ---------------------------------------------------------------- compare
 
 /// `compare` input (spec §6.3).
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(transform = super::input_schema::drop_numeric_formats)]
 pub struct CompareInput {
     /// 2–10 ent_ or cnt_ IDs.
+    #[schemars(
+        length(min = limits::MIN_COMPARE_ITEMS, max = limits::MAX_COMPARE_ITEMS),
+        inner(length(max = limits::MAX_ID_CHARACTERS))
+    )]
     pub ids: Vec<String>,
-    /// Context facets (scalar values), e.g. { "language": "python", "scale": "small" }.
+    /// Context facets (scalar values), e.g. { "language": "python", "scale": "small" }; at most 1 KB once
+    /// normalized to its key.
     #[serde(default)]
+    #[schemars(schema_with = "super::input_schema::context_schema")]
     pub context: Option<Value>,
     /// Dimensions to compare, lower_snake_case; default: every dimension rated on any of the items.
     #[serde(default)]
+    #[schemars(
+        length(max = limits::MAX_COMPARE_DIMENSIONS),
+        inner(length(max = limits::MAX_DIMENSION_CHARACTERS))
+    )]
     pub dimensions: Vec<String>,
 }
 

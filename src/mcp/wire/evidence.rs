@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use super::SourceInput;
 use crate::mcp::call::ToolOutput;
+use crate::service::limits;
 
 // ---------------------------------------------------------------- report_usage, review, rate
 
@@ -12,36 +13,44 @@ use crate::mcp::call::ToolOutput;
 /// your usage events.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(transform = super::input_schema::drop_numeric_formats)]
 pub struct ReportUsageInput {
     /// A `cnt_` (resolved to its current revision), `rev_`, `clm_` or `ent_` ID.
     #[serde(default)]
+    #[schemars(length(max = limits::MAX_ID_CHARACTERS))]
     pub target: Option<String>,
     /// implementation, execution, configuration, research, decision, test, … (lower_snake_case).
     #[serde(default)]
+    #[schemars(length(max = limits::MAX_KEYWORD_CHARACTERS))]
     pub usage_type: Option<String>,
     /// success, partial, failure or unknown.
     #[serde(default)]
+    #[schemars(length(max = limits::MAX_KEYWORD_CHARACTERS))]
     pub result: Option<String>,
     /// True only for production or real-world use, not tests or simulations.
     #[serde(default)]
     pub real_world_use: Option<bool>,
-    /// Context facets (scalar values).
+    /// Context facets (scalar values); at most 1 KB once normalized to its key.
     #[serde(default)]
+    #[schemars(schema_with = "super::input_schema::context_schema")]
     pub context: Option<serde_json::Value>,
-    /// Metrics.
+    /// Metrics (at most 16 KB of JSON).
     #[serde(default)]
+    #[schemars(schema_with = "super::input_schema::auxiliary_object_schema")]
     pub metrics: Option<serde_json::Value>,
     /// A note.
     #[serde(default)]
+    #[schemars(length(max = limits::MAX_NOTE_CHARACTERS))]
     pub note: Option<String>,
     /// A `use_` ID of yours to retract instead of reporting.
     #[serde(default)]
+    #[schemars(length(max = limits::MAX_ID_CHARACTERS))]
     pub retract: Option<String>,
     /// Makes retries safe: the same key with the same request returns the original result. 1 to 128 characters from
     /// A-Z, a-z, 0-9, `.`, `_`, `:` and `-` (a UUID or ULID fits); keys are stored, so never put a secret in one.
     #[serde(default)]
     #[schemars(
-        length(min = 1, max = crate::service::writes::MAX_IDEMPOTENCY_KEY_CHARACTERS),
+        length(min = 1, max = limits::MAX_IDEMPOTENCY_KEY_CHARACTERS),
         pattern(crate::service::writes::IDEMPOTENCY_KEY_PATTERN)
     )]
     pub idempotency_key: Option<String>,
@@ -50,33 +59,41 @@ pub struct ReportUsageInput {
 /// `review` input (spec §6.7). Pass only `retract` to retract one of your reviews.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(transform = super::input_schema::drop_numeric_formats)]
 pub struct ReviewInput {
     /// A `cnt_` (resolved to its current revision), `rev_` or `clm_` ID.
     #[serde(default)]
+    #[schemars(length(max = limits::MAX_ID_CHARACTERS))]
     pub target: Option<String>,
     /// confirmed, mostly_correct, questionable, misleading, contradicted, false, outdated or cannot_verify.
     #[serde(default)]
+    #[schemars(length(max = limits::MAX_KEYWORD_CHARACTERS))]
     pub verdict: Option<String>,
     /// Your confidence, 0 to 1.
     #[serde(default)]
+    #[schemars(range(min = limits::MIN_CONFIDENCE, max = limits::MAX_CONFIDENCE))]
     pub confidence: Option<f64>,
     /// Why (Markdown).
     #[serde(default)]
+    #[schemars(length(max = limits::MAX_NOTE_CHARACTERS))]
     pub rationale_markdown: Option<String>,
     /// Sources: URLs or `src_` IDs.
     #[serde(default)]
+    #[schemars(length(max = limits::MAX_SOURCES))]
     pub sources: Vec<SourceInput>,
     /// One of your own `use_` IDs of this target; grounded reviews weigh more.
     #[serde(default)]
+    #[schemars(length(max = limits::MAX_ID_CHARACTERS))]
     pub based_on_usage: Option<String>,
     /// A `rvw_` ID of yours to retract instead of reviewing.
     #[serde(default)]
+    #[schemars(length(max = limits::MAX_ID_CHARACTERS))]
     pub retract: Option<String>,
     /// Makes retries safe: the same key with the same request returns the original result. 1 to 128 characters from
     /// A-Z, a-z, 0-9, `.`, `_`, `:` and `-` (a UUID or ULID fits); keys are stored, so never put a secret in one.
     #[serde(default)]
     #[schemars(
-        length(min = 1, max = crate::service::writes::MAX_IDEMPOTENCY_KEY_CHARACTERS),
+        length(min = 1, max = limits::MAX_IDEMPOTENCY_KEY_CHARACTERS),
         pattern(crate::service::writes::IDEMPOTENCY_KEY_PATTERN)
     )]
     pub idempotency_key: Option<String>,
@@ -85,36 +102,46 @@ pub struct ReviewInput {
 /// `rate` input (spec §6.8). Pass only `retract` to retract one of your ratings.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(transform = super::input_schema::drop_numeric_formats)]
 pub struct RateInput {
     /// An `ent_` or `cnt_` ID.
     #[serde(default)]
+    #[schemars(length(max = limits::MAX_ID_CHARACTERS))]
     pub target: Option<String>,
-    /// Context facets (scalar values); ratings without context weigh less in compare.
+    /// Context facets (scalar values); ratings without context weigh less in compare. At most 1 KB once normalized
+    /// to its key.
     #[serde(default)]
+    #[schemars(schema_with = "super::input_schema::context_schema")]
     pub context: Option<serde_json::Value>,
     /// lower_snake_case: accuracy, usefulness, clarity, reliability, cost, speed, safety, maintainability, …
     #[serde(default)]
+    #[schemars(length(max = limits::MAX_DIMENSION_CHARACTERS))]
     pub dimension: Option<String>,
     /// 0 to 100.
     #[serde(default)]
+    #[schemars(range(min = limits::MIN_RATING_SCORE, max = limits::MAX_RATING_SCORE))]
     pub score: Option<f64>,
     /// Your confidence, 0 to 1 (default 1).
     #[serde(default)]
+    #[schemars(range(min = limits::MIN_CONFIDENCE, max = limits::MAX_CONFIDENCE))]
     pub confidence: Option<f64>,
     /// One of your own `use_` IDs.
     #[serde(default)]
+    #[schemars(length(max = limits::MAX_ID_CHARACTERS))]
     pub based_on_usage: Option<String>,
     /// Why (Markdown).
     #[serde(default)]
+    #[schemars(length(max = limits::MAX_NOTE_CHARACTERS))]
     pub rationale_markdown: Option<String>,
     /// A `rat_` ID of yours to retract instead of rating.
     #[serde(default)]
+    #[schemars(length(max = limits::MAX_ID_CHARACTERS))]
     pub retract: Option<String>,
     /// Makes retries safe: the same key with the same request returns the original result. 1 to 128 characters from
     /// A-Z, a-z, 0-9, `.`, `_`, `:` and `-` (a UUID or ULID fits); keys are stored, so never put a secret in one.
     #[serde(default)]
     #[schemars(
-        length(min = 1, max = crate::service::writes::MAX_IDEMPOTENCY_KEY_CHARACTERS),
+        length(min = 1, max = limits::MAX_IDEMPOTENCY_KEY_CHARACTERS),
         pattern(crate::service::writes::IDEMPOTENCY_KEY_PATTERN)
     )]
     pub idempotency_key: Option<String>,

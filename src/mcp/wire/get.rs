@@ -12,6 +12,7 @@ use super::{
 use crate::domain::Actor;
 use crate::domain::knowledge::{Entity, Relation, Source, Space};
 use crate::mcp::call::ToolOutput;
+use crate::service::limits;
 use crate::service::lookup::{ClaimView, ContentView, EntityView, ObjectView, TrustView};
 
 // ---------------------------------------------------------------- get
@@ -19,18 +20,21 @@ use crate::service::lookup::{ClaimView, ContentView, EntityView, ObjectView, Tru
 /// A revision given by number or `rev_` ID.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(untagged)]
+#[schemars(transform = super::input_schema::drop_numeric_formats)]
 pub enum RevisionInput {
     /// The revision number (1, 2, …).
-    Number(i32),
+    Number(#[schemars(range(min = limits::MIN_REVISION_NUMBER, max = i32::MAX))] i32),
     /// A `rev_` ID of the item.
-    Id(String),
+    Id(#[schemars(length(max = limits::MAX_ID_CHARACTERS))] String),
 }
 
 /// `get` input (spec §6.2).
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(transform = super::input_schema::drop_numeric_formats)]
 pub struct GetInput {
     /// Any public ID: usr_, org_, ai_, spc_, ent_, src_, cnt_, rev_, clm_, use_, rvw_, rat_.
+    #[schemars(length(max = limits::MAX_ID_CHARACTERS))]
     pub id: String,
     /// For cnt_: an older revision, by number or rev_ ID.
     #[serde(default)]
@@ -38,9 +42,14 @@ pub struct GetInput {
     /// Parts to include: body, claims, relations, evidence_summary, evidence (paginated), revisions, explanation.
     /// Default: body, claims, relations, evidence_summary.
     #[serde(default)]
+    #[schemars(
+        length(max = limits::MAX_INCLUDE_NAMES),
+        inner(length(max = limits::MAX_KEYWORD_CHARACTERS))
+    )]
     pub include: Option<Vec<String>>,
     /// With include evidence: `evidence.next_cursor` of the previous page.
     #[serde(default)]
+    #[schemars(length(max = limits::MAX_CURSOR_CHARACTERS))]
     pub evidence_cursor: Option<String>,
 }
 

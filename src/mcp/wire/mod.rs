@@ -6,6 +6,7 @@ mod evidence;
 mod experience;
 mod explanation;
 mod get;
+mod input_schema;
 mod publish;
 mod records;
 mod search;

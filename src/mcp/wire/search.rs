@@ -6,6 +6,7 @@ use serde_json::Value;
 
 use super::{resource_uri, round, status_warning};
 use crate::mcp::call::ToolOutput;
+use crate::service::limits;
 use crate::service::search::{SearchHit, SearchResults, TrustBrief};
 
 // ---------------------------------------------------------------- search
@@ -13,58 +14,83 @@ use crate::service::search::{SearchHit, SearchResults, TrustBrief};
 /// `alternatives_to` of a search.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(transform = super::input_schema::drop_numeric_formats)]
 pub struct AlternativesInput {
     /// The `ent_` or `cnt_` ID to find alternatives to.
+    #[schemars(length(max = limits::MAX_ID_CHARACTERS))]
     pub id: String,
     /// Only alternatives for this reason: simpler, cheaper, faster, safer, more_reliable, more_open, more_available,
     /// lower_resource_use, easier_to_integrate or other.
     #[serde(default)]
+    #[schemars(length(max = limits::MAX_KEYWORD_CHARACTERS))]
     pub reason: Option<String>,
 }
 
 /// `search` input (spec §6.1).
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(transform = super::input_schema::drop_numeric_formats)]
 pub struct SearchInput {
     /// Words to look for. All words are required; "quoted phrases", -excluded words and `or` between two
     /// alternatives are understood. Empty: browse by trust.
     #[serde(default)]
+    #[schemars(length(max = limits::MAX_QUERY_CHARACTERS))]
     pub query: Option<String>,
     /// Which kinds to return: content, claim, entity (default: all three).
     #[serde(default)]
+    #[schemars(
+        length(max = limits::MAX_SEARCH_KINDS),
+        inner(length(max = limits::MAX_KEYWORD_CHARACTERS))
+    )]
     pub kinds: Vec<String>,
     /// Only content of these types (e.g. procedure, code).
     #[serde(default)]
+    #[schemars(
+        length(max = limits::MAX_SEARCH_TYPES),
+        inner(length(max = limits::MAX_KEYWORD_CHARACTERS))
+    )]
     pub content_types: Vec<String>,
     /// Only entities of these types.
     #[serde(default)]
+    #[schemars(
+        length(max = limits::MAX_SEARCH_TYPES),
+        inner(length(max = limits::MAX_KEYWORD_CHARACTERS))
+    )]
     pub entity_types: Vec<String>,
-    /// Context facets (scalar values); items with usage or ratings in this context rank higher.
+    /// Context facets (scalar values); items with usage or ratings in this context rank higher. At most 1 KB once
+    /// normalized to its key.
     #[serde(default)]
+    #[schemars(schema_with = "super::input_schema::context_schema")]
     pub context: Option<Value>,
     /// Return alternatives to this entity or content item.
     #[serde(default)]
     pub alternatives_to: Option<AlternativesInput>,
     /// Only content in this space (`spc_` ID or name).
     #[serde(default)]
+    #[schemars(length(max = limits::MAX_NAME_CHARACTERS))]
     pub space: Option<String>,
     /// Only content carrying all these tags.
     #[serde(default)]
+    #[schemars(length(max = limits::MAX_TAGS), inner(length(max = limits::MAX_TAG_CHARACTERS)))]
     pub tags: Vec<String>,
     /// Lowest status on the ladder unverified < supported < high_confidence (default unverified).
     #[serde(default)]
+    #[schemars(length(max = limits::MAX_KEYWORD_CHARACTERS))]
     pub min_status: Option<String>,
     /// Include disputed, outdated, incorrect and superseded items, labeled by their status (default true).
     #[serde(default)]
     pub include_disputed: Option<bool>,
     /// rank (relevance × trust, default), trust, or recent.
     #[serde(default)]
+    #[schemars(length(max = limits::MAX_KEYWORD_CHARACTERS))]
     pub sort: Option<String>,
     /// Results per page, 1–50 (default 10).
     #[serde(default)]
+    #[schemars(range(min = limits::MIN_SEARCH_LIMIT, max = limits::MAX_SEARCH_LIMIT))]
     pub limit: Option<u32>,
     /// `next_cursor` from the previous page, with otherwise identical parameters.
     #[serde(default)]
+    #[schemars(length(max = limits::MAX_CURSOR_CHARACTERS))]
     pub cursor: Option<String>,
 }
 

@@ -9,6 +9,7 @@ use crate::service::actors::WhoAmI;
 /// `whoami` takes no arguments.
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(transform = super::input_schema::drop_numeric_formats)]
 pub struct WhoamiInput {}
 
 /// `whoami`'s result (spec §6.9).
