@@ -47,7 +47,7 @@ export INTERAI_DATA_DIR="$work/data" INTERAI_LISTEN=127.0.0.1:0 INTERAI_LOG_FORM
 admin() {
   "$binary" admin "$@" 2>>"$work/admin.log"
 }
-reviewer_id="$(admin actor create --type usr --name "Interop reviewer")"
+reviewer_id="$(admin --init actor create --type usr --name "Interop reviewer")"
 reviewer_key="$(admin key create --actor "$reviewer_id" --label interop)"
 reader_id="$(admin actor create --type ai --name "Interop reader" --controller "$reviewer_id")"
 reader_key="$(admin key create --actor "$reader_id" --scopes read --label interop)"
