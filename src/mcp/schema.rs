@@ -1,4 +1,4 @@
-//! Tool output schemas as strict clients read them: every property typed, no vendor number formats, no type
+//! Tool input and output schemas as strict clients read them: every property typed, no vendor number formats, no type
 //! unions for fields that are only ever absent, and a second form for the error result.
 //!
 //! Why the error form: TypeScript SDK 1.x clients (and the MCP Inspector built on them) validate
@@ -9,7 +9,7 @@
 
 use std::sync::Arc;
 
-use rmcp::handler::server::common::schema_for_output;
+use rmcp::handler::server::common::{schema_for_output, schema_for_type};
 use rmcp::model::JsonObject;
 use schemars::JsonSchema;
 use serde_json::{Map, Value, json};
@@ -21,6 +21,16 @@ pub fn tool_output_schema<Output: JsonSchema + std::any::Any>() -> Arc<JsonObjec
     make_portable(&mut schema);
     type_references(&mut schema);
     add_error_form(&mut schema);
+    Arc::new(schema)
+}
+
+/// The input schema of a tool taking `Input`, made portable like the output schemas: optional fields are a single
+/// type (a client omits them; the server still takes an explicit `null` as absent), `$ref`s carry their type, and
+/// no vendor number formats.
+pub fn tool_input_schema<Input: JsonSchema + std::any::Any>() -> Arc<JsonObject> {
+    let mut schema = schema_for_type::<Input>().as_ref().clone();
+    make_portable(&mut schema);
+    type_references(&mut schema);
     Arc::new(schema)
 }
 

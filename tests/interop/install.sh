@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Installs the pinned official MCP clients that tests/interop/run.sh drives, into CACHE_DIR (CI uses the ignored
 # .ci/cache/interop): a Python virtual environment with python/requirements.txt (the `mcp` package and everything
-# it pulls in, each pinned exactly) and `npm ci` of node/package-lock.json (@modelcontextprotocol/sdk 1.x and
-# @modelcontextprotocol/client 2.x). Each part is installed only when it is missing or its pins (or the interpreter)
-# changed, so reruns take a second. Needs python3 with pip, node 20 or later and npm; `cargo test` needs none of it.
+# it pulls in, each pinned exactly) and `npm ci` of node/package-lock.json (@modelcontextprotocol/sdk 1.x,
+# @modelcontextprotocol/client 2.x and the @modelcontextprotocol/inspector CLI). Each part is installed only when
+# it is missing or its pins (or the interpreter) changed, so reruns take a second. Needs python3 with pip, node 20 or later and npm; `cargo test` needs none of it.
 #
 # usage: tests/interop/install.sh CACHE_DIR
 set -euo pipefail

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The interoperability check: serves a real interai instance on a free loopback port (SQLite in a temporary data
 # dir) and drives it over HTTP with the official MCP clients that install.sh put in CACHE_DIR: the Python SDK in
-# both protocol eras, the TypeScript SDK 1.x (initialize) and 2.x (2026-07-28). Each lists the tools, calls every
+# both protocol eras, the TypeScript SDK 1.x (initialize) and 2.x (2026-07-28), and the MCP Inspector CLI's strict
+# schema lint. Each lists the tools, calls every
 # tool once with valid input and once with input that must fail, and checks that it shows the spec's error code and
 # message; plus a connection without a key (unauthenticated) and a read-only key (forbidden_scope). Prints one line
 # per check and a closing "interop: N passed, M failed"; exits 1 when any check failed.
@@ -93,6 +94,23 @@ run_client python-modern "$cache/python/bin/python" "$here/python/check.py" --mo
 run_client python-legacy "$cache/python/bin/python" "$here/python/check.py" --mode legacy
 run_client typescript-v1 node "$here/node/check.mjs" --sdk v1
 run_client typescript-v2 node "$here/node/check.mjs" --sdk v2
+
+# The MCP Inspector's schema-portability lint over tools/list: with --strict it prints every finding (path, issue,
+# fix) on stderr, so a clean run prints none. Any finding, warning or error, fails the check.
+inspector_check() {
+  local inspector="$cache/node/node_modules/@modelcontextprotocol/inspector/clients/cli/build/index.js"
+  local findings="$work/inspector-strict.log"
+  local status=0
+  timeout 120 node "$inspector" --cli "$INTEROP_MCP_URL" --header "Authorization: Bearer $author_key" \
+    --method tools/list --strict >/dev/null 2>"$findings" || status=$?
+  if [ "$status" -eq 0 ] && ! grep -q '[^[:space:]]' "$findings"; then
+    echo "ok   inspector 2.12.0: tools/list --strict reports no schema finding"
+  else
+    echo "FAIL inspector 2.12.0: tools/list --strict exited $status with these findings:"
+    head -n 40 "$findings"
+  fi
+}
+inspector_check | tee -a "$work/checks.log"
 
 # Every error was one the clients asked for: an error-level line in the server's log is a failure.
 if grep -q '"level":"ERROR"' "$work/server.log"; then

@@ -608,7 +608,7 @@ async fn unknown_alternatives_and_negative_revisions_are_named_as_such() {
 // ---------------------------------------------------------------- the input schemas
 
 /// Every tool's input schema, as `tools/list` shows it: every array has `maxItems`, every string `maxLength` (or an
-/// `enum`), no numeric `format` (clients warn about `uint32`), and every property has a type.
+/// `enum`), no numeric `format` (clients warn about `uint32`), every property has a type and none a `type` array.
 #[tokio::test]
 async fn every_input_schema_bounds_its_arrays_and_strings() {
     let served = ServedInstance::start("alpha.test").await;
@@ -657,7 +657,11 @@ impl SchemaWalker<'_> {
             .cloned();
         let types: Vec<String> = match schema.get("type") {
             Some(Value::String(single)) => vec![single.clone()],
-            Some(Value::Array(many)) => many.iter().filter_map(Value::as_str).map(str::to_owned).collect(),
+            Some(Value::Array(many)) => {
+                // A `type` array is legal JSON Schema but single-type dialects reject it (the Inspector's lint).
+                self.report(path, "a type array");
+                many.iter().filter_map(Value::as_str).map(str::to_owned).collect()
+            }
             _ => Vec::new(),
         };
         if types.is_empty() && branches.is_none() && needs_type {
@@ -959,7 +963,12 @@ fn collect_bounds(root: &Value, schema: &Value, path: &[String], bounds: &mut Ve
     if let Some(n) = schema["propertyNames"].get("maxLength").and_then(Value::as_u64) {
         add(Limit::NameMaxLength(n));
     }
-    if let Some(n) = schema["additionalProperties"].get("maxLength").and_then(Value::as_u64) {
+    let facet_value = &schema["additionalProperties"];
+    let facet_value_branches = facet_value["anyOf"].as_array().cloned().unwrap_or_default();
+    if let Some(n) = std::iter::once(facet_value)
+        .chain(facet_value_branches.iter())
+        .find_map(|branch| branch.get("maxLength").and_then(Value::as_u64))
+    {
         add(Limit::ValueMaxLength(n));
     }
     if let Some(items) = schema.get("items") {

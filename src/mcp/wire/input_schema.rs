@@ -58,9 +58,14 @@ pub fn context_schema(_generator: &mut SchemaGenerator) -> Schema {
                 "description": "Free text about the context; not part of the context key."
             }
         },
+        // One `type` per branch rather than a `type` array, which single-type schema dialects (the OpenAPI subset
+        // of Gemini function declarations) reject; the Inspector's --strict lint flags the array.
         "additionalProperties": {
-            "type": ["string", "number", "boolean"],
-            "maxLength": limits::MAX_CONTEXT_FACET_VALUE_CHARACTERS
+            "anyOf": [
+                { "type": "string", "maxLength": limits::MAX_CONTEXT_FACET_VALUE_CHARACTERS },
+                { "type": "number" },
+                { "type": "boolean" }
+            ]
         }
     })
 }
