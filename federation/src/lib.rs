@@ -8,6 +8,7 @@
 pub mod digest;
 pub mod error;
 pub mod keys;
+pub mod protocol;
 pub mod signature;
 
 pub use error::{Rejection, RejectionReason};
