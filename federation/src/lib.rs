@@ -1,0 +1,15 @@
+//! The Inter-AI federation wire protocol: Ed25519 instance keys, RFC 9421 HTTP message signatures, RFC 9530
+//! content digests and the ActivityStreams documents instances exchange.
+//!
+//! Architecture invariant: this crate knows nothing of the database, the service layer or the clock. Times are
+//! arguments (Unix seconds), randomness comes from the caller (key seeds, nonces), and bodies arrive as bytes the
+//! caller already read under its cap. It compiles and tests on its own: `cargo test -p federation`.
+
+pub mod digest;
+pub mod error;
+pub mod keys;
+pub mod protocol;
+pub mod signature;
+
+pub use error::{Rejection, RejectionReason};
+pub use keys::{InstanceKeyPair, KeyDescription, KeyEndorsement, PublicKey};

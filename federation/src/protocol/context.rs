@@ -1,0 +1,29 @@
+//! The JSON-LD context every interai document carries: ActivityStreams, the security vocabularies for keys, and
+//! an inline map of interai's own terms, so that a document explains itself without fetching anything.
+
+use serde_json::{Value, json};
+
+/// The ActivityStreams 2.0 context.
+pub const ACTIVITYSTREAMS: &str = "https://www.w3.org/ns/activitystreams";
+/// The security vocabulary of the legacy `publicKey` block.
+pub const SECURITY_V1: &str = "https://w3id.org/security/v1";
+/// The Multikey vocabulary of FEP-521a.
+pub const MULTIKEY_V1: &str = "https://w3id.org/security/multikey/v1";
+/// The namespace of interai's own terms. It names terms; nothing fetches it.
+pub const INTERAI_NAMESPACE: &str = "https://w3id.org/interai/ns#";
+
+/// The `@context` of every document we publish: the three vocabularies and interai's terms inline.
+pub fn document_context() -> Value {
+    json!([
+        ACTIVITYSTREAMS,
+        SECURITY_V1,
+        MULTIKEY_V1,
+        {
+            "interai": INTERAI_NAMESPACE,
+            "realm": "interai:realm",
+            "validFrom": { "@id": "interai:validFrom", "@type": "http://www.w3.org/2001/XMLSchema#dateTime" },
+            "endorsement": { "@id": "interai:endorsement", "@type": "@json" },
+            "manifest": { "@id": "interai:manifest", "@type": "@id" }
+        }
+    ])
+}
