@@ -8,7 +8,7 @@ use clap::{Args, Parser, Subcommand};
 
 use crate::clock::{SharedClock, SystemClock};
 use crate::config::Config;
-use crate::domain::{ActorType, PublicId, ScopeSet};
+use crate::domain::{ActorType, PeerLevel, PublicId, ScopeSet};
 use crate::instance::Instance;
 use crate::service::actors::NewActor;
 use crate::service::keys::NewApiKey;
@@ -57,6 +57,12 @@ pub enum AdminCommand {
     /// The audit log of MCP calls.
     #[command(subcommand)]
     Audit(AuditCommand),
+    /// Peers: the other instances this one federates with.
+    #[command(subcommand)]
+    Peer(PeerCommand),
+    /// The instance's own federation identity.
+    #[command(subcommand)]
+    Federation(FederationCommand),
     /// Fill the database with realistic synthetic knowledge and evidence (for benchmarks and demonstrations).
     Seed {
         /// How many content items to publish.
@@ -69,6 +75,82 @@ pub enum AdminCommand {
         #[arg(long, value_name = "C")]
         controllers: Option<u64>,
     },
+}
+
+/// `interai admin peer …`
+#[derive(Debug, Subcommand)]
+pub enum PeerCommand {
+    /// Read a peer's manifest, show its key fingerprint, pin it once confirmed, and ask to peer (a signed Follow).
+    /// A peer that had already asked is accepted at once.
+    Add {
+        /// The peer's URL, e.g. https://beta.example.
+        url: String,
+        /// The base trust in the peer: quarantine, low, standard or high.
+        #[arg(long, default_value = "standard")]
+        level: String,
+        /// The fingerprint you got from the peer's admin (SHA256:…); without it, you are shown the fingerprint and
+        /// asked to confirm.
+        #[arg(long, value_name = "SHA256:…")]
+        fingerprint: Option<String>,
+        /// Confirm without asking (only together with --fingerprint in scripts; never trust silently).
+        #[arg(long)]
+        yes: bool,
+    },
+    /// Every peer: state, level, last contact, last error, pending deliveries, pinned keys.
+    List,
+    /// Accept a peer that asked to peer (pending_in).
+    Approve {
+        /// The peer's realm, e.g. beta.example.
+        realm: String,
+        /// Its level: quarantine, low, standard or high (default: standard).
+        #[arg(long)]
+        level: Option<String>,
+        /// The fingerprint you got from the peer's admin; it must match the key the peer signed with.
+        #[arg(long, value_name = "SHA256:…")]
+        fingerprint: Option<String>,
+    },
+    /// Refuse a peer's request (or end an active peering).
+    Reject {
+        /// The peer's realm.
+        realm: String,
+    },
+    /// Block a peer: its requests get 403 from the next one on, in every process.
+    Block {
+        /// The peer's realm.
+        realm: String,
+        /// Why (shown in peer list).
+        #[arg(long)]
+        reason: String,
+        /// When the block lifts on its own: an RFC 3339 time or a duration from now (7d, 12h).
+        #[arg(long)]
+        until: Option<String>,
+    },
+    /// Lift a block.
+    Unblock {
+        /// The peer's realm.
+        realm: String,
+    },
+    /// Change a peer's level.
+    SetLevel {
+        /// The peer's realm.
+        realm: String,
+        /// quarantine, low, standard or high.
+        level: String,
+    },
+    /// Forget a peer (an Undo of this instance's Follow is sent first).
+    Remove {
+        /// The peer's realm.
+        realm: String,
+    },
+}
+
+/// `interai admin federation …`
+#[derive(Debug, Subcommand)]
+pub enum FederationCommand {
+    /// Show the instance's actor URL and its keys with their fingerprints (what peers' admins compare).
+    Identity,
+    /// Make a new signing key, endorsed by the current one, and announce it to every active peer.
+    RotateKey,
 }
 
 /// `interai admin audit …`
@@ -277,6 +359,32 @@ async fn run_admin(instance: &Instance, command: AdminCommand) -> anyhow::Result
                 prune.cutoff.to_rfc3339()
             );
         }
+        AdminCommand::Peer(command) => run_peer_command(instance, command).await?,
+        AdminCommand::Federation(FederationCommand::Identity) => {
+            println!("actor\t{}", service.instance_actor_url());
+            let signing = service.signing_key().await?;
+            for key in service.published_instance_keys().await? {
+                let marker = if key.description.key_id == signing.key_id {
+                    "signing"
+                } else {
+                    "published"
+                };
+                println!(
+                    "key\t{}\t{}\t{marker}",
+                    key.description.key_id,
+                    key.description.public_key.fingerprint()
+                );
+            }
+        }
+        AdminCommand::Federation(FederationCommand::RotateKey) => {
+            let key = service.rotate_instance_key().await?;
+            println!(
+                "{}\t{}",
+                key.description.key_id,
+                key.description.public_key.fingerprint()
+            );
+            deliver_now(instance).await;
+        }
         AdminCommand::Seed {
             items,
             seed,
@@ -309,12 +417,184 @@ async fn run_admin(instance: &Instance, command: AdminCommand) -> anyhow::Result
     Ok(())
 }
 
+fn parse_level(text: &str) -> anyhow::Result<PeerLevel> {
+    PeerLevel::parse(text.trim())
+        .ok_or_else(|| anyhow::anyhow!("--level must be quarantine, low, standard or high, not {text:?}"))
+}
+
+/// Delivers what this command queued right away, so that a peering starts without waiting for the server's next
+/// pass; whatever fails here is retried by the running server.
+async fn deliver_now(instance: &Instance) {
+    match instance.outgoing().deliver_due(32, None).await {
+        Ok(attempts) if attempts > 0 => eprintln!(
+            "sent {attempts} queued activit{}",
+            if attempts == 1 { "y" } else { "ies" }
+        ),
+        Ok(_) => {}
+        Err(error) => eprintln!("could not deliver now ({error}); the running instance retries"),
+    }
+}
+
+/// Asks on the terminal; anything but `yes` (or no terminal at all) refuses.
+fn confirm(question: &str) -> anyhow::Result<()> {
+    use std::io::{BufRead, IsTerminal, Write};
+    if !std::io::stdin().is_terminal() {
+        bail!("confirm the fingerprint with --fingerprint SHA256:… (no terminal to ask on)");
+    }
+    eprint!("{question}");
+    std::io::stderr().flush().ok();
+    let mut answer = String::new();
+    std::io::stdin().lock().read_line(&mut answer)?;
+    if answer.trim() != "yes" {
+        bail!("not confirmed; nothing was pinned");
+    }
+    Ok(())
+}
+
+fn print_peer(view: &crate::service::federation::peering::PeerView) {
+    let show = |instant: Option<DateTime<Utc>>| instant.map_or_else(|| "-".to_owned(), |value| value.to_rfc3339());
+    let peer = &view.peer;
+    let state = match (&peer.blocked_reason, peer.blocked_until) {
+        (Some(reason), until) => format!(
+            "{} ({reason}{})",
+            peer.state,
+            until.map_or(String::new(), |until| format!(" until {}", until.to_rfc3339()))
+        ),
+        _ => peer.state.to_string(),
+    };
+    println!(
+        "{}\t{}\t{}\t{}\t{}\t{}",
+        peer.realm,
+        state,
+        peer.level,
+        show(peer.last_contact_at),
+        peer.last_error.as_deref().unwrap_or("-"),
+        view.pending_deliveries
+    );
+    for key in &view.keys {
+        println!(
+            "  key\t{}\t{}\tpinned by {}",
+            key.key_id, key.fingerprint, key.pinned_by
+        );
+    }
+}
+
+async fn run_peer_command(instance: &Instance, command: PeerCommand) -> anyhow::Result<()> {
+    let service = instance.service();
+    match command {
+        PeerCommand::Add {
+            url,
+            level,
+            fingerprint,
+            yes,
+        } => {
+            let level = parse_level(&level)?;
+            let outgoing = instance.outgoing();
+            let url = outgoing.peer_url(&url)?;
+            let introduction = outgoing.fetch_manifest(&url).await?;
+            let fingerprints: Vec<String> = introduction
+                .keys
+                .iter()
+                .map(|key| key.public_key.fingerprint())
+                .collect();
+            eprintln!("{} ({}) signs with:", introduction.realm, introduction.actor_url);
+            for (key, print) in introduction.keys.iter().zip(&fingerprints) {
+                eprintln!("  {print}  {}", key.key_id);
+            }
+            match fingerprint {
+                Some(expected) if fingerprints.iter().any(|print| *print == expected.trim()) => {}
+                Some(expected) => bail!(
+                    "the peer's key fingerprint is not {expected}; nothing was pinned. Check with the peer's admin \
+                     (interai admin federation identity on their side)"
+                ),
+                None if yes => bail!("--yes needs --fingerprint: a key is never pinned without being compared"),
+                None => confirm(&format!(
+                    "Pin this key and ask {} to peer? Type yes: ",
+                    introduction.realm
+                ))?,
+            }
+            let view = service.add_peer(&introduction, level).await?;
+            deliver_now(instance).await;
+            let view = service.peer_view(&view.peer.realm).await?;
+            println!("{}\t{}", view.peer.realm, view.peer.state);
+        }
+        PeerCommand::List => {
+            println!("realm\tstate\tlevel\tlast_contact\tlast_error\tpending_deliveries");
+            for view in service.list_peers().await? {
+                print_peer(&view);
+            }
+        }
+        PeerCommand::Approve {
+            realm,
+            level,
+            fingerprint,
+        } => {
+            let level = level.as_deref().map(parse_level).transpose()?;
+            let fingerprint = match fingerprint {
+                Some(fingerprint) => Some(fingerprint),
+                None => {
+                    let view = service.peer_view(&realm).await?;
+                    let provisional: Vec<&str> = view
+                        .keys
+                        .iter()
+                        .filter(|key| key.pinned_by == "first_contact")
+                        .map(|key| key.fingerprint.as_str())
+                        .collect();
+                    match provisional.first() {
+                        Some(first) => {
+                            eprintln!("{realm} signed its request with {}", provisional.join(", "));
+                            confirm(&format!("Is this the fingerprint {realm}'s admin gave you? Type yes: "))?;
+                            Some((*first).to_owned())
+                        }
+                        None => None,
+                    }
+                }
+            };
+            let view = service.approve_peer(&realm, level, fingerprint.as_deref()).await?;
+            deliver_now(instance).await;
+            println!("{}\t{}", view.peer.realm, view.peer.state);
+        }
+        PeerCommand::Reject { realm } => {
+            let view = service.reject_peer(&realm).await?;
+            deliver_now(instance).await;
+            println!("{}\t{}", view.peer.realm, view.peer.state);
+        }
+        PeerCommand::Block { realm, reason, until } => {
+            let until = until
+                .as_deref()
+                .map(|text| parse_instant("--until", text, service.now()))
+                .transpose()?;
+            let view = service.block_peer(&realm, &reason, until).await?;
+            println!("{}\t{}", view.peer.realm, view.peer.state);
+        }
+        PeerCommand::Unblock { realm } => {
+            let view = service.unblock_peer(&realm).await?;
+            println!("{}\t{}", view.peer.realm, view.peer.state);
+        }
+        PeerCommand::SetLevel { realm, level } => {
+            let view = service.set_peer_level(&realm, parse_level(&level)?).await?;
+            println!("{}\t{}", view.peer.realm, view.peer.level);
+        }
+        PeerCommand::Remove { realm } => {
+            service.remove_peer(&realm).await?;
+            deliver_now(instance).await;
+            println!("{realm}\tremoved");
+        }
+    }
+    Ok(())
+}
+
 fn parse_id(argument: &str, text: &str) -> anyhow::Result<PublicId> {
     PublicId::parse(text.trim()).map_err(|error| anyhow::anyhow!("{argument}: {error}"))
 }
 
 /// Parses `--expires`: an RFC 3339 instant, or a count of days, hours or minutes from `now`.
 pub fn parse_expiry(text: &str, now: DateTime<Utc>) -> anyhow::Result<DateTime<Utc>> {
+    parse_instant("--expires", text, now)
+}
+
+/// Parses an instant argument: an RFC 3339 instant, or a count of days, hours or minutes from `now`.
+fn parse_instant(argument: &str, text: &str, now: DateTime<Utc>) -> anyhow::Result<DateTime<Utc>> {
     let text = text.trim();
     if let Ok(instant) = DateTime::parse_from_rfc3339(text) {
         return Ok(instant.to_utc());
@@ -322,7 +602,7 @@ pub fn parse_expiry(text: &str, now: DateTime<Utc>) -> anyhow::Result<DateTime<U
     match positive_duration(text) {
         Some(delta) => Ok(now + delta),
         None => bail!(
-            "--expires: expected an RFC 3339 time such as 2027-01-31T00:00:00Z or a positive duration such as 90d, 12h, 30m"
+            "{argument}: expected an RFC 3339 time such as 2027-01-31T00:00:00Z or a positive duration such as 90d, 12h, 30m"
         ),
     }
 }

@@ -51,6 +51,41 @@ pub struct Config {
     /// The most time one statement may take on PostgreSQL, and the budget SQLite derives for one request's
     /// statements, in milliseconds (`INTERAI_STATEMENT_TIMEOUT_MS`).
     pub statement_timeout_ms: u64,
+    /// The URL this instance is reached at from outside, from which every URL it emits (actor, inbox, object IDs,
+    /// documents) is built (`INTERAI_PUBLIC_URL`; default `https://<realm>`, `http://` for loopback, `localhost` and
+    /// `.test` realms). An `http://` URL for any other host needs `INTERAI_FEDERATION_ALLOW_HTTP=true`.
+    pub public_url: url::Url,
+    /// Whether peers may be reached over plain `http://` (`INTERAI_FEDERATION_ALLOW_HTTP`; tests and a laptop).
+    pub federation_allow_http: bool,
+    /// Whether outgoing federation requests may go to private, loopback and link-local addresses
+    /// (`INTERAI_FEDERATION_ALLOW_PRIVATE`; tests and a laptop).
+    pub federation_allow_private: bool,
+    /// The key that encrypts the instance's private signing keys in the database (`INTERAI_KEY_ENCRYPTION_KEY`, 32
+    /// bytes in base64). When absent, the instance keeps one in `<data dir>/key-encryption.key` (mode 0600), which
+    /// every process sharing the database must then be given.
+    pub key_encryption_key: Option<SecretText>,
+}
+
+/// A secret setting: its `Debug` form never shows the value, so a logged configuration cannot leak it.
+#[derive(Clone, PartialEq, Eq)]
+pub struct SecretText(String);
+
+impl SecretText {
+    /// Wraps a secret value.
+    pub fn new(value: impl Into<String>) -> SecretText {
+        SecretText(value.into())
+    }
+
+    /// The secret itself, for the one place that uses it.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Debug for SecretText {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.write_str("SecretText(…)")
+    }
 }
 
 /// Format of log lines.
@@ -102,6 +137,10 @@ struct ConfigFile {
     max_connections: Option<u32>,
     audit_retention_days: Option<u32>,
     statement_timeout_ms: Option<u64>,
+    public_url: Option<String>,
+    federation_allow_http: Option<bool>,
+    federation_allow_private: Option<bool>,
+    key_encryption_key: Option<String>,
 }
 
 /// Default listen address.
@@ -357,6 +396,31 @@ impl Config {
             ));
         }
 
+        let federation_allow_http = parse_flag(
+            "INTERAI_FEDERATION_ALLOW_HTTP",
+            variable("INTERAI_FEDERATION_ALLOW_HTTP"),
+            file.federation_allow_http,
+        )?;
+        let federation_allow_private = parse_flag(
+            "INTERAI_FEDERATION_ALLOW_PRIVATE",
+            variable("INTERAI_FEDERATION_ALLOW_PRIVATE"),
+            file.federation_allow_private,
+        )?;
+        let public_url = public_url(
+            variable("INTERAI_PUBLIC_URL")
+                .map(str::to_owned)
+                .or(file.public_url)
+                .as_deref(),
+            &realm,
+            federation_allow_http,
+        )?;
+        let key_encryption_key = variable("INTERAI_KEY_ENCRYPTION_KEY")
+            .map(str::to_owned)
+            .or(file.key_encryption_key)
+            .map(|text| text.trim().to_owned())
+            .filter(|text| !text.is_empty())
+            .map(SecretText::new);
+
         Ok(Config {
             listen,
             realm,
@@ -375,6 +439,10 @@ impl Config {
             max_connections,
             audit_retention_days,
             statement_timeout_ms,
+            public_url,
+            federation_allow_http,
+            federation_allow_private,
+            key_encryption_key,
         })
     }
 
@@ -392,6 +460,11 @@ impl Config {
         environment.insert("INTERAI_DATA_DIR".to_owned(), data_dir.display().to_string());
         environment.insert("INTERAI_LISTEN".to_owned(), listen.to_string());
         Config::from_sources(None, &environment).unwrap_or_else(|error| panic!("test configuration is valid: {error}"))
+    }
+
+    /// The public URL without its trailing slash, to which paths such as `/actor` are appended.
+    pub fn public_base_url(&self) -> String {
+        self.public_url.as_str().trim_end_matches('/').to_owned()
     }
 
     /// The realm's host name without a port.
@@ -432,6 +505,68 @@ fn default_allowed_origins(realm: &str, listen: SocketAddr) -> Vec<String> {
         }
     }
     origins
+}
+
+fn parse_flag(setting: &str, from_environment: Option<&str>, from_file: Option<bool>) -> Result<bool, ConfigError> {
+    match from_environment.map(|text| text.trim().to_ascii_lowercase()) {
+        Some(text) => match text.as_str() {
+            "true" | "1" | "yes" => Ok(true),
+            "false" | "0" | "no" | "" => Ok(false),
+            _ => Err(ConfigError::new(setting, "expected true or false")),
+        },
+        None => Ok(from_file.unwrap_or(false)),
+    }
+}
+
+/// The one decision of the instance's public URL: the configured one, or the realm's (see
+/// [`crate::documents::base_url_for_realm`]). It must be an `https://` URL (or `http://` where plain HTTP is
+/// allowed: loopback, `localhost` and `.test` hosts, or with `INTERAI_FEDERATION_ALLOW_HTTP`), with a host, no path,
+/// query, fragment or credentials.
+fn public_url(configured: Option<&str>, realm: &str, allow_http: bool) -> Result<url::Url, ConfigError> {
+    const SETTING: &str = "INTERAI_PUBLIC_URL";
+    let text = match configured.map(str::trim).filter(|text| !text.is_empty()) {
+        Some(text) => text.to_owned(),
+        None => crate::documents::base_url_for_realm(realm),
+    };
+    let url =
+        url::Url::parse(&text).map_err(|_| ConfigError::new(SETTING, "expected a URL such as https://example.org"))?;
+    let Some(host) = url.host_str() else {
+        return Err(ConfigError::new(SETTING, "the URL needs a host"));
+    };
+    if url.path() != "/" || url.query().is_some() || url.fragment().is_some() {
+        return Err(ConfigError::new(
+            SETTING,
+            "the URL must not have a path, query or fragment",
+        ));
+    }
+    if !url.username().is_empty() || url.password().is_some() {
+        return Err(ConfigError::new(SETTING, "the URL must not carry credentials"));
+    }
+    match url.scheme() {
+        "https" => {}
+        "http" if allow_http || crate::documents::base_url_for_realm(host).starts_with("http://") => {}
+        "http" => {
+            return Err(ConfigError::new(
+                SETTING,
+                "an http:// URL needs INTERAI_FEDERATION_ALLOW_HTTP=true (peers would exchange unencrypted requests)",
+            ));
+        }
+        _ => return Err(ConfigError::new(SETTING, "expected an https:// URL")),
+    }
+    let authority = match url.port() {
+        Some(port) => format!("{}:{port}", host.to_ascii_lowercase()),
+        None => host.to_ascii_lowercase(),
+    };
+    if authority != realm.to_ascii_lowercase() {
+        return Err(ConfigError::new(
+            SETTING,
+            format!(
+                "the URL's host and port ({authority}) must be the realm ({realm}): peers check that a realm's \
+                 documents and keys live under its own URL"
+            ),
+        ));
+    }
+    Ok(url)
 }
 
 fn split_list(list: &str) -> Vec<String> {
@@ -483,6 +618,53 @@ mod tests {
             .iter()
             .map(|(name, value)| ((*name).to_owned(), (*value).to_owned()))
             .collect()
+    }
+
+    #[test]
+    fn the_public_url_defaults_to_the_realm_and_plain_http_needs_permission() {
+        let with = |pairs: &[(&str, &str)]| {
+            let environment: BTreeMap<String, String> = pairs
+                .iter()
+                .map(|(name, value)| ((*name).to_owned(), (*value).to_owned()))
+                .collect();
+            Config::from_sources(None, &environment)
+        };
+        let config = with(&[("INTERAI_REALM", "alpha.example")]).expect("valid");
+        assert_eq!(config.public_base_url(), "https://alpha.example");
+        let config = with(&[("INTERAI_REALM", "alpha.test")]).expect("valid");
+        assert_eq!(config.public_base_url(), "http://alpha.test");
+        let refused = with(&[
+            ("INTERAI_REALM", "alpha.example"),
+            ("INTERAI_PUBLIC_URL", "http://alpha.example"),
+        ])
+        .expect_err("plain http for a public host");
+        assert_eq!(refused.setting, "INTERAI_PUBLIC_URL");
+        let config = with(&[
+            ("INTERAI_REALM", "alpha.example:8081"),
+            ("INTERAI_PUBLIC_URL", "http://alpha.example:8081/"),
+            ("INTERAI_FEDERATION_ALLOW_HTTP", "true"),
+        ])
+        .expect("allowed");
+        assert_eq!(config.public_base_url(), "http://alpha.example:8081");
+        let elsewhere = with(&[
+            ("INTERAI_REALM", "alpha.example"),
+            ("INTERAI_PUBLIC_URL", "https://beta.example"),
+        ])
+        .expect_err("another host than the realm");
+        assert_eq!(elsewhere.setting, "INTERAI_PUBLIC_URL");
+        for bad in [
+            "https://alpha.example/sub",
+            "ftp://alpha.example",
+            "https://user:pw@alpha.example",
+            "nope",
+        ] {
+            assert!(with(&[("INTERAI_PUBLIC_URL", bad)]).is_err(), "{bad}");
+        }
+        let config = with(&[("INTERAI_KEY_ENCRYPTION_KEY", "c2VjcmV0")]).expect("valid");
+        assert!(
+            !format!("{config:?}").contains("c2VjcmV0"),
+            "the key never shows in Debug"
+        );
     }
 
     #[test]

@@ -56,6 +56,8 @@ pub struct Instance {
     config: Config,
     service: Service,
     store: Store,
+    transport: federation::transport::SharedTransport,
+    inbox_work: Arc<tokio::sync::Notify>,
 }
 
 impl Instance {
@@ -79,6 +81,7 @@ impl Instance {
             std::time::Duration::from_millis(config.statement_timeout_ms),
         )
         .await?;
+        let key_box = load_key_encryption_key(&config)?;
         let service = Service::new(
             store.clone(),
             clock,
@@ -87,9 +90,20 @@ impl Instance {
                 writes_per_hour: config.writes_per_hour,
                 search_candidates: config.search_candidates,
                 trust_parameters: crate::trust::TrustParameters::default(),
+                public_base_url: config.public_base_url(),
+                key_box: Some(key_box),
             },
         );
-        Ok(Instance { config, service, store })
+        // The instance's signing key exists from the first start on, also for a database made before federation.
+        service.ensure_instance_key().await?;
+        let transport = http_transport(&config)?;
+        Ok(Instance {
+            config,
+            service,
+            store,
+            transport,
+            inbox_work: Arc::new(tokio::sync::Notify::new()),
+        })
     }
 
     /// Opens the configured database only if it already holds a realm; otherwise fails, naming the database and the
@@ -140,9 +154,38 @@ impl Instance {
         &self.config
     }
 
-    /// The HTTP router: `/mcp`, `/healthz`, `/readyz`.
+    /// Replaces the transport of outgoing federation requests (the in-process test network routes them to other
+    /// instances' routers).
+    pub fn with_transport(mut self, transport: federation::transport::SharedTransport) -> Instance {
+        self.transport = transport;
+        self
+    }
+
+    /// Signs and sends this instance's outgoing federation requests.
+    pub fn outgoing(&self) -> crate::apub::outgoing::Outgoing {
+        crate::apub::outgoing::Outgoing::new(
+            self.service.clone(),
+            self.transport.clone(),
+            self.config.federation_allow_http,
+        )
+    }
+
+    /// The federation loop of this instance (started by `serve`; a test runs its passes directly).
+    pub fn federation_loop(&self) -> crate::workers::federation::FederationLoop {
+        crate::workers::federation::FederationLoop::new(self.outgoing(), self.inbox_work.clone())
+    }
+
+    /// The HTTP router: `/mcp`, the federation routes, the public documents, `/healthz`, `/readyz`.
     pub fn router(&self) -> axum::Router {
-        crate::http::router(self.service.clone(), &self.config)
+        crate::http::router(
+            self.service.clone(),
+            &self.config,
+            crate::http::FederationParts {
+                outgoing: self.outgoing(),
+                inbox_work: self.inbox_work.clone(),
+                inbox_counter: Arc::new(|_outcome: &str, _reason: &str| {}),
+            },
+        )
     }
 
     /// Serves HTTP on `listener` and runs the background workers until `shutdown` completes, then lets in-flight
@@ -157,7 +200,7 @@ impl Instance {
             source,
         })?;
         tracing::info!(address = %address, realm = %self.config.realm, backend = ?self.store.backend(), "serving");
-        let workers = Workers::start(&self.service, &self.config);
+        let workers = Workers::start(&self.service, &self.config, self.federation_loop());
         let (stop_sender, stop_receiver) = watch::channel(false);
         let grace = Duration::from_secs(self.config.shutdown_grace_seconds);
         let limits = ConnectionLimits {
@@ -401,6 +444,68 @@ fn create_private_directory(path: &Path) -> Result<(), InstanceError> {
         }
     }
     Ok(())
+}
+
+/// The transport of outgoing federation requests: reqwest with rustls, no proxy, no redirects, 5 s to connect,
+/// 10 s in all, 1 MiB answers, and no private, loopback or link-local address unless the configuration allows them.
+fn http_transport(config: &Config) -> Result<federation::transport::SharedTransport, InstanceError> {
+    let policy = federation::transport::OutgoingPolicy {
+        allow_private_addresses: config.federation_allow_private,
+        allow_http: config.federation_allow_http,
+        user_agent: format!("interai/{} (+{})", env!("CARGO_PKG_VERSION"), config.public_base_url()),
+        ..federation::transport::OutgoingPolicy::default()
+    };
+    let transport = federation::transport::HttpTransport::new(policy).map_err(|error| InstanceError::Io {
+        context: "building the federation HTTP client".to_owned(),
+        source: std::io::Error::other(error.to_string()),
+    })?;
+    Ok(Arc::new(transport))
+}
+
+/// The file that holds the key-encryption key when the configuration gives none.
+pub const KEY_ENCRYPTION_KEY_FILE: &str = "key-encryption.key";
+
+/// The key that seals the instance's private keys: `INTERAI_KEY_ENCRYPTION_KEY`, or the one in
+/// `<data dir>/key-encryption.key` (mode 0600), made on the first start. With PostgreSQL every process sharing the
+/// database needs the same key, so the file's use is logged as a warning there.
+fn load_key_encryption_key(config: &Config) -> Result<crate::service::federation::key_box::KeyBox, InstanceError> {
+    use crate::service::federation::key_box::KeyBox;
+    let invalid = |what: String| InstanceError::Io {
+        context: what,
+        source: std::io::Error::new(std::io::ErrorKind::InvalidData, "not 32 bytes of base64"),
+    };
+    if let Some(configured) = &config.key_encryption_key {
+        return KeyBox::from_base64(configured.expose())
+            .map_err(|_| invalid("reading INTERAI_KEY_ENCRYPTION_KEY".to_owned()));
+    }
+    let path = config.data_dir.join(KEY_ENCRYPTION_KEY_FILE);
+    let text = match std::fs::read_to_string(&path) {
+        Ok(text) => text,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+            create_private_directory(&config.data_dir)?;
+            let generated = KeyBox::generate_base64();
+            write_secret_file(&path, &generated).map_err(|source| InstanceError::Io {
+                context: format!("writing {}", path.display()),
+                source,
+            })?;
+            tracing::info!(path = %path.display(), "key-encryption key written; back it up with the database");
+            generated
+        }
+        Err(source) => {
+            return Err(InstanceError::Io {
+                context: format!("reading {}", path.display()),
+                source,
+            });
+        }
+    };
+    if !config.database_url.starts_with("sqlite:") {
+        tracing::warn!(
+            path = %path.display(),
+            "the instance keys are sealed with the key in this file; give every process on this PostgreSQL database \
+             the same key with INTERAI_KEY_ENCRYPTION_KEY"
+        );
+    }
+    KeyBox::from_base64(&text).map_err(|_| invalid(format!("reading {}", path.display())))
 }
 
 fn sqlite_path(url: &str) -> Option<PathBuf> {

@@ -1,5 +1,6 @@
 //! The interai instance as a library: every module the binary and the integration tests share.
 
+pub mod apub;
 pub mod cli;
 pub mod clock;
 pub mod config;

@@ -194,18 +194,16 @@ pub struct KeyEndorsement {
     pub signature: String,
 }
 
-/// The exact bytes an endorsement signs: a fixed label, then the key ID, the multikey and the window, one per
-/// line, so no two descriptions share a message.
+/// The exact bytes an endorsement signs: a fixed label, then the key ID, the multikey and the first second of the
+/// window, one per line, so no two keys share a message.
 fn endorsement_message(endorsed: &KeyDescription) -> String {
-    let until = endorsed
-        .valid_until
-        .map_or_else(|| "-".to_owned(), |until| until.to_string());
+    // The end of the window is left out on purpose: a key's end is set when it is rotated out, after its successor
+    // endorsed it, and an endorsement must stay verifiable for as long as the key is listed.
     format!(
-        "interai-key-endorsement-v1\n{}\n{}\n{}\n{}",
+        "interai-key-endorsement-v1\n{}\n{}\n{}",
         endorsed.key_id,
         endorsed.public_key.to_multikey(),
-        endorsed.valid_from,
-        until
+        endorsed.valid_from
     )
 }
 
@@ -289,6 +287,12 @@ mod tests {
         let mut stretched = description.clone();
         stretched.valid_from -= 1;
         assert!(!old.public_key().endorses(&stretched, &endorsement));
+        let mut retired = description.clone();
+        retired.valid_until = Some(retired.valid_from + 86_400);
+        assert!(
+            old.public_key().endorses(&retired, &endorsement),
+            "retiring the endorsed key later does not void its endorsement"
+        );
         let mut other_key = description;
         other_key.public_key = InstanceKeyPair::from_secret_bytes(&[3; 32]).public_key();
         assert!(!old.public_key().endorses(&other_key, &endorsement));

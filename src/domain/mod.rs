@@ -4,9 +4,11 @@ pub mod actor;
 pub mod evidence;
 pub mod ids;
 pub mod knowledge;
+pub mod peer;
 pub mod scope;
 pub mod text;
 
 pub use actor::{Actor, ActorType, AuthenticatedActor};
 pub use ids::{IdKind, IdParseError, PublicId};
+pub use peer::{PeerLevel, PeerState};
 pub use scope::{Scope, ScopeSet};

@@ -19,6 +19,10 @@ const CACHE_POLICY: &str = "public, max-age=300";
 pub fn routes(facts: Arc<DocumentFacts>) -> Router {
     let mut router = Router::new();
     for document in PublicDocument::ALL {
+        // The manifest names the instance's keys, which live in the database: the federation adapter serves it.
+        if document == PublicDocument::Manifest {
+            continue;
+        }
         let Some(path) = document.path() else {
             continue;
         };

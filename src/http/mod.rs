@@ -1,5 +1,6 @@
 //! The HTTP adapter: the axum router with health checks, the authenticated MCP endpoint and the body cap.
 
+pub mod admin;
 pub mod auth;
 pub mod cors;
 pub mod documents;
@@ -14,14 +15,24 @@ use axum::routing::get;
 use crate::config::Config;
 use crate::service::Service;
 
+/// What the federation routes need from the composition root.
+pub struct FederationParts {
+    /// Signs and sends outgoing requests.
+    pub outgoing: crate::apub::outgoing::Outgoing,
+    /// Woken when the inbox queues an activity.
+    pub inbox_work: std::sync::Arc<tokio::sync::Notify>,
+    /// Counts inbox outcomes by outcome and reason.
+    pub inbox_counter: std::sync::Arc<dyn Fn(&str, &str) + Send + Sync>,
+}
+
 /// Builds the instance's router. The MCP endpoint's layers apply with `route_layer`, so unknown paths still answer
 /// 404 rather than 401. From the outside in: CORS (a browser's preflight carries no key, so it is answered before
 /// authentication), bearer authentication (an unauthenticated caller gets 401 whatever its body), the JSON-RPC
 /// front guard (a malformed body gets a JSON-RPC error), then rmcp.
-pub fn router(service: Service, config: &Config) -> Router {
+pub fn router(service: Service, config: &Config, federation: FederationParts) -> Router {
     let facts = std::sync::Arc::new(crate::documents::DocumentFacts {
         realm: config.realm.clone(),
-        base_url: crate::documents::base_url_for_realm(&config.realm),
+        base_url: config.public_base_url(),
         software_version: env!("CARGO_PKG_VERSION").to_owned(),
         writes_per_hour: config.writes_per_hour,
         parameter_hash: service.trust_parameters().parameter_hash(),
@@ -32,6 +43,17 @@ pub fn router(service: Service, config: &Config) -> Router {
         max_request_bytes: config.max_request_bytes,
     };
     let cors_policy = cors::CorsPolicy::new(crate::mcp::origins_with_ports(&config.allowed_origins));
+    let admin_state = admin::AdminState {
+        outgoing: federation.outgoing.clone(),
+    };
+    let apub_state = crate::apub::ApubState {
+        outgoing: federation.outgoing,
+        facts: facts.clone(),
+        inbox_body_cap: config.max_request_bytes.saturating_mul(2),
+        peer_limits: std::sync::Arc::new(crate::apub::inbox::PeerLimits::default()),
+        inbox_work: federation.inbox_work,
+        inbox_counter: federation.inbox_counter,
+    };
     let authenticated = Router::new()
         .nest_service("/mcp", mcp)
         .route_layer(axum::middleware::from_fn_with_state(
@@ -48,6 +70,8 @@ pub fn router(service: Service, config: &Config) -> Router {
         .route("/readyz", get(health::readyz))
         .with_state(service)
         .merge(documents::routes(facts))
+        .merge(crate::apub::routes(apub_state))
+        .merge(admin::routes(admin_state))
         .merge(authenticated)
         .layer(DefaultBodyLimit::max(config.max_request_bytes))
         .layer(axum::middleware::from_fn(request_log::log_request))

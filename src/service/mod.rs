@@ -11,6 +11,7 @@ pub mod compare;
 pub mod content;
 pub mod error;
 pub mod evidence;
+pub mod federation;
 pub mod input_gate;
 pub mod keys;
 pub mod limits;
@@ -45,6 +46,10 @@ pub struct ServiceSettings {
     pub search_candidates: u32,
     /// The trust model's parameters.
     pub trust_parameters: crate::trust::TrustParameters,
+    /// The public URL without its trailing slash (every URL the instance emits starts with it).
+    pub public_base_url: String,
+    /// Seals the instance's private keys; `None` only for instances that never federate (benchmarks).
+    pub key_box: Option<federation::key_box::KeyBox>,
 }
 
 /// The use cases of one instance. Cheap to clone; every clone shares the same store and clock.

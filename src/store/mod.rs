@@ -8,6 +8,7 @@
 pub mod actors;
 pub mod audit;
 pub mod evidence;
+pub mod federation;
 pub mod files;
 pub mod idempotency;
 pub mod keys;

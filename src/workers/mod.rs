@@ -4,6 +4,7 @@
 //! moves a loop on by moving its `ManualClock`, and can run one pass of it directly.
 
 pub mod audit_retention;
+pub mod federation;
 
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
@@ -20,9 +21,10 @@ pub struct Workers {
 
 impl Workers {
     /// Starts every loop the configuration asks for.
-    pub fn start(service: &Service, config: &Config) -> Workers {
+    pub fn start(service: &Service, config: &Config, federation: federation::FederationLoop) -> Workers {
         let (stop, stopped) = watch::channel(false);
         let mut tasks = Vec::new();
+        tasks.push(tokio::spawn(federation.run(stopped.clone())));
         if let Some(retention) = audit_retention::AuditRetention::new(service.clone(), config.audit_retention_days) {
             tasks.push(tokio::spawn(retention.run(stopped.clone())));
         }

@@ -4,6 +4,8 @@
 mod cli;
 mod discovery;
 mod documents;
+mod federation;
+mod federation_processes;
 mod fixtures;
 mod foundation;
 mod harness;
@@ -19,4 +21,5 @@ mod resources;
 mod search_quality;
 mod search_window;
 mod secrets_at_rest;
+mod support;
 mod tidy;

@@ -15,7 +15,7 @@ use crate::keys::{KeyDescription, KeyEndorsement, KeyError, PublicKey};
 #[serde(rename_all = "camelCase")]
 pub struct ServiceActor {
     /// The JSON-LD context.
-    #[serde(rename = "@context")]
+    #[serde(rename = "@context", default, skip_serializing_if = "Value::is_null")]
     pub context: Value,
     /// `https://{realm}/actor`.
     pub id: String,

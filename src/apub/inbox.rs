@@ -1,0 +1,540 @@
+//! `POST /inbox`: the nine steps of federation.md, in that order, each failure its own status and reason.
+//!
+//! 1. body cap and content type (413, 415); 2. the sender by `keyid` (403: unknown, blocked, or a pending peer
+//! sending anything but peering); 3. `created` and `expires` against the injected clock (401); 4. `Content-Digest`
+//! (400); 5. the signature over the rebuilt target URI (401); 6. the nonce, shared through the database (401);
+//! 7. the per-peer rate and concurrency (429 with `Retry-After`); 8. dedupe on the activity ID (202 without
+//! reprocessing); 9. durable enqueue, then 202. A worker applies what was queued. A refused request leaves nothing
+//! behind but, from step 6 on, its nonce (so that it cannot be replayed).
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use axum::body::Body;
+use axum::extract::State;
+use axum::http::{Method, Request, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use chrono::{DateTime, TimeDelta, Utc};
+use federation::protocol::{Activity, ActivityKind, is_activity_json};
+use federation::signature::{ParsedSignature, RequestParts, TimePolicy, parse_signature};
+use federation::{PublicKey, Rejection, RejectionReason};
+use serde_json::json;
+use url::Url;
+
+use super::ApubState;
+use crate::domain::PeerState;
+use crate::service::federation::inbox::{Intake, VerifiedActivity};
+use crate::service::federation::peering::PeerIntroduction;
+
+/// The receiver's clock policy: `created` within ±300 s, `expires` at most 300 s after `created`.
+pub const TIME_POLICY: TimePolicy = TimePolicy {
+    max_clock_skew: 300,
+    max_validity: 300,
+};
+
+/// Sustained activities per second one peer may send, and the burst it may save up.
+pub const PEER_RATE_PER_SECOND: f64 = 50.0;
+/// The burst.
+pub const PEER_BURST: f64 = 500.0;
+/// First contacts (Follows from unknown instances, each of which costs a fetch) per second, all senders together.
+pub const FIRST_CONTACTS_PER_SECOND: f64 = 1.0;
+/// Their burst.
+pub const FIRST_CONTACT_BURST: f64 = 10.0;
+/// The bucket name of first contacts (no realm is spelled with a space).
+const FIRST_CONTACT_BUCKET: &str = "first contact";
+/// Requests of one peer the inbox works on at once.
+pub const PEER_CONCURRENCY: usize = 16;
+
+/// What became of one inbox request, for the response, the log and the metrics.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InboxVerdict {
+    /// The HTTP status.
+    pub status: StatusCode,
+    /// `accepted`, `duplicate` or `rejected`.
+    pub outcome: &'static str,
+    /// The rejection reason (snake_case), `none` when accepted.
+    pub reason: &'static str,
+    /// One sentence for the sender.
+    pub detail: String,
+    /// Seconds to wait, for 429.
+    pub retry_after: Option<u64>,
+}
+
+impl InboxVerdict {
+    fn rejected(status: StatusCode, reason: &'static str, detail: impl Into<String>) -> InboxVerdict {
+        InboxVerdict {
+            status,
+            outcome: "rejected",
+            reason,
+            detail: detail.into(),
+            retry_after: None,
+        }
+    }
+
+    fn from_rejection(rejection: &Rejection) -> InboxVerdict {
+        let status = match rejection.reason {
+            RejectionReason::DigestMissing | RejectionReason::DigestMismatch | RejectionReason::DigestMalformed => {
+                StatusCode::BAD_REQUEST
+            }
+            _ => StatusCode::UNAUTHORIZED,
+        };
+        InboxVerdict::rejected(status, rejection.reason.as_str(), rejection.detail.clone())
+    }
+}
+
+impl IntoResponse for InboxVerdict {
+    fn into_response(self) -> Response {
+        let body = json!({ "outcome": self.outcome, "reason": self.reason, "detail": self.detail });
+        let mut response = (self.status, axum::Json(body)).into_response();
+        if let Some(seconds) = self.retry_after
+            && let Ok(value) = header::HeaderValue::from_str(&seconds.to_string())
+        {
+            response.headers_mut().insert(header::RETRY_AFTER, value);
+        }
+        if self.status == StatusCode::UNAUTHORIZED {
+            response
+                .headers_mut()
+                .insert(header::WWW_AUTHENTICATE, header::HeaderValue::from_static("Signature"));
+        }
+        response
+    }
+}
+
+/// Per-peer token buckets and concurrency slots of one instance (never shared between instances).
+#[derive(Debug, Default)]
+pub struct PeerLimits {
+    buckets: Mutex<HashMap<String, Bucket>>,
+    slots: Mutex<HashMap<String, Arc<tokio::sync::Semaphore>>>,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Bucket {
+    tokens: f64,
+    updated: DateTime<Utc>,
+}
+
+impl PeerLimits {
+    /// Takes a token for `peer` at `now`; `Err(seconds)` to wait when none is left.
+    pub fn take(&self, peer: &str, now: DateTime<Utc>) -> Result<(), u64> {
+        self.take_from(peer, now, PEER_RATE_PER_SECOND, PEER_BURST)
+    }
+
+    fn take_from(&self, peer: &str, now: DateTime<Utc>, rate: f64, burst: f64) -> Result<(), u64> {
+        let mut buckets = self.buckets.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let bucket = buckets.entry(peer.to_owned()).or_insert(Bucket {
+            tokens: burst,
+            updated: now,
+        });
+        let elapsed = (now - bucket.updated).num_milliseconds().max(0) as f64 / 1000.0;
+        bucket.tokens = (bucket.tokens + elapsed * rate).min(burst);
+        bucket.updated = now;
+        if bucket.tokens >= 1.0 {
+            bucket.tokens -= 1.0;
+            Ok(())
+        } else {
+            Err(((1.0 - bucket.tokens) / rate).ceil().max(1.0) as u64)
+        }
+    }
+
+    /// Takes a token of the bucket all unknown instances share (each first contact costs this instance a fetch).
+    pub fn take_first_contact(&self, now: DateTime<Utc>) -> Result<(), u64> {
+        self.take_from(
+            FIRST_CONTACT_BUCKET,
+            now,
+            FIRST_CONTACTS_PER_SECOND,
+            FIRST_CONTACT_BURST,
+        )
+    }
+
+    fn slot(&self, peer: &str) -> Option<tokio::sync::OwnedSemaphorePermit> {
+        let semaphore = self
+            .slots
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .entry(peer.to_owned())
+            .or_insert_with(|| Arc::new(tokio::sync::Semaphore::new(PEER_CONCURRENCY)))
+            .clone();
+        semaphore.try_acquire_owned().ok()
+    }
+}
+
+/// The handler.
+pub async fn receive(State(state): State<ApubState>, request: Request<Body>) -> Response {
+    let verdict = process(&state, request).await;
+    state.record_inbox(&verdict);
+    if verdict.outcome == "rejected" {
+        tracing::info!(status = verdict.status.as_u16(), reason = verdict.reason, detail = %verdict.detail, "inbox request refused");
+    }
+    verdict.into_response()
+}
+
+async fn process(state: &ApubState, request: Request<Body>) -> InboxVerdict {
+    let (parts, body) = request.into_parts();
+    // 1. Body cap and content type.
+    let cap = state.inbox_body_cap;
+    let declared_length = parts
+        .headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|value| value.to_str().ok())
+        .and_then(|text| text.parse::<usize>().ok());
+    if declared_length.is_some_and(|length| length > cap) {
+        return InboxVerdict::rejected(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "body_too_large",
+            format!("the body cap is {cap} bytes"),
+        );
+    }
+    let content_type = parts
+        .headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok())
+        .unwrap_or("");
+    if !is_activity_json(content_type) {
+        return InboxVerdict::rejected(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "unsupported_media_type",
+            "the inbox takes application/activity+json or application/ld+json with the ActivityStreams profile",
+        );
+    }
+    let body = match axum::body::to_bytes(body, cap).await {
+        Ok(body) => body,
+        Err(_) => {
+            return InboxVerdict::rejected(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "body_too_large",
+                format!("the body cap is {cap} bytes"),
+            );
+        }
+    };
+    // 2. The sender, by the signature's keyid.
+    let signature = match parse_signature(&parts.headers) {
+        Ok(signature) => signature,
+        Err(rejection) => return InboxVerdict::from_rejection(&rejection),
+    };
+    let service = state.outgoing.service();
+    let sender = match service.inbox_sender(&signature.key_id).await {
+        Ok(sender) => sender,
+        Err(error) => return internal(&error.to_string()),
+    };
+    let (peer_realm, key, first_contact) = match sender {
+        Some(sender) => {
+            if sender.peer.state == PeerState::Blocked {
+                return InboxVerdict::rejected(
+                    StatusCode::FORBIDDEN,
+                    "blocked_sender",
+                    "this instance has blocked the sender",
+                );
+            }
+            if sender.peer.state != PeerState::Active && !is_peering(&body) {
+                return InboxVerdict::rejected(
+                    StatusCode::FORBIDDEN,
+                    "peer_not_active",
+                    format!(
+                        "the peering is {}: only Follow, Accept, Reject, Undo and an Update of the instance actor are taken",
+                        sender.peer.state
+                    ),
+                );
+            }
+            if sender.key.valid_until.is_some_and(|until| until <= service.now()) {
+                return InboxVerdict::rejected(
+                    StatusCode::UNAUTHORIZED,
+                    "key_expired",
+                    "the signing key's validity has ended",
+                );
+            }
+            if sender.key.pinned_by == "first_contact" && !is_peering(&body) {
+                return InboxVerdict::rejected(
+                    StatusCode::FORBIDDEN,
+                    "peer_not_active",
+                    "the sender's key awaits an admin's approval",
+                );
+            }
+            match PublicKey::from_multikey(&sender.key.public_key_multibase) {
+                Ok(key) => (sender.peer.realm, key, None),
+                Err(error) => return internal(&error.to_string()),
+            }
+        }
+        None => match first_contact(state, &signature, &body, &parts.headers).await {
+            Ok((introduction, key)) => (introduction.realm.clone(), key, Some(introduction)),
+            Err(verdict) => return verdict,
+        },
+    };
+    // 3. created and expires, against the injected clock.
+    let now = service.now();
+    if let Err(rejection) = signature.check_time(now.timestamp(), TIME_POLICY) {
+        return InboxVerdict::from_rejection(&rejection);
+    }
+    if let Err(rejection) = signature.check_coverage(true) {
+        return InboxVerdict::from_rejection(&rejection);
+    }
+    // 4. Content-Digest.
+    let digest = parts
+        .headers
+        .get("content-digest")
+        .and_then(|value| value.to_str().ok());
+    if let Err(rejection) = federation::digest::verify_content_digest(digest, &body) {
+        return InboxVerdict::from_rejection(&rejection);
+    }
+    // 5. The signature, over the target URI rebuilt from the public URL.
+    let target = match target_uri(state, &parts.uri) {
+        Some(target) => target,
+        None => {
+            return InboxVerdict::rejected(
+                StatusCode::BAD_REQUEST,
+                "malformed_target",
+                "the request target cannot be read",
+            );
+        }
+    };
+    let request_parts = RequestParts {
+        method: &Method::POST,
+        target_uri: &target,
+        headers: &parts.headers,
+    };
+    if let Err(rejection) = signature.verify(&request_parts, &key) {
+        return InboxVerdict::from_rejection(&rejection);
+    }
+    // 6. The nonce, once per acceptance window, across every process on the database.
+    let nonce_expiry = DateTime::from_timestamp(signature.expires.max(now.timestamp()), 0).unwrap_or(now)
+        + TimeDelta::seconds(TIME_POLICY.max_clock_skew);
+    match service
+        .record_inbox_nonce(&peer_realm, &signature.nonce, nonce_expiry)
+        .await
+    {
+        Ok(true) => {}
+        Ok(false) => {
+            return InboxVerdict::rejected(
+                StatusCode::UNAUTHORIZED,
+                "replayed_nonce",
+                "this signature's nonce was already used",
+            );
+        }
+        Err(error) => return internal(&error.to_string()),
+    }
+    // 7. The peer's rate and concurrency.
+    if let Err(seconds) = state.peer_limits.take(&peer_realm, now) {
+        let mut verdict = InboxVerdict::rejected(
+            StatusCode::TOO_MANY_REQUESTS,
+            "rate_limited",
+            "too many activities; slow down",
+        );
+        verdict.retry_after = Some(seconds);
+        return verdict;
+    }
+    let Some(_slot) = state.peer_limits.slot(&peer_realm) else {
+        let mut verdict = InboxVerdict::rejected(
+            StatusCode::TOO_MANY_REQUESTS,
+            "too_many_concurrent",
+            "too many requests at once",
+        );
+        verdict.retry_after = Some(1);
+        return verdict;
+    };
+    // 8 and 9. Read the activity, dedupe on its ID, enqueue durably.
+    let activity: Activity = match serde_json::from_slice(&body) {
+        Ok(activity) => activity,
+        Err(error) => {
+            return InboxVerdict::rejected(
+                StatusCode::BAD_REQUEST,
+                "malformed_activity",
+                format!("not an activity: {error}"),
+            );
+        }
+    };
+    let expected_actor = match &first_contact {
+        Some(introduction) => introduction.actor_url.clone(),
+        None => match service.find_peer(&peer_realm).await {
+            Ok(Some(peer)) => peer.actor_url,
+            Ok(None) => {
+                return InboxVerdict::rejected(StatusCode::FORBIDDEN, "unknown_sender", "the sender is not a peer");
+            }
+            Err(error) => return internal(&error.to_string()),
+        },
+    };
+    if activity.actor != expected_actor {
+        return InboxVerdict::rejected(
+            StatusCode::BAD_REQUEST,
+            "actor_mismatch",
+            format!("the activity's actor is not the signing instance's actor {expected_actor}"),
+        );
+    }
+    if !is_instance_activity(&activity) {
+        return InboxVerdict::rejected(
+            StatusCode::BAD_REQUEST,
+            "unsupported_activity",
+            format!("{} activities are not taken by this instance", activity.kind.as_str()),
+        );
+    }
+    if !activity_id_is_senders(&activity.id, &expected_actor) {
+        return InboxVerdict::rejected(
+            StatusCode::BAD_REQUEST,
+            "malformed_activity",
+            "the activity's id must be a URL under the sender's origin",
+        );
+    }
+    let body_text = match String::from_utf8(body.to_vec()) {
+        Ok(text) => text,
+        Err(_) => {
+            return InboxVerdict::rejected(StatusCode::BAD_REQUEST, "malformed_activity", "the body is not UTF-8");
+        }
+    };
+    let verified = VerifiedActivity {
+        peer_realm,
+        key_id: signature.key_id.clone(),
+        activity_id: activity.id.clone(),
+        activity_type: activity.kind.as_str().to_owned(),
+        body: body_text,
+    };
+    match service.enqueue_inbound(&verified, first_contact.as_ref()).await {
+        Ok(Intake::Queued) => {
+            state.inbox_work.notify_one();
+            InboxVerdict {
+                status: StatusCode::ACCEPTED,
+                outcome: "accepted",
+                reason: "none",
+                detail: "queued".to_owned(),
+                retry_after: None,
+            }
+        }
+        Ok(Intake::Duplicate) => InboxVerdict {
+            status: StatusCode::ACCEPTED,
+            outcome: "duplicate",
+            reason: "none",
+            detail: "already received".to_owned(),
+            retry_after: None,
+        },
+        Err(error) => internal(&error.to_string()),
+    }
+}
+
+fn internal(cause: &str) -> InboxVerdict {
+    tracing::error!(cause, "inbox request failed");
+    InboxVerdict::rejected(
+        StatusCode::INTERNAL_SERVER_ERROR,
+        "internal_error",
+        "the request could not be stored; retry later",
+    )
+}
+
+/// Whether the body is an activity between instance actors: the peering handshake, or an `Update` of the sender's
+/// instance actor (its keys). Read only to decide who may send it; everything is verified later.
+fn is_peering(body: &[u8]) -> bool {
+    serde_json::from_slice::<Activity>(body).is_ok_and(|activity| is_instance_activity(&activity))
+}
+
+/// The activities this instance takes today: `Follow`, `Accept`, `Reject`, `Undo`, and `Update` of an instance
+/// actor. Content and evidence (`Create`, `Delete`, …) come with replication.
+fn is_instance_activity(activity: &Activity) -> bool {
+    activity.kind.is_peering()
+        || (activity.kind == ActivityKind::Update
+            && matches!(activity.object, federation::protocol::ActivityObject::Actor(_)))
+}
+
+fn activity_id_is_senders(activity_id: &str, actor: &str) -> bool {
+    match (Url::parse(activity_id), Url::parse(actor)) {
+        (Ok(id), Ok(actor)) => id.origin() == actor.origin(),
+        _ => false,
+    }
+}
+
+/// The absolute target URI of a request as the sender signed it: this instance's public URL with the request's
+/// path and query (the server sees only `/inbox`).
+pub fn target_uri(state: &ApubState, uri: &axum::http::Uri) -> Option<Url> {
+    let base = Url::parse(state.outgoing.service().public_base_url()).ok()?;
+    base.join(uri.path_and_query().map_or("/", |path| path.as_str())).ok()
+}
+
+/// A `Follow` from an instance this one does not know: its actor is read from the `keyid`'s own origin (the only
+/// fetch the inbox makes, bounded by the number of pending requests) so an admin can decide; its key is pinned
+/// provisionally until then.
+async fn first_contact(
+    state: &ApubState,
+    signature: &ParsedSignature,
+    body: &[u8],
+    headers: &axum::http::HeaderMap,
+) -> Result<(PeerIntroduction, PublicKey), InboxVerdict> {
+    let unknown = || {
+        InboxVerdict::rejected(
+            StatusCode::FORBIDDEN,
+            "unknown_sender",
+            "the sender is not a peer of this instance",
+        )
+    };
+    let service = state.outgoing.service();
+    let activity: Activity = serde_json::from_slice(body).map_err(|_| unknown())?;
+    if activity.kind != ActivityKind::Follow || activity.object.id() != Some(service.instance_actor_url().as_str()) {
+        return Err(unknown());
+    }
+    let mut actor_url = state.outgoing.peer_url(&signature.key_id).map_err(|_| unknown())?;
+    actor_url.set_fragment(None);
+    if activity.actor != actor_url.as_str() {
+        return Err(unknown());
+    }
+    // A known peer's unknown key is no first contact: a new key is pinned only through an endorsement by a pinned
+    // key (an Update), never by fetching it.
+    let realm = super::outgoing::realm_of(&actor_url).ok_or_else(unknown)?;
+    match service.find_peer(&realm).await {
+        Ok(None) => {}
+        Ok(Some(_)) => {
+            return Err(InboxVerdict::rejected(
+                StatusCode::UNAUTHORIZED,
+                "unknown_key",
+                "this key is not pinned for the sender",
+            ));
+        }
+        Err(error) => return Err(internal(&error.to_string())),
+    }
+    // Everything that can be checked before fetching is: the time window, the coverage and the digest, and the
+    // instance fetches for unknown senders at a bounded rate, so a stream of forged Follows cannot make it a proxy.
+    let now = service.now();
+    signature
+        .check_time(now.timestamp(), TIME_POLICY)
+        .and_then(|()| signature.check_coverage(true))
+        .and_then(|()| {
+            federation::digest::verify_content_digest(
+                headers.get("content-digest").and_then(|value| value.to_str().ok()),
+                body,
+            )
+        })
+        .map_err(|rejection| InboxVerdict::from_rejection(&rejection))?;
+    if let Err(seconds) = state.peer_limits.take_first_contact(now) {
+        let mut verdict = InboxVerdict::rejected(
+            StatusCode::TOO_MANY_REQUESTS,
+            "rate_limited",
+            "too many first contacts; retry later",
+        );
+        verdict.retry_after = Some(seconds);
+        return Err(verdict);
+    }
+    match state.outgoing.service().may_record_first_contact().await {
+        Ok(Ok(())) => {}
+        Ok(Err(_)) => {
+            return Err(InboxVerdict::rejected(
+                StatusCode::TOO_MANY_REQUESTS,
+                "too_many_pending",
+                "too many instances already wait for approval here",
+            ));
+        }
+        Err(error) => return Err(internal(&error.to_string())),
+    }
+    let introduction = state.outgoing.fetch_actor(&actor_url).await.map_err(|error| {
+        InboxVerdict::rejected(
+            StatusCode::FORBIDDEN,
+            "unknown_sender",
+            format!("the sender's actor could not be read: {error}"),
+        )
+    })?;
+    let key = introduction
+        .keys
+        .iter()
+        .find(|key| key.key_id == signature.key_id)
+        .map(|key| key.public_key.clone())
+        .ok_or_else(|| {
+            InboxVerdict::rejected(
+                StatusCode::UNAUTHORIZED,
+                "unknown_key",
+                "the sender's actor does not list this key",
+            )
+        })?;
+    Ok((introduction, key))
+}

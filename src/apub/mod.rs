@@ -1,0 +1,319 @@
+//! The federation adapter: the instance actor and the other federation documents, the inbox, the outbox, and
+//! the outgoing signed requests. It converts between the `federation` crate's wire types and the service's
+//! transport-neutral ones; business rules stay in `service::federation`.
+
+pub mod convert;
+pub mod documents;
+pub mod inbox;
+pub mod intake;
+pub mod outgoing;
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::extract::{Path, Query, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use chrono::{DateTime, Utc};
+use federation::protocol::{ACTIVITY_JSON, LD_JSON_ACTIVITYSTREAMS};
+use federation::signature::parse_signature;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::documents::DocumentFacts;
+use crate::domain::{PeerState, PublicId};
+use documents::InstanceUrls;
+use outgoing::Outgoing;
+
+/// What the federation routes share.
+#[derive(Clone)]
+pub struct ApubState {
+    /// Outgoing requests, and through them the service.
+    pub outgoing: Outgoing,
+    /// The facts the manifest is made of.
+    pub facts: Arc<DocumentFacts>,
+    /// The inbox's body cap: twice the MCP request cap, so a maximal `publish` with its envelope and proof fits.
+    pub inbox_body_cap: usize,
+    /// Per-peer rate and concurrency limits.
+    pub peer_limits: Arc<inbox::PeerLimits>,
+    /// Woken when an activity is queued, so the intake worker applies it without waiting for its next pass.
+    pub inbox_work: Arc<tokio::sync::Notify>,
+    /// Counts inbox outcomes.
+    pub inbox_counter: Arc<dyn Fn(&str, &str) + Send + Sync>,
+}
+
+impl std::fmt::Debug for ApubState {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.debug_struct("ApubState").finish_non_exhaustive()
+    }
+}
+
+impl ApubState {
+    fn urls(&self) -> InstanceUrls {
+        InstanceUrls {
+            base: self.outgoing.service().public_base_url().to_owned(),
+        }
+    }
+
+    fn record_inbox(&self, verdict: &inbox::InboxVerdict) {
+        (self.inbox_counter)(verdict.outcome, verdict.reason);
+    }
+}
+
+/// RFC 3339 with whole seconds and `Z`, as activities carry times.
+pub fn rfc3339(instant: DateTime<Utc>) -> String {
+    instant.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+}
+
+/// The federation routes.
+pub fn routes(state: ApubState) -> Router {
+    Router::new()
+        .route("/actor", get(instance_actor))
+        .route("/o/{id}", get(object))
+        .route("/inbox", post(inbox::receive))
+        .route("/outbox", get(outbox))
+        .route("/.well-known/webfinger", get(webfinger))
+        .route("/.well-known/nodeinfo", get(nodeinfo_links))
+        .route("/nodeinfo/2.1", get(nodeinfo))
+        .route("/.well-known/inter-ai", get(manifest))
+        .with_state(state)
+}
+
+/// The media type to answer with: JSON-LD with the ActivityStreams profile when the client asked for it,
+/// `application/activity+json` otherwise.
+fn activity_media_type(headers: &HeaderMap) -> &'static str {
+    let accept = headers
+        .get(header::ACCEPT)
+        .and_then(|value| value.to_str().ok())
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    if accept.contains("application/ld+json") && !accept.contains("application/activity+json") {
+        LD_JSON_ACTIVITYSTREAMS
+    } else {
+        ACTIVITY_JSON
+    }
+}
+
+fn json_response(media_type: &'static str, body: &impl serde::Serialize) -> Response {
+    match serde_json::to_vec(body) {
+        Ok(bytes) => (
+            [
+                (header::CONTENT_TYPE, HeaderValue::from_static(media_type)),
+                (header::CACHE_CONTROL, HeaderValue::from_static("public, max-age=60")),
+                (header::VARY, HeaderValue::from_static("Accept")),
+            ],
+            bytes,
+        )
+            .into_response(),
+        Err(error) => failure(&error.to_string()),
+    }
+}
+
+fn failure(cause: &str) -> Response {
+    tracing::error!(cause, "federation document failed");
+    (
+        StatusCode::INTERNAL_SERVER_ERROR,
+        axum::Json(json!({ "error": "internal_error" })),
+    )
+        .into_response()
+}
+
+fn not_found() -> Response {
+    (StatusCode::NOT_FOUND, axum::Json(json!({ "error": "not_found" }))).into_response()
+}
+
+async fn instance_actor(State(state): State<ApubState>, headers: HeaderMap) -> Response {
+    let service = state.outgoing.service();
+    let (keys, signing) = match (service.published_instance_keys().await, service.signing_key().await) {
+        (Ok(keys), Ok(signing)) => (keys, signing),
+        (Err(error), _) | (_, Err(error)) => return failure(&error.to_string()),
+    };
+    let actor = documents::instance_actor(&state.urls(), service.realm(), &keys, &signing.key_id);
+    json_response(activity_media_type(&headers), &actor)
+}
+
+async fn object(State(state): State<ApubState>, Path(id): Path<String>, headers: HeaderMap) -> Response {
+    let Ok(public_id) = PublicId::parse(&id) else {
+        return not_found();
+    };
+    match state.outgoing.service().find_actor(&public_id).await {
+        Ok(actor) if actor.origin == state.outgoing.service().realm() => json_response(
+            activity_media_type(&headers),
+            &documents::local_actor(&state.urls(), &actor),
+        ),
+        Ok(_) => not_found(),
+        Err(error) if error.code == crate::service::ErrorCode::NotFound => not_found(),
+        Err(error) => failure(&error.to_string()),
+    }
+}
+
+#[derive(Deserialize)]
+struct WebfingerQuery {
+    resource: Option<String>,
+}
+
+async fn webfinger(State(state): State<ApubState>, Query(query): Query<WebfingerQuery>) -> Response {
+    let Some(resource) = query.resource else {
+        return (
+            StatusCode::BAD_REQUEST,
+            axum::Json(json!({ "error": "resource is required" })),
+        )
+            .into_response();
+    };
+    let service = state.outgoing.service();
+    let urls = state.urls();
+    let realm = service.realm().to_ascii_lowercase();
+    if resource == urls.actor() || resource.eq_ignore_ascii_case(&format!("acct:{realm}@{realm}")) {
+        return json_response(
+            federation::protocol::discovery::JRD_MEDIA_TYPE,
+            &documents::webfinger(&resource, &urls.actor()),
+        );
+    }
+    let Some((user, host)) = resource
+        .strip_prefix("acct:")
+        .and_then(|account| account.rsplit_once('@'))
+    else {
+        return not_found();
+    };
+    if !host.eq_ignore_ascii_case(&realm) {
+        return not_found();
+    }
+    let Ok(public_id) = PublicId::parse(user) else {
+        return not_found();
+    };
+    match service.find_actor(&public_id).await {
+        Ok(actor) if actor.origin == service.realm() => json_response(
+            federation::protocol::discovery::JRD_MEDIA_TYPE,
+            &documents::webfinger(&resource, &urls.object(actor.id.as_str())),
+        ),
+        Ok(_) => not_found(),
+        Err(error) if error.code == crate::service::ErrorCode::NotFound => not_found(),
+        Err(error) => failure(&error.to_string()),
+    }
+}
+
+async fn nodeinfo_links(State(state): State<ApubState>) -> Response {
+    json_response("application/json", &documents::nodeinfo_links(&state.urls()))
+}
+
+async fn nodeinfo(State(state): State<ApubState>) -> Response {
+    let service = state.outgoing.service();
+    let users = match service.list_actors().await {
+        Ok(actors) => actors.iter().filter(|actor| actor.origin == service.realm()).count(),
+        Err(error) => return failure(&error.to_string()),
+    };
+    json_response(
+        federation::protocol::discovery::NODEINFO_21_MEDIA_TYPE,
+        &documents::nodeinfo(&state.facts.software_version, users as u64, service.realm()),
+    )
+}
+
+async fn manifest(State(state): State<ApubState>) -> Response {
+    let service = state.outgoing.service();
+    let keys = match service.published_instance_keys().await {
+        Ok(keys) => keys,
+        Err(error) => return failure(&error.to_string()),
+    };
+    let mut document = crate::documents::manifest(&state.facts);
+    match serde_json::to_value(documents::manifest_federation(&state.urls(), &keys)) {
+        Ok(federation) => document["federation"] = federation,
+        Err(error) => return failure(&error.to_string()),
+    }
+    let mut response = json_response("application/json", &document);
+    response
+        .headers_mut()
+        .insert(header::CACHE_CONTROL, HeaderValue::from_static("public, max-age=60"));
+    response
+}
+
+/// `GET /outbox`: for signed GETs from active peers only. Replication (the next part of federation) fills it; until
+/// then it is an empty `OrderedCollection`, and the route already checks a signed GET the way the inbox checks a
+/// POST (sender, time, signature, nonce).
+async fn outbox(State(state): State<ApubState>, request: axum::http::Request<axum::body::Body>) -> Response {
+    let (parts, _) = request.into_parts();
+    let signature = match parse_signature(&parts.headers) {
+        Ok(signature) => signature,
+        Err(rejection) => {
+            return (
+                StatusCode::UNAUTHORIZED,
+                axum::Json(json!({ "reason": rejection.reason.as_str() })),
+            )
+                .into_response();
+        }
+    };
+    let service = state.outgoing.service();
+    let sender = match service.inbox_sender(&signature.key_id).await {
+        Ok(Some(sender)) if sender.peer.state == PeerState::Active && sender.key.pinned_by != "first_contact" => sender,
+        Ok(_) => {
+            return (
+                StatusCode::FORBIDDEN,
+                axum::Json(json!({ "reason": "not_an_active_peer" })),
+            )
+                .into_response();
+        }
+        Err(error) => return failure(&error.to_string()),
+    };
+    let now = service.now();
+    let checks = signature
+        .check_time(now.timestamp(), inbox::TIME_POLICY)
+        .and_then(|()| signature.check_coverage(false));
+    if let Err(rejection) = checks {
+        return (
+            StatusCode::UNAUTHORIZED,
+            axum::Json(json!({ "reason": rejection.reason.as_str() })),
+        )
+            .into_response();
+    }
+    let Some(target) = inbox::target_uri(&state, &parts.uri) else {
+        return (
+            StatusCode::BAD_REQUEST,
+            axum::Json(json!({ "reason": "malformed_target" })),
+        )
+            .into_response();
+    };
+    let key = match federation::PublicKey::from_multikey(&sender.key.public_key_multibase) {
+        Ok(key) => key,
+        Err(error) => return failure(&error.to_string()),
+    };
+    let request_parts = federation::signature::RequestParts {
+        method: &parts.method,
+        target_uri: &target,
+        headers: &parts.headers,
+    };
+    if let Err(rejection) = signature.verify(&request_parts, &key) {
+        return (
+            StatusCode::UNAUTHORIZED,
+            axum::Json(json!({ "reason": rejection.reason.as_str() })),
+        )
+            .into_response();
+    }
+    let expiry = now + chrono::TimeDelta::seconds(inbox::TIME_POLICY.max_clock_skew * 2);
+    match service
+        .record_inbox_nonce(&sender.peer.realm, &signature.nonce, expiry)
+        .await
+    {
+        Ok(true) => {}
+        Ok(false) => {
+            return (
+                StatusCode::UNAUTHORIZED,
+                axum::Json(json!({ "reason": "replayed_nonce" })),
+            )
+                .into_response();
+        }
+        Err(error) => return failure(&error.to_string()),
+    }
+    let collection: Value = json!({
+        "@context": federation::protocol::context::document_context(),
+        "id": state.urls().outbox(),
+        "type": "OrderedCollection",
+        "totalItems": 0,
+        "orderedItems": [],
+    });
+    let mut response = json_response(activity_media_type(&parts.headers), &collection);
+    // What a peer may see of the outbox depends on the peer: never cached by anything in between.
+    response
+        .headers_mut()
+        .insert(header::CACHE_CONTROL, HeaderValue::from_static("private, no-store"));
+    response
+}

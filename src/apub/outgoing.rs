@@ -1,0 +1,371 @@
+//! Outgoing federation requests: signing each one afresh (RFC 9421 with an RFC 9530 digest), reading a peer's
+//! manifest or instance actor, and delivering queued peering messages through the injected transport.
+
+use std::time::Duration;
+
+use chrono::TimeDelta;
+use federation::protocol::{ACTIVITY_JSON, ManifestFederation, ServiceActor};
+use federation::signature::{SigningParameters, sign_request};
+use federation::transport::{SharedTransport, TransportError};
+use http::{HeaderMap, HeaderValue, Method, Request, Response, StatusCode};
+use url::Url;
+
+use super::convert::outbound_activity;
+use super::documents::{InstanceUrls, instance_actor};
+use crate::service::federation::delivery::{AttemptResult, LeasedDelivery};
+use crate::service::federation::identity::SigningKey;
+use crate::service::federation::peering::PeerIntroduction;
+use crate::service::{Service, ServiceError};
+
+/// How long a signature stays acceptable after it is made (receivers allow at most 300 s).
+pub const SIGNATURE_VALIDITY_SECONDS: i64 = 300;
+
+/// The most of a response body quoted in a peer's last error.
+const ERROR_EXCERPT_CHARACTERS: usize = 200;
+
+/// Why a peer's documents could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum OutgoingError {
+    /// The URL is not one this instance may call.
+    #[error("{0}")]
+    Url(String),
+    /// The request failed on the way.
+    #[error("{0}")]
+    Transport(#[from] TransportError),
+    /// The peer answered, but not with a document this instance can use.
+    #[error("{0}")]
+    Document(String),
+    /// A service step failed.
+    #[error("{0}")]
+    Service(#[from] ServiceError),
+}
+
+/// Signs and sends this instance's requests.
+#[derive(Debug, Clone)]
+pub struct Outgoing {
+    service: Service,
+    transport: SharedTransport,
+    allow_http: bool,
+}
+
+/// A request's host and port as a realm: `host` or `host:port` (the scheme's default port left out).
+pub fn realm_of(url: &Url) -> Option<String> {
+    let host = url.host_str()?.to_ascii_lowercase();
+    Some(match url.port() {
+        Some(port) => format!("{host}:{port}"),
+        None => host,
+    })
+}
+
+impl Outgoing {
+    /// Outgoing requests of `service` through `transport`; `allow_http` admits `http://` peers.
+    pub fn new(service: Service, transport: SharedTransport, allow_http: bool) -> Outgoing {
+        Outgoing {
+            service,
+            transport,
+            allow_http,
+        }
+    }
+
+    /// The service these requests speak for.
+    pub fn service(&self) -> &Service {
+        &self.service
+    }
+
+    fn urls(&self) -> InstanceUrls {
+        InstanceUrls {
+            base: self.service.public_base_url().to_owned(),
+        }
+    }
+
+    /// Parses a peer URL the admin gave or a document named, refusing schemes this instance does not use.
+    pub fn peer_url(&self, text: &str) -> Result<Url, OutgoingError> {
+        let text = text.trim();
+        let with_scheme = if text.contains("://") {
+            text.to_owned()
+        } else {
+            format!("https://{text}")
+        };
+        let url = Url::parse(&with_scheme).map_err(|_| OutgoingError::Url(format!("{text} is not a URL")))?;
+        match url.scheme() {
+            "https" => Ok(url),
+            "http" if self.allow_http => Ok(url),
+            "http" => Err(OutgoingError::Url(format!(
+                "{text} is plain http; peers are reached over https (set INTERAI_FEDERATION_ALLOW_HTTP=true for tests \
+                 and a laptop)"
+            ))),
+            _ => Err(OutgoingError::Url(format!("{text}: only https URLs name peers"))),
+        }
+    }
+
+    /// A request to `url` signed with `key` at the current time: `Content-Type` and `Content-Digest` for a body,
+    /// then `Signature-Input` and `Signature` over them and the method, target URI and authority.
+    pub fn signed_request(
+        &self,
+        method: Method,
+        url: &Url,
+        body: Option<Vec<u8>>,
+        key: &SigningKey,
+    ) -> Result<Request<Vec<u8>>, OutgoingError> {
+        let mut headers = HeaderMap::new();
+        headers.insert(http::header::ACCEPT, HeaderValue::from_static(ACTIVITY_JSON));
+        if let Some(body) = &body {
+            headers.insert(http::header::CONTENT_TYPE, HeaderValue::from_static(ACTIVITY_JSON));
+            let digest = federation::digest::content_digest(body);
+            headers.insert(
+                "content-digest",
+                HeaderValue::from_str(&digest).map_err(|error| OutgoingError::Document(error.to_string()))?,
+            );
+        }
+        let now = self.service.now().timestamp();
+        let parameters = SigningParameters {
+            key_id: key.key_id.clone(),
+            created: now,
+            expires: now + SIGNATURE_VALIDITY_SECONDS,
+            nonce: random_nonce(),
+        };
+        let fields = sign_request(&method, url, &headers, &parameters, &key.key_pair)
+            .map_err(|rejection| OutgoingError::Document(rejection.to_string()))?;
+        let header =
+            |text: &str| HeaderValue::from_str(text).map_err(|error| OutgoingError::Document(error.to_string()));
+        headers.insert("signature-input", header(&fields.signature_input)?);
+        headers.insert("signature", header(&fields.signature)?);
+        let mut request = Request::builder()
+            .method(method)
+            .uri(url.as_str())
+            .body(body.unwrap_or_default())
+            .map_err(|error| OutgoingError::Url(error.to_string()))?;
+        *request.headers_mut() = headers;
+        Ok(request)
+    }
+
+    async fn get_json(&self, url: &Url, accept: &'static str) -> Result<serde_json::Value, OutgoingError> {
+        let mut request = Request::builder()
+            .method(Method::GET)
+            .uri(url.as_str())
+            .body(Vec::new())
+            .map_err(|error| OutgoingError::Url(error.to_string()))?;
+        request
+            .headers_mut()
+            .insert(http::header::ACCEPT, HeaderValue::from_static(accept));
+        let response = self.transport.send(request).await?;
+        if !response.status().is_success() {
+            return Err(OutgoingError::Document(format!("{url} answered {}", response.status())));
+        }
+        serde_json::from_slice(response.body())
+            .map_err(|error| OutgoingError::Document(format!("{url} did not answer JSON: {error}")))
+    }
+
+    /// Reads a peer's manifest (`/.well-known/inter-ai`) and what it says about the peer: its realm (which must be
+    /// the URL's host and port), actor, inbox, outbox and keys (each key's listed fingerprint checked against the
+    /// key), all under the peer's own URL.
+    pub async fn fetch_manifest(&self, peer_url: &Url) -> Result<PeerIntroduction, OutgoingError> {
+        let mut manifest_url = peer_url.clone();
+        manifest_url.set_path("/.well-known/inter-ai");
+        manifest_url.set_query(None);
+        manifest_url.set_fragment(None);
+        let manifest = self.get_json(&manifest_url, "application/json").await?;
+        let realm = realm_of(peer_url).ok_or_else(|| OutgoingError::Url(format!("{peer_url} has no host")))?;
+        let stated_realm = manifest
+            .get("realm")
+            .and_then(serde_json::Value::as_str)
+            .unwrap_or_default();
+        if stated_realm.to_ascii_lowercase() != realm {
+            return Err(OutgoingError::Document(format!(
+                "the manifest at {manifest_url} is for the realm {stated_realm:?}, not {realm}"
+            )));
+        }
+        let federation: ManifestFederation =
+            serde_json::from_value(manifest.get("federation").cloned().unwrap_or_default())
+                .map_err(|error| OutgoingError::Document(format!("{realm} does not offer federation: {error}")))?;
+        let mut keys = Vec::with_capacity(federation.keys.len());
+        for key in &federation.keys {
+            keys.push(
+                key.description()
+                    .map_err(|error| OutgoingError::Document(format!("{realm}'s key {}: {error}", key.key_id)))?,
+            );
+        }
+        let base = peer_url.origin().ascii_serialization();
+        let introduction = PeerIntroduction {
+            realm,
+            base_url: base.clone(),
+            actor_url: federation.actor,
+            inbox_url: federation.inbox,
+            outbox_url: Some(federation.outbox),
+            keys,
+        };
+        check_same_origin(&introduction, &base)?;
+        Ok(introduction)
+    }
+
+    /// Reads the instance actor at `actor_url` (a first contact: an unknown instance's `Follow`) and what it says
+    /// about the instance, all under the actor's own origin.
+    pub async fn fetch_actor(&self, actor_url: &Url) -> Result<PeerIntroduction, OutgoingError> {
+        let document = self.get_json(actor_url, ACTIVITY_JSON).await?;
+        let actor: ServiceActor = serde_json::from_value(document)
+            .map_err(|error| OutgoingError::Document(format!("{actor_url} is not an instance actor: {error}")))?;
+        if actor.id != actor_url.as_str() {
+            return Err(OutgoingError::Document(format!(
+                "{actor_url} names itself {}",
+                actor.id
+            )));
+        }
+        let mut keys = Vec::with_capacity(actor.assertion_method.len());
+        for multikey in &actor.assertion_method {
+            keys.push(
+                multikey
+                    .description()
+                    .map_err(|error| OutgoingError::Document(format!("key {}: {error}", multikey.id)))?,
+            );
+        }
+        let base = actor_url.origin().ascii_serialization();
+        let introduction = PeerIntroduction {
+            realm: realm_of(actor_url).ok_or_else(|| OutgoingError::Url(format!("{actor_url} has no host")))?,
+            base_url: base.clone(),
+            actor_url: actor.id,
+            inbox_url: actor.inbox,
+            outbox_url: Some(actor.outbox),
+            keys,
+        };
+        check_same_origin(&introduction, &base)?;
+        Ok(introduction)
+    }
+
+    /// Sends one leased delivery, signed afresh, and says how it ended.
+    pub async fn deliver(&self, delivery: &LeasedDelivery) -> Result<AttemptResult, ServiceError> {
+        let key = match &delivery.message {
+            crate::service::federation::peering::PeeringMessage::UpdateActor { sign_with_key_id } => {
+                self.service.instance_key_by_id(sign_with_key_id).await?
+            }
+            _ => self.service.signing_key().await?,
+        };
+        let urls = self.urls();
+        let peer = self.service.find_peer(&delivery.row.peer_realm).await?;
+        if peer
+            .as_ref()
+            .is_some_and(|peer| peer.state == crate::domain::PeerState::Blocked)
+        {
+            // Nothing goes to a blocked peer; what was queued waits for the block to end.
+            return Ok(AttemptResult::Retry {
+                error: "peer_blocked: held while the peer is blocked".to_owned(),
+                retry_after: Some(TimeDelta::hours(1)),
+            });
+        }
+        let peer_actor = match peer {
+            Some(peer) => peer.actor_url,
+            None => derive_actor_url(&delivery.row.inbox_url),
+        };
+        let keys = self.service.published_instance_keys().await?;
+        let current = self.service.signing_key().await?;
+        let published = crate::apub::rfc3339(self.service.now());
+        let realm = self.service.realm().to_owned();
+        let activity = outbound_activity(
+            &delivery.message,
+            &delivery.row.activity_id,
+            &urls.actor(),
+            &peer_actor,
+            &published,
+            || instance_actor(&urls, &realm, &keys, &current.key_id),
+        );
+        let body = serde_json::to_vec(&activity).map_err(|error| ServiceError::internal(error.to_string()))?;
+        let inbox = match Url::parse(&delivery.row.inbox_url) {
+            Ok(url) => url,
+            Err(error) => {
+                return Ok(AttemptResult::Refused {
+                    error: format!("invalid_inbox_url: {error}"),
+                });
+            }
+        };
+        let request = match self.signed_request(Method::POST, &inbox, Some(body), &key) {
+            Ok(request) => request,
+            Err(error) => return Err(ServiceError::internal(error.to_string())),
+        };
+        Ok(match self.transport.send(request).await {
+            Ok(response) => classify(&response),
+            Err(error) if error.is_retryable() => AttemptResult::Retry {
+                error: format!("{}: {error}", error.class()),
+                retry_after: None,
+            },
+            Err(error) => AttemptResult::Refused {
+                error: format!("{}: {error}", error.class()),
+            },
+        })
+    }
+
+    /// One pass of the delivery queue: sends what is due (optionally for one peer) and records each attempt.
+    /// Returns how many attempts were made.
+    pub async fn deliver_due(&self, limit: i64, only_peer: Option<&str>) -> Result<usize, ServiceError> {
+        let leased = self.service.lease_deliveries(limit, only_peer).await?;
+        let attempts = leased.len();
+        for delivery in leased {
+            let result = self.deliver(&delivery).await?;
+            self.service.finish_delivery(&delivery.row, result).await?;
+        }
+        Ok(attempts)
+    }
+}
+
+/// The actor URL of a peer known only by its inbox (a removed peer still gets its `Undo`).
+fn derive_actor_url(inbox_url: &str) -> String {
+    match Url::parse(inbox_url) {
+        Ok(mut url) => {
+            url.set_path("/actor");
+            url.to_string()
+        }
+        Err(_) => inbox_url.to_owned(),
+    }
+}
+
+/// Every URL and key ID a peer names must be on its own origin, so a manifest cannot point deliveries or trust at
+/// another host.
+fn check_same_origin(introduction: &PeerIntroduction, base: &str) -> Result<(), OutgoingError> {
+    let on_origin = |text: &str| Url::parse(text).is_ok_and(|url| url.origin().ascii_serialization() == base);
+    let mut named: Vec<&str> = vec![&introduction.actor_url, &introduction.inbox_url];
+    named.extend(introduction.outbox_url.as_deref());
+    named.extend(introduction.keys.iter().map(|key| key.key_id.as_str()));
+    match named.into_iter().find(|text| !on_origin(text)) {
+        Some(stray) => Err(OutgoingError::Document(format!("{stray} is not under {base}"))),
+        None if introduction.keys.is_empty() => Err(OutgoingError::Document(format!("{base} publishes no key"))),
+        None => Ok(()),
+    }
+}
+
+/// How an answer ends an attempt: 2xx delivered; 408, 429 and 5xx retried (with `Retry-After` on 429 and 503,
+/// at most an hour); every other status a permanent refusal.
+fn classify(response: &Response<Vec<u8>>) -> AttemptResult {
+    let status = response.status();
+    if status.is_success() {
+        return AttemptResult::Delivered;
+    }
+    let excerpt: String = String::from_utf8_lossy(response.body())
+        .chars()
+        .filter(|character| !character.is_control())
+        .take(ERROR_EXCERPT_CHARACTERS)
+        .collect();
+    let error = format!("http_{}: {excerpt}", status.as_u16());
+    if status == StatusCode::REQUEST_TIMEOUT || status == StatusCode::TOO_MANY_REQUESTS || status.is_server_error() {
+        let retry_after = if status == StatusCode::TOO_MANY_REQUESTS || status == StatusCode::SERVICE_UNAVAILABLE {
+            response
+                .headers()
+                .get(http::header::RETRY_AFTER)
+                .and_then(|value| value.to_str().ok())
+                .and_then(|text| text.trim().parse::<u64>().ok())
+                .map(|seconds| {
+                    TimeDelta::from_std(Duration::from_secs(seconds.min(3600))).unwrap_or(TimeDelta::hours(1))
+                })
+        } else {
+            None
+        };
+        AttemptResult::Retry { error, retry_after }
+    } else {
+        AttemptResult::Refused { error }
+    }
+}
+
+/// A nonce no other signature of this instance uses: 16 random bytes, base64url.
+fn random_nonce() -> String {
+    use base64::Engine;
+    let mut bytes = [0_u8; 16];
+    rand::Rng::fill_bytes(&mut rand::rng(), &mut bytes);
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
+}

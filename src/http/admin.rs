@@ -1,0 +1,313 @@
+//! The admin JSON API under `/admin/` (keys with the `admin` scope): the peer operations of `interai admin peer`
+//! and the instance's federation identity, for a dashboard. Thin: each route parses, calls the service, renders.
+
+use axum::Router;
+use axum::extract::{Path, Request, State};
+use axum::http::{StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+use crate::apub::outgoing::Outgoing;
+use crate::domain::{PeerLevel, Scope};
+use crate::service::federation::peering::PeerView;
+use crate::service::{ErrorCode, ServiceError};
+
+/// The admin API's state.
+#[derive(Clone, Debug)]
+pub struct AdminState {
+    /// Outgoing requests (reading a new peer's manifest, delivering at once), and through them the service.
+    pub outgoing: Outgoing,
+}
+
+/// The routes, behind [`require_admin`].
+pub fn routes(state: AdminState) -> Router {
+    Router::new()
+        .route("/admin/peers", get(list_peers).post(add_peer))
+        .route("/admin/peers/{realm}", get(show_peer).delete(remove_peer))
+        .route("/admin/peers/{realm}/approve", post(approve_peer))
+        .route("/admin/peers/{realm}/reject", post(reject_peer))
+        .route("/admin/peers/{realm}/block", post(block_peer))
+        .route("/admin/peers/{realm}/unblock", post(unblock_peer))
+        .route("/admin/peers/{realm}/level", post(set_level))
+        .route("/admin/federation/identity", get(identity))
+        .route_layer(axum::middleware::from_fn_with_state(state.clone(), require_admin))
+        .with_state(state)
+}
+
+/// An error as the admin API answers it: `{ "error": { code, message, details } }` with a matching status.
+struct ApiError(ServiceError);
+
+impl From<ServiceError> for ApiError {
+    fn from(error: ServiceError) -> ApiError {
+        ApiError(error)
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let status = match self.0.code {
+            ErrorCode::Unauthenticated => StatusCode::UNAUTHORIZED,
+            ErrorCode::ForbiddenScope => StatusCode::FORBIDDEN,
+            ErrorCode::NotFound => StatusCode::NOT_FOUND,
+            ErrorCode::InternalError => StatusCode::INTERNAL_SERVER_ERROR,
+            _ => StatusCode::BAD_REQUEST,
+        };
+        if self.0.code == ErrorCode::InternalError {
+            tracing::error!(cause = self.0.cause.as_deref().unwrap_or(""), "admin request failed");
+        }
+        let body =
+            json!({ "error": { "code": self.0.code.as_str(), "message": self.0.message, "details": self.0.details } });
+        (status, axum::Json(body)).into_response()
+    }
+}
+
+/// Lets a request through only with a bearer key that has the `admin` scope.
+async fn require_admin(State(state): State<AdminState>, request: Request, next: Next) -> Response {
+    let presented = request
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| {
+            let (scheme, token) = value.trim().split_once(' ')?;
+            scheme.eq_ignore_ascii_case("bearer").then(|| token.trim().to_owned())
+        })
+        .unwrap_or_default();
+    match state.outgoing.service().authenticate(&presented).await {
+        Ok(caller) if caller.scopes.contains(Scope::Admin) => next.run(request).await,
+        Ok(_) => ApiError(ServiceError::new(
+            ErrorCode::ForbiddenScope,
+            "the admin API needs a key with the admin scope",
+        ))
+        .into_response(),
+        Err(error) => ApiError(error).into_response(),
+    }
+}
+
+/// A peer on the wire.
+#[derive(Serialize)]
+struct PeerWire {
+    realm: String,
+    url: String,
+    state: String,
+    level: String,
+    blocked_reason: Option<String>,
+    blocked_until: Option<DateTime<Utc>>,
+    last_contact_at: Option<DateTime<Utc>>,
+    last_error: Option<String>,
+    last_error_at: Option<DateTime<Utc>>,
+    pending_deliveries: i64,
+    keys: Vec<PeerKeyWire>,
+}
+
+#[derive(Serialize)]
+struct PeerKeyWire {
+    key_id: String,
+    fingerprint: String,
+    pinned_by: String,
+}
+
+fn peer_wire(view: PeerView) -> PeerWire {
+    PeerWire {
+        realm: view.peer.realm,
+        url: view.peer.base_url,
+        state: view.peer.state.as_str().to_owned(),
+        level: view.peer.level.as_str().to_owned(),
+        blocked_reason: view.peer.blocked_reason,
+        blocked_until: view.peer.blocked_until,
+        last_contact_at: view.peer.last_contact_at,
+        last_error: view.peer.last_error,
+        last_error_at: view.peer.last_error_at,
+        pending_deliveries: view.pending_deliveries,
+        keys: view
+            .keys
+            .into_iter()
+            .map(|key| PeerKeyWire {
+                key_id: key.key_id,
+                fingerprint: key.fingerprint,
+                pinned_by: key.pinned_by,
+            })
+            .collect(),
+    }
+}
+
+fn level(text: &str) -> Result<PeerLevel, ApiError> {
+    PeerLevel::parse(text.trim()).ok_or_else(|| {
+        ApiError(ServiceError::validation(
+            "level",
+            "level must be quarantine, low, standard or high",
+        ))
+    })
+}
+
+async fn list_peers(State(state): State<AdminState>) -> Result<Response, ApiError> {
+    let peers: Vec<PeerWire> = state
+        .outgoing
+        .service()
+        .list_peers()
+        .await?
+        .into_iter()
+        .map(peer_wire)
+        .collect();
+    Ok(axum::Json(json!({ "peers": peers })).into_response())
+}
+
+async fn show_peer(State(state): State<AdminState>, Path(realm): Path<String>) -> Result<Response, ApiError> {
+    Ok(axum::Json(peer_wire(state.outgoing.service().peer_view(&realm).await?)).into_response())
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AddPeerBody {
+    url: String,
+    #[serde(default)]
+    level: Option<String>,
+    /// Required: the API cannot ask, and a key is never pinned without being compared.
+    fingerprint: String,
+}
+
+async fn add_peer(
+    State(state): State<AdminState>,
+    axum::Json(body): axum::Json<AddPeerBody>,
+) -> Result<Response, ApiError> {
+    let level = level(body.level.as_deref().unwrap_or("standard"))?;
+    let url = state
+        .outgoing
+        .peer_url(&body.url)
+        .map_err(|error| ApiError(ServiceError::validation("url", error.to_string())))?;
+    let introduction = state
+        .outgoing
+        .fetch_manifest(&url)
+        .await
+        .map_err(|error| ApiError(ServiceError::validation("url", format!("the peer's manifest: {error}"))))?;
+    if !introduction
+        .keys
+        .iter()
+        .any(|key| key.public_key.fingerprint() == body.fingerprint.trim())
+    {
+        let listed: Vec<String> = introduction
+            .keys
+            .iter()
+            .map(|key| key.public_key.fingerprint())
+            .collect();
+        return Err(ApiError(
+            ServiceError::validation(
+                "fingerprint",
+                "the peer's key does not have this fingerprint; nothing was pinned",
+            )
+            .with_details(json!({ "field": "fingerprint", "peer_fingerprints": listed })),
+        ));
+    }
+    let view = state.outgoing.service().add_peer(&introduction, level).await?;
+    deliver_now(&state, &view.peer.realm).await;
+    let view = state.outgoing.service().peer_view(&view.peer.realm).await?;
+    Ok((StatusCode::CREATED, axum::Json(peer_wire(view))).into_response())
+}
+
+/// Sends what an operation queued for `realm` right away; failures stay queued for the federation loop.
+async fn deliver_now(state: &AdminState, realm: &str) {
+    if let Err(error) = state.outgoing.deliver_due(8, Some(realm)).await {
+        tracing::warn!(peer = realm, error = %error, "immediate delivery failed; the federation loop retries");
+    }
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct ApproveBody {
+    #[serde(default)]
+    level: Option<String>,
+    #[serde(default)]
+    fingerprint: Option<String>,
+}
+
+async fn approve_peer(
+    State(state): State<AdminState>,
+    Path(realm): Path<String>,
+    body: Option<axum::Json<ApproveBody>>,
+) -> Result<Response, ApiError> {
+    let body = body.map(|axum::Json(body)| body).unwrap_or_default();
+    let level = body.level.as_deref().map(level).transpose()?;
+    let view = state
+        .outgoing
+        .service()
+        .approve_peer(&realm, level, body.fingerprint.as_deref())
+        .await?;
+    deliver_now(&state, &view.peer.realm).await;
+    Ok(axum::Json(peer_wire(view)).into_response())
+}
+
+async fn reject_peer(State(state): State<AdminState>, Path(realm): Path<String>) -> Result<Response, ApiError> {
+    let view = state.outgoing.service().reject_peer(&realm).await?;
+    deliver_now(&state, &view.peer.realm).await;
+    Ok(axum::Json(peer_wire(view)).into_response())
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct BlockBody {
+    reason: String,
+    #[serde(default)]
+    until: Option<DateTime<Utc>>,
+}
+
+async fn block_peer(
+    State(state): State<AdminState>,
+    Path(realm): Path<String>,
+    axum::Json(body): axum::Json<BlockBody>,
+) -> Result<Response, ApiError> {
+    let view = state
+        .outgoing
+        .service()
+        .block_peer(&realm, &body.reason, body.until)
+        .await?;
+    Ok(axum::Json(peer_wire(view)).into_response())
+}
+
+async fn unblock_peer(State(state): State<AdminState>, Path(realm): Path<String>) -> Result<Response, ApiError> {
+    Ok(axum::Json(peer_wire(state.outgoing.service().unblock_peer(&realm).await?)).into_response())
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LevelBody {
+    level: String,
+}
+
+async fn set_level(
+    State(state): State<AdminState>,
+    Path(realm): Path<String>,
+    axum::Json(body): axum::Json<LevelBody>,
+) -> Result<Response, ApiError> {
+    let level = level(&body.level)?;
+    Ok(axum::Json(peer_wire(state.outgoing.service().set_peer_level(&realm, level).await?)).into_response())
+}
+
+async fn remove_peer(State(state): State<AdminState>, Path(realm): Path<String>) -> Result<Response, ApiError> {
+    state.outgoing.service().remove_peer(&realm).await?;
+    deliver_now(&state, &realm).await;
+    Ok(StatusCode::NO_CONTENT.into_response())
+}
+
+async fn identity(State(state): State<AdminState>) -> Result<Response, ApiError> {
+    let service = state.outgoing.service();
+    let signing = service.signing_key().await?;
+    let keys: Vec<_> = service
+        .published_instance_keys()
+        .await?
+        .into_iter()
+        .map(|key| {
+            json!({
+                "key_id": key.description.key_id,
+                "fingerprint": key.description.public_key.fingerprint(),
+                "signing": key.description.key_id == signing.key_id,
+            })
+        })
+        .collect();
+    Ok(
+        axum::Json(json!({ "actor": service.instance_actor_url(), "realm": service.realm(), "keys": keys }))
+            .into_response(),
+    )
+}

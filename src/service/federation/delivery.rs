@@ -1,0 +1,178 @@
+//! The delivery queue of peering messages: leasing what is due (in order per peer), and recording each attempt's
+//! end with exponential backoff and full jitter, a dead-letter state for permanent refusals, and the peer's last
+//! error for the admin.
+
+use chrono::{DateTime, TimeDelta, Utc};
+
+use super::super::{Service, ServiceError};
+use super::inbox::LEASE;
+use super::peering::PeeringMessage;
+use crate::store::federation::DeliveryRow;
+use crate::store::{self};
+
+/// The first retry waits up to this long (full jitter: a random time between zero and the bound).
+pub const BACKOFF_BASE: TimeDelta = TimeDelta::seconds(5);
+/// No retry waits longer than this.
+pub const BACKOFF_CAP: TimeDelta = TimeDelta::hours(1);
+
+/// How one attempt ended, as the worker saw it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AttemptResult {
+    /// The peer answered 2xx.
+    Delivered,
+    /// A failure that may pass (network, 5xx, 408, 429): retried after the backoff, or after `retry_after` when the
+    /// peer gave one (at most the cap).
+    Retry {
+        /// The error class and an excerpt, for the admin.
+        error: String,
+        /// The peer's `Retry-After`.
+        retry_after: Option<TimeDelta>,
+    },
+    /// A permanent refusal (another 4xx): the delivery becomes a dead letter.
+    Refused {
+        /// The status and an excerpt.
+        error: String,
+    },
+}
+
+/// A leased delivery with its message read back.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LeasedDelivery {
+    /// The row.
+    pub row: DeliveryRow,
+    /// What to send.
+    pub message: PeeringMessage,
+}
+
+/// The bound of the backoff before attempt `attempts + 1`: base × 2^(attempts − 1), capped.
+pub fn backoff_bound(attempts: i32) -> TimeDelta {
+    let exponent = u32::try_from(attempts.saturating_sub(1)).unwrap_or(0).min(20);
+    let bound = BACKOFF_BASE * 2_i32.saturating_pow(exponent);
+    bound.min(BACKOFF_CAP)
+}
+
+impl Service {
+    /// Takes the deliveries that are due (the oldest pending one per peer, at most `limit`, optionally for one peer)
+    /// for this worker alone for the lease time.
+    pub async fn lease_deliveries(
+        &self,
+        limit: i64,
+        only_peer: Option<&str>,
+    ) -> Result<Vec<LeasedDelivery>, ServiceError> {
+        let now = self.now();
+        let mut transaction = self.store().begin().await?;
+        let rows = store::federation::lease_due_deliveries(&mut transaction.conn(), now, now + LEASE, limit, only_peer)
+            .await?;
+        transaction.commit().await?;
+        rows.into_iter()
+            .map(|row| {
+                let message: PeeringMessage = serde_json::from_str(&row.body)
+                    .map_err(|error| ServiceError::internal(format!("queued delivery {}: {error}", row.id)))?;
+                Ok(LeasedDelivery { row, message })
+            })
+            .collect()
+    }
+
+    /// Records how an attempt ended.
+    pub async fn finish_delivery(&self, delivery: &DeliveryRow, result: AttemptResult) -> Result<(), ServiceError> {
+        let now = self.now();
+        let mut transaction = self.store().begin().await?;
+        let mut peer = store::federation::find_peer(&mut transaction.conn(), &delivery.peer_realm).await?;
+        match &result {
+            AttemptResult::Delivered => {
+                store::federation::finish_delivery_attempt(
+                    &mut transaction.conn(),
+                    &delivery.id,
+                    "delivered",
+                    now,
+                    None,
+                    Some(now),
+                )
+                .await?;
+                if let Some(peer) = peer.as_mut() {
+                    peer.last_contact_at = Some(now);
+                }
+            }
+            AttemptResult::Retry { error, retry_after } => {
+                let jittered = jitter(backoff_bound(delivery.attempts));
+                let wait = retry_after.map_or(jittered, |asked| asked.min(BACKOFF_CAP).max(jittered));
+                store::federation::finish_delivery_attempt(
+                    &mut transaction.conn(),
+                    &delivery.id,
+                    "pending",
+                    now + wait,
+                    Some(error),
+                    None,
+                )
+                .await?;
+                if let Some(peer) = peer.as_mut() {
+                    peer.last_error = Some(error.clone());
+                    peer.last_error_at = Some(now);
+                }
+            }
+            AttemptResult::Refused { error } => {
+                store::federation::finish_delivery_attempt(
+                    &mut transaction.conn(),
+                    &delivery.id,
+                    "dead",
+                    now,
+                    Some(error),
+                    Some(now),
+                )
+                .await?;
+                if let Some(peer) = peer.as_mut() {
+                    peer.last_error = Some(error.clone());
+                    peer.last_error_at = Some(now);
+                }
+            }
+        }
+        if let Some(peer) = peer.as_mut() {
+            peer.updated_at = now;
+            store::federation::save_peer(&mut transaction.conn(), peer).await?;
+        }
+        transaction.commit().await?;
+        tracing::info!(peer = %delivery.peer_realm, activity_type = %delivery.activity_type, attempt = delivery.attempts, result = ?result, "delivery attempt finished");
+        Ok(())
+    }
+
+    /// The deliveries of a peer (or every peer), newest first.
+    pub async fn deliveries(&self, realm: Option<&str>, limit: i64) -> Result<Vec<DeliveryRow>, ServiceError> {
+        let mut reader = self.store().reader().await?;
+        Ok(store::federation::list_deliveries(&mut reader.conn(), realm, limit).await?)
+    }
+
+    /// The earliest time a pending delivery is due, if any (the worker waits on the clock until then).
+    pub async fn next_delivery_due(&self) -> Result<Option<DateTime<Utc>>, ServiceError> {
+        let rows = self.deliveries(None, 10_000).await?;
+        Ok(rows
+            .iter()
+            .filter(|row| row.state == "pending")
+            .map(|row| row.next_attempt_at)
+            .min())
+    }
+}
+
+/// A random wait between zero and `bound` (full jitter), so peers that failed together do not retry together.
+fn jitter(bound: TimeDelta) -> TimeDelta {
+    let milliseconds = bound.num_milliseconds().max(1);
+    let chosen = rand::random_range(0..=milliseconds);
+    TimeDelta::milliseconds(chosen)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_backoff_doubles_from_five_seconds_up_to_an_hour() {
+        assert_eq!(backoff_bound(1), TimeDelta::seconds(5));
+        assert_eq!(backoff_bound(2), TimeDelta::seconds(10));
+        assert_eq!(backoff_bound(5), TimeDelta::seconds(80));
+        assert_eq!(backoff_bound(11), TimeDelta::hours(1));
+        assert_eq!(backoff_bound(1000), TimeDelta::hours(1));
+        for _ in 0..100 {
+            let wait = jitter(backoff_bound(3));
+            assert!(wait >= TimeDelta::zero() && wait <= TimeDelta::seconds(20));
+        }
+    }
+}

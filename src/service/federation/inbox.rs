@@ -1,0 +1,303 @@
+//! The inbox's use cases and the intake: who a signing key belongs to, nonces seen, accepting an activity durably
+//! (deduplicated by its ID), and applying queued activities with an intake log of what each did.
+//!
+//! The adapter does the HTTP and cryptographic checks in the order federation.md gives; these are the steps that
+//! need the database. A peer's traffic is accounted to the peer here, never to an API key or an MCP audit row.
+
+use chrono::{DateTime, TimeDelta, Utc};
+
+use super::super::{Service, ServiceError};
+use super::peering::{InboundPeering, PeerIntroduction, block_has_lapsed, normalize_realm};
+use crate::domain::{PeerLevel, PeerState};
+use crate::store::federation::{InboxActivityRow, IntakeRow, PeerKeyRow, PeerRecord};
+use crate::store::{self};
+
+/// How long a worker holds an activity or delivery it took before another may take it (a crashed worker's work
+/// comes back after this).
+pub const LEASE: TimeDelta = TimeDelta::seconds(60);
+
+/// Most peers that may wait for approval at once: first contact costs a stored row, so it is bounded.
+pub const MAX_PENDING_REQUESTS: usize = 100;
+
+/// The sender of a signed request: the peer and the pinned key the request names.
+#[derive(Debug, Clone, PartialEq)]
+pub struct InboxSender {
+    /// The peer, with a lapsed block already lifted.
+    pub peer: PeerRecord,
+    /// The key.
+    pub key: PeerKeyRow,
+}
+
+/// A request the adapter verified, ready to be queued.
+#[derive(Debug, Clone, PartialEq)]
+pub struct VerifiedActivity {
+    /// The sending peer's realm.
+    pub peer_realm: String,
+    /// The key that signed it.
+    pub key_id: String,
+    /// The activity's `id`.
+    pub activity_id: String,
+    /// Its `type`.
+    pub activity_type: String,
+    /// The body exactly as verified.
+    pub body: String,
+}
+
+/// What the inbox did with a verified activity.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Intake {
+    /// Stored and queued.
+    Queued,
+    /// Already received once: not queued again.
+    Duplicate,
+}
+
+/// Why a first contact was not recorded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FirstContactRefusal {
+    /// Too many peers already wait for approval.
+    TooManyPending,
+}
+
+impl Service {
+    /// The peer and pinned key behind a signature's `keyid`, if any. A block whose time has run out is lifted here
+    /// (and stored), so it takes effect on the next request in every process.
+    pub async fn inbox_sender(&self, key_id: &str) -> Result<Option<InboxSender>, ServiceError> {
+        let mut reader = self.store().reader().await?;
+        let Some(key) = store::federation::find_peer_key(&mut reader.conn(), key_id).await? else {
+            return Ok(None);
+        };
+        let Some(peer) = store::federation::find_peer(&mut reader.conn(), &key.peer_realm).await? else {
+            return Ok(None);
+        };
+        drop(reader);
+        let peer = if block_has_lapsed(&peer, self.now()) {
+            let view = self.unblock_peer(&peer.realm).await?;
+            view.peer
+        } else {
+            peer
+        };
+        Ok(Some(InboxSender { peer, key }))
+    }
+
+    /// The peer with this realm, a lapsed block lifted.
+    pub async fn find_peer(&self, realm: &str) -> Result<Option<PeerRecord>, ServiceError> {
+        let mut reader = self.store().reader().await?;
+        let peer = store::federation::find_peer(&mut reader.conn(), &normalize_realm(realm)).await?;
+        Ok(peer.map(|mut peer| {
+            if block_has_lapsed(&peer, self.now()) {
+                peer.state = peer.state_before_block.unwrap_or(PeerState::Rejected);
+            }
+            peer
+        }))
+    }
+
+    /// Records a signature's nonce until `expires_at`; `false` when the peer already used it (a replay), in this
+    /// or any other process on the database. Expired nonces are forgotten on the way, a bounded number per call.
+    pub async fn record_inbox_nonce(
+        &self,
+        peer_realm: &str,
+        nonce: &str,
+        expires_at: DateTime<Utc>,
+    ) -> Result<bool, ServiceError> {
+        let mut transaction = self.store().begin().await?;
+        store::federation::delete_expired_nonces(&mut transaction.conn(), self.now(), 16).await?;
+        let fresh = store::federation::insert_nonce(&mut transaction.conn(), peer_realm, nonce, expires_at).await?;
+        transaction.commit().await?;
+        Ok(fresh)
+    }
+
+    /// Whether a first contact from an unknown instance may be recorded (fewer than [`MAX_PENDING_REQUESTS`] wait).
+    pub async fn may_record_first_contact(&self) -> Result<Result<(), FirstContactRefusal>, ServiceError> {
+        let mut reader = self.store().reader().await?;
+        let pending = store::federation::count_peers_by_state(&mut reader.conn())
+            .await?
+            .into_iter()
+            .find(|(state, _)| *state == PeerState::PendingIn)
+            .map_or(0, |(_, count)| count);
+        Ok(
+            if usize::try_from(pending).unwrap_or(usize::MAX) >= MAX_PENDING_REQUESTS {
+                Err(FirstContactRefusal::TooManyPending)
+            } else {
+                Ok(())
+            },
+        )
+    }
+
+    /// Stores and queues a verified activity (deduplicated by its ID), records the contact (which resets the
+    /// peer's delivery backoff), and, for a first contact, records the unknown instance as `pending_in` with its
+    /// keys pinned provisionally until an admin approves them, all in one transaction.
+    pub async fn enqueue_inbound(
+        &self,
+        activity: &VerifiedActivity,
+        first_contact: Option<&PeerIntroduction>,
+    ) -> Result<Intake, ServiceError> {
+        let now = self.now();
+        let mut transaction = self.store().begin().await?;
+        if let Some(introduction) = first_contact {
+            let realm = normalize_realm(&introduction.realm);
+            if store::federation::find_peer(&mut transaction.conn(), &realm)
+                .await?
+                .is_none()
+            {
+                let peer = PeerRecord {
+                    realm: realm.clone(),
+                    base_url: introduction.base_url.clone(),
+                    actor_url: introduction.actor_url.clone(),
+                    inbox_url: introduction.inbox_url.clone(),
+                    outbox_url: introduction.outbox_url.clone(),
+                    state: PeerState::PendingIn,
+                    level: PeerLevel::Standard,
+                    our_follow_id: None,
+                    their_follow_id: None,
+                    blocked_reason: None,
+                    blocked_until: None,
+                    state_before_block: None,
+                    last_contact_at: Some(now),
+                    last_error: None,
+                    last_error_at: None,
+                    manifest_refreshed_at: Some(now),
+                    created_at: now,
+                    updated_at: now,
+                };
+                store::federation::save_peer(&mut transaction.conn(), &peer).await?;
+                for key in self.pin_first_contact_keys(&realm, introduction) {
+                    store::federation::save_peer_key(&mut transaction.conn(), &key).await?;
+                }
+            }
+        }
+        let row = InboxActivityRow {
+            activity_id: activity.activity_id.clone(),
+            peer_realm: activity.peer_realm.clone(),
+            activity_type: activity.activity_type.clone(),
+            key_id: activity.key_id.clone(),
+            body: activity.body.clone(),
+            received_at: now,
+            state: "queued".to_owned(),
+            attempts: 0,
+            next_attempt_at: now,
+            processed_at: None,
+            outcome: None,
+        };
+        let queued = store::federation::insert_inbox_activity(&mut transaction.conn(), &row).await?;
+        store::federation::touch_peer_contact(&mut transaction.conn(), &activity.peer_realm, now).await?;
+        store::federation::reset_peer_backoff(&mut transaction.conn(), &activity.peer_realm, now).await?;
+        transaction.commit().await?;
+        Ok(if queued { Intake::Queued } else { Intake::Duplicate })
+    }
+
+    fn pin_first_contact_keys(&self, realm: &str, introduction: &PeerIntroduction) -> Vec<PeerKeyRow> {
+        let now = self.now();
+        introduction
+            .keys
+            .iter()
+            .map(|key| PeerKeyRow {
+                key_id: key.key_id.clone(),
+                peer_realm: realm.to_owned(),
+                public_key_multibase: key.public_key.to_multikey(),
+                fingerprint: key.public_key.fingerprint(),
+                valid_from: DateTime::from_timestamp(key.valid_from, 0),
+                valid_until: key.valid_until.and_then(|until| DateTime::from_timestamp(until, 0)),
+                pinned_by: "first_contact".to_owned(),
+                pinned_at: now,
+            })
+            .collect()
+    }
+
+    /// Takes up to `limit` queued activities that are due, oldest first, for this worker alone for [`LEASE`].
+    pub async fn lease_inbound(&self, limit: i64) -> Result<Vec<InboxActivityRow>, ServiceError> {
+        let now = self.now();
+        let mut transaction = self.store().begin().await?;
+        let rows = store::federation::lease_inbox_activities(&mut transaction.conn(), now, now + LEASE, limit).await?;
+        transaction.commit().await?;
+        Ok(rows)
+    }
+
+    /// Applies one leased activity, as the adapter read it (`Err` with the reason when it could not be read as
+    /// anything this instance applies): the effect, the intake log line and the activity's final state commit
+    /// together, so an activity is applied exactly once however often it is delivered or leased.
+    pub async fn apply_inbound(
+        &self,
+        row: &InboxActivityRow,
+        message: Result<InboundPeering, String>,
+    ) -> Result<(), ServiceError> {
+        let now = self.now();
+        let mut transaction = self.store().begin().await?;
+        let Some(mut peer) = store::federation::find_peer(&mut transaction.conn(), &row.peer_realm).await? else {
+            self.finish_inbound(
+                &mut transaction,
+                row,
+                "failed",
+                "refused",
+                "the peer was removed before the activity was applied",
+            )
+            .await?;
+            transaction.commit().await?;
+            return Ok(());
+        };
+        let (state, outcome, detail) = match message {
+            Err(reason) => ("failed", "refused", reason),
+            Ok(_) if peer.state == PeerState::Blocked && !block_has_lapsed(&peer, now) => {
+                ("applied", "ignored", "the peer is blocked".to_owned())
+            }
+            Ok(message) => {
+                let (outcome, detail) = self
+                    .apply_inbound_peering(&mut transaction, &mut peer, &row.key_id, &message)
+                    .await?;
+                ("applied", outcome, detail)
+            }
+        };
+        self.finish_inbound(&mut transaction, row, state, outcome, &detail)
+            .await?;
+        transaction.commit().await?;
+        tracing::info!(peer = %row.peer_realm, activity_id = %row.activity_id, activity_type = %row.activity_type, outcome, detail = %detail, "inbound activity processed");
+        Ok(())
+    }
+
+    async fn finish_inbound(
+        &self,
+        transaction: &mut store::Transaction,
+        row: &InboxActivityRow,
+        state: &str,
+        outcome: &str,
+        detail: &str,
+    ) -> Result<(), ServiceError> {
+        let now = self.now();
+        store::federation::finish_inbox_activity(&mut transaction.conn(), &row.activity_id, state, outcome, now)
+            .await?;
+        store::federation::insert_intake(
+            &mut transaction.conn(),
+            &IntakeRow {
+                id: self.new_internal_id(),
+                peer_realm: row.peer_realm.clone(),
+                activity_id: row.activity_id.clone(),
+                activity_type: row.activity_type.clone(),
+                key_id: row.key_id.clone(),
+                outcome: outcome.to_owned(),
+                detail: detail.to_owned(),
+                created_at: now,
+            },
+        )
+        .await?;
+        Ok(())
+    }
+
+    /// The intake log of a peer (or of every peer), newest first.
+    pub async fn intake_log(&self, realm: Option<&str>, limit: i64) -> Result<Vec<IntakeRow>, ServiceError> {
+        let mut reader = self.store().reader().await?;
+        let realm = realm.map(normalize_realm);
+        Ok(store::federation::list_intake(&mut reader.conn(), realm.as_deref(), limit).await?)
+    }
+
+    /// The stored activity with this ID (what the inbox accepted, and what became of it).
+    pub async fn inbound_activity(&self, activity_id: &str) -> Result<Option<InboxActivityRow>, ServiceError> {
+        let mut reader = self.store().reader().await?;
+        Ok(store::federation::find_inbox_activity(&mut reader.conn(), activity_id).await?)
+    }
+
+    /// How many activities wait to be applied.
+    pub async fn inbound_queue_depth(&self) -> Result<i64, ServiceError> {
+        let mut reader = self.store().reader().await?;
+        Ok(store::federation::count_queued_inbox_activities(&mut reader.conn()).await?)
+    }
+}

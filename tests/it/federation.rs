@@ -1,0 +1,599 @@
+//! Federation part 1, through the in-process network: peering both ways, reject and undo, blocks, key rotation,
+//! the documents peers read, and every inbox refusal with its status, nothing stored.
+
+use axum::body::Body;
+use chrono::TimeDelta;
+use federation::protocol::{ACTIVITY_JSON, Activity};
+use federation::{InstanceKeyPair, KeyDescription};
+use http::{Method, StatusCode};
+use interai::domain::{PeerLevel, PeerState};
+use serde_json::{Value, json};
+use tower::ServiceExt;
+use url::Url;
+
+use crate::support::network::{Network, Node};
+
+async fn send(node: &Node, request: http::Request<Vec<u8>>) -> (StatusCode, Value) {
+    let (parts, body) = request.into_parts();
+    let response = node
+        .router
+        .clone()
+        .oneshot(http::Request::from_parts(parts, Body::from(body)))
+        .await
+        .expect("router answers");
+    let status = response.status();
+    let bytes = axum::body::to_bytes(response.into_body(), 4 * 1024 * 1024)
+        .await
+        .expect("body");
+    (status, serde_json::from_slice(&bytes).unwrap_or(Value::Null))
+}
+
+async fn get(node: &Node, path: &str, accept: &str) -> (StatusCode, http::HeaderMap, Value) {
+    let request = http::Request::builder()
+        .uri(path)
+        .header("host", &node.realm)
+        .header("accept", accept)
+        .body(Body::empty())
+        .expect("request");
+    let response = node.router.clone().oneshot(request).await.expect("router answers");
+    let status = response.status();
+    let headers = response.headers().clone();
+    let bytes = axum::body::to_bytes(response.into_body(), 1024 * 1024)
+        .await
+        .expect("body");
+    (status, headers, serde_json::from_slice(&bytes).unwrap_or(Value::Null))
+}
+
+/// A signed POST of `activity` from `from` to `to`'s inbox, signed with `from`'s current key.
+async fn signed_post(from: &Node, to: &Node, activity: &Value) -> http::Request<Vec<u8>> {
+    let key = from.service().signing_key().await.expect("signing key");
+    let inbox = Url::parse(&format!("{}/inbox", to.url())).expect("inbox URL");
+    from.outgoing()
+        .signed_request(
+            Method::POST,
+            &inbox,
+            Some(serde_json::to_vec(activity).expect("json")),
+            &key,
+        )
+        .expect("signed")
+}
+
+fn follow_of(from: &Node, to: &Node, id_suffix: &str) -> Value {
+    let follow = Activity::follow(
+        format!("{}/activities/{id_suffix}", from.url()),
+        format!("{}/actor", from.url()),
+        format!("{}/actor", to.url()),
+        "2026-11-01T09:00:00Z".to_owned(),
+    );
+    serde_json::to_value(follow).expect("json")
+}
+
+fn accept_of(from: &Node, to: &Node, id_suffix: &str) -> Value {
+    json!({
+        "@context": "https://www.w3.org/ns/activitystreams",
+        "id": format!("{}/activities/{id_suffix}", from.url()),
+        "type": "Accept",
+        "actor": format!("{}/actor", from.url()),
+        "object": format!("{}/activities/unknown-follow", to.url()),
+    })
+}
+
+async fn peered(network: &Network, first: &str, second: &str) {
+    let (a, b) = (network.node(first), network.node(second));
+    a.add_peer(b, PeerLevel::Standard).await;
+    network.settle().await;
+    let fingerprint = b.peer(a).await.keys[0].fingerprint.clone();
+    b.service()
+        .approve_peer(&a.realm, None, Some(&fingerprint))
+        .await
+        .expect("approve");
+    network.settle().await;
+    assert_eq!(a.peer(b).await.peer.state, PeerState::Active);
+    assert_eq!(b.peer(a).await.peer.state, PeerState::Active);
+}
+
+#[tokio::test]
+async fn the_instance_actor_webfinger_nodeinfo_and_manifest_describe_the_instance_and_its_key() {
+    let network = Network::start(&["alpha.test"]).await;
+    let alpha = network.node("alpha.test");
+    let (status, headers, actor) = get(alpha, "/actor", ACTIVITY_JSON).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(headers["content-type"], ACTIVITY_JSON);
+    assert_eq!(actor["type"], "Service");
+    assert_eq!(actor["id"], "http://alpha.test/actor");
+    assert_eq!(actor["inbox"], "http://alpha.test/inbox");
+    let multikey = &actor["assertionMethod"][0];
+    assert_eq!(multikey["type"], "Multikey");
+    assert!(
+        multikey["publicKeyMultibase"]
+            .as_str()
+            .is_some_and(|key| key.starts_with("z6Mk"))
+    );
+    assert_eq!(actor["publicKey"]["id"], multikey["id"]);
+    assert!(
+        actor["publicKey"]["publicKeyPem"]
+            .as_str()
+            .is_some_and(|pem| pem.contains("BEGIN PUBLIC KEY"))
+    );
+
+    let (_, headers, _) = get(
+        alpha,
+        "/actor",
+        "application/ld+json; profile=\"https://www.w3.org/ns/activitystreams\"",
+    )
+    .await;
+    assert!(
+        headers["content-type"]
+            .to_str()
+            .is_ok_and(|value| value.starts_with("application/ld+json"))
+    );
+
+    let (status, _, manifest) = get(alpha, "/.well-known/inter-ai", "application/json").await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(manifest["federation"]["status"], "available");
+    assert_eq!(manifest["federation"]["keys"][0]["key_id"], multikey["id"]);
+    assert!(
+        manifest["federation"]["keys"][0]["fingerprint"]
+            .as_str()
+            .is_some_and(|print| print.starts_with("SHA256:"))
+    );
+
+    let (status, _, jrd) = get(
+        alpha,
+        "/.well-known/webfinger?resource=acct:alpha.test@alpha.test",
+        "application/jrd+json",
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(jrd["links"][0]["href"], "http://alpha.test/actor");
+    let admin = alpha
+        .service()
+        .list_actors()
+        .await
+        .expect("actors")
+        .into_iter()
+        .next()
+        .expect("an actor");
+    let resource = format!("/.well-known/webfinger?resource=acct:{}@alpha.test", admin.id.as_str());
+    let (status, _, jrd) = get(alpha, &resource, "application/jrd+json").await;
+    assert_eq!(status, StatusCode::OK);
+    let href = jrd["links"][0]["href"].as_str().expect("href").to_owned();
+    let path = href.trim_start_matches("http://alpha.test");
+    let (status, _, person) = get(alpha, path, ACTIVITY_JSON).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(person["id"], href);
+    let (status, _, _) = get(
+        alpha,
+        "/.well-known/webfinger?resource=acct:usr_01jzzzzzzzzzzzzzzzzzzzzzzz@alpha.test",
+        "application/jrd+json",
+    )
+    .await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+
+    let (_, _, links) = get(alpha, "/.well-known/nodeinfo", "application/json").await;
+    assert_eq!(links["links"][0]["href"], "http://alpha.test/nodeinfo/2.1");
+    let (status, _, nodeinfo) = get(alpha, "/nodeinfo/2.1", "application/json").await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(nodeinfo["version"], "2.1");
+    assert_eq!(nodeinfo["software"]["name"], "interai");
+}
+
+#[tokio::test]
+async fn peering_needs_the_other_admin_and_then_is_active_on_both_sides() {
+    let network = Network::start(&["alpha.test", "beta.test"]).await;
+    let (alpha, beta) = (network.node("alpha.test"), network.node("beta.test"));
+    let view = alpha.add_peer(beta, PeerLevel::Standard).await;
+    assert_eq!(view.peer.state, PeerState::PendingOut);
+    assert_eq!(view.keys.len(), 1, "beta's key is pinned");
+    assert_eq!(view.keys[0].pinned_by, "admin");
+    network.settle().await;
+    let at_beta = beta.peer(alpha).await;
+    assert_eq!(at_beta.peer.state, PeerState::PendingIn, "beta's admin has to decide");
+    assert_eq!(at_beta.keys[0].pinned_by, "first_contact");
+    assert_eq!(alpha.peer(beta).await.peer.state, PeerState::PendingOut);
+    let wrong = beta
+        .service()
+        .approve_peer("alpha.test", None, Some("SHA256:not-it"))
+        .await;
+    assert!(wrong.is_err(), "a fingerprint that does not match refuses the approval");
+    let unconfirmed = beta.service().approve_peer("alpha.test", None, None).await;
+    assert!(
+        unconfirmed.is_err(),
+        "a key read on first contact is never pinned without its fingerprint"
+    );
+    let fingerprint = at_beta.keys[0].fingerprint.clone();
+    beta.service()
+        .approve_peer("alpha.test", Some(PeerLevel::High), Some(&fingerprint))
+        .await
+        .expect("approved");
+    network.settle().await;
+    assert_eq!(alpha.peer(beta).await.peer.state, PeerState::Active);
+    let at_beta = beta.peer(alpha).await;
+    assert_eq!(at_beta.peer.state, PeerState::Active);
+    assert_eq!(at_beta.peer.level, PeerLevel::High);
+    assert_eq!(at_beta.keys[0].pinned_by, "admin");
+    let log = beta
+        .service()
+        .intake_log(Some("alpha.test"), 10)
+        .await
+        .expect("intake log");
+    assert!(
+        log.iter()
+            .any(|line| line.activity_type == "Follow" && line.outcome == "applied"),
+        "{log:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_peer_that_the_other_side_had_already_added_is_accepted_at_once() {
+    let network = Network::start(&["alpha.test", "beta.test"]).await;
+    let (alpha, beta) = (network.node("alpha.test"), network.node("beta.test"));
+    alpha.add_peer(beta, PeerLevel::Standard).await;
+    beta.add_peer(alpha, PeerLevel::Low).await;
+    network.settle().await;
+    assert_eq!(alpha.peer(beta).await.peer.state, PeerState::Active);
+    assert_eq!(beta.peer(alpha).await.peer.state, PeerState::Active);
+    // The same when the second add comes after the first Follow arrived.
+    let network = Network::start(&["alpha.test", "gamma.test"]).await;
+    let (alpha, gamma) = (network.node("alpha.test"), network.node("gamma.test"));
+    alpha.add_peer(gamma, PeerLevel::Standard).await;
+    network.settle().await;
+    assert_eq!(gamma.peer(alpha).await.peer.state, PeerState::PendingIn);
+    gamma.add_peer(alpha, PeerLevel::Standard).await;
+    network.settle().await;
+    assert_eq!(alpha.peer(gamma).await.peer.state, PeerState::Active);
+    assert_eq!(gamma.peer(alpha).await.peer.state, PeerState::Active);
+}
+
+#[tokio::test]
+async fn reject_and_undo_end_a_peering() {
+    let network = Network::start(&["alpha.test", "beta.test", "gamma.test"]).await;
+    let (alpha, beta, gamma) = (
+        network.node("alpha.test"),
+        network.node("beta.test"),
+        network.node("gamma.test"),
+    );
+    alpha.add_peer(beta, PeerLevel::Standard).await;
+    network.settle().await;
+    beta.service().reject_peer("alpha.test").await.expect("rejected");
+    network.settle().await;
+    assert_eq!(beta.peer(alpha).await.peer.state, PeerState::Rejected);
+    assert_eq!(
+        alpha.peer(beta).await.peer.state,
+        PeerState::Rejected,
+        "alpha learned of the Reject"
+    );
+
+    peered(&network, "alpha.test", "gamma.test").await;
+    alpha.service().remove_peer("gamma.test").await.expect("removed");
+    network.settle().await;
+    assert!(alpha.service().peer_view("gamma.test").await.is_err(), "gone at alpha");
+    assert_eq!(
+        gamma.peer(alpha).await.peer.state,
+        PeerState::Rejected,
+        "gamma learned of the Undo"
+    );
+}
+
+#[tokio::test]
+async fn a_block_takes_effect_on_the_next_request_and_an_expired_block_lifts() {
+    let network = Network::start(&["alpha.test", "beta.test"]).await;
+    peered(&network, "alpha.test", "beta.test").await;
+    let (alpha, beta) = (network.node("alpha.test"), network.node("beta.test"));
+    let until = interai::clock::Clock::now(&network.clock) + TimeDelta::hours(1);
+    beta.service()
+        .block_peer("alpha.test", "spam", Some(until))
+        .await
+        .expect("blocked");
+    let (status, body) = send(beta, signed_post(alpha, beta, &follow_of(alpha, beta, "b1")).await).await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+    assert_eq!(body["reason"], "blocked_sender");
+    assert!(
+        beta.service()
+            .inbound_activity("http://alpha.test/activities/b1")
+            .await
+            .expect("read")
+            .is_none()
+    );
+    network.advance(TimeDelta::hours(1));
+    let (status, _) = send(beta, signed_post(alpha, beta, &follow_of(alpha, beta, "b2")).await).await;
+    assert_eq!(status, StatusCode::ACCEPTED, "the block lifted at its end");
+    assert_eq!(beta.peer(alpha).await.peer.state, PeerState::Active);
+    beta.service()
+        .block_peer("alpha.test", "again", None)
+        .await
+        .expect("blocked");
+    beta.service().unblock_peer("alpha.test").await.expect("unblocked");
+    assert_eq!(beta.peer(alpha).await.peer.state, PeerState::Active);
+}
+
+#[tokio::test]
+async fn a_rotated_key_is_pinned_when_the_old_key_endorsed_it_and_refused_otherwise() {
+    let network = Network::start(&["alpha.test", "beta.test"]).await;
+    peered(&network, "alpha.test", "beta.test").await;
+    let (alpha, beta) = (network.node("alpha.test"), network.node("beta.test"));
+    let new_key = alpha.service().rotate_instance_key().await.expect("rotated");
+    network.settle().await;
+    let keys = beta.peer(alpha).await.keys;
+    assert!(
+        keys.iter()
+            .any(|key| key.key_id == new_key.description.key_id && key.pinned_by != "admin"),
+        "beta pinned the new key through the old key's endorsement: {keys:?}"
+    );
+    // Requests signed with the new key are accepted.
+    let (status, _) = send(
+        beta,
+        signed_post(alpha, beta, &follow_of(alpha, beta, "after-rotation")).await,
+    )
+    .await;
+    assert_eq!(status, StatusCode::ACCEPTED);
+
+    // A key that no pinned key endorsed is refused, even inside an Update signed by a pinned key.
+    let stranger = InstanceKeyPair::from_secret_bytes(&[9_u8; 32]);
+    let description = KeyDescription {
+        key_id: "http://alpha.test/actor#key-forged".to_owned(),
+        public_key: stranger.public_key(),
+        valid_from: 0,
+        valid_until: None,
+    };
+    let self_endorsed = stranger.endorse("http://alpha.test/actor#key-forged", &description);
+    let mut actor =
+        federation::protocol::Multikey::from_description("http://alpha.test/actor", &description, Some(&self_endorsed));
+    actor.controller = "http://alpha.test/actor".to_owned();
+    let (_, _, mut document) = get(alpha, "/actor", ACTIVITY_JSON).await;
+    document["assertionMethod"]
+        .as_array_mut()
+        .expect("keys")
+        .push(serde_json::to_value(&actor).expect("json"));
+    document.as_object_mut().expect("object").remove("@context");
+    let update = json!({
+        "@context": "https://www.w3.org/ns/activitystreams",
+        "id": "http://alpha.test/activities/forged-update",
+        "type": "Update",
+        "actor": "http://alpha.test/actor",
+        "object": document,
+    });
+    let (status, _) = send(beta, signed_post(alpha, beta, &update).await).await;
+    assert_eq!(status, StatusCode::ACCEPTED);
+    network.settle().await;
+    let keys = beta.peer(alpha).await.keys;
+    assert!(!keys.iter().any(|key| key.key_id.ends_with("key-forged")), "{keys:?}");
+}
+
+/// Every refusal of the inbox: its status and reason, and nothing stored.
+#[tokio::test]
+async fn the_inbox_refuses_each_bad_request_with_its_own_status_and_stores_nothing() {
+    let network = Network::start(&["alpha.test", "beta.test", "gamma.test"]).await;
+    peered(&network, "alpha.test", "beta.test").await;
+    let (alpha, beta, gamma) = (
+        network.node("alpha.test"),
+        network.node("beta.test"),
+        network.node("gamma.test"),
+    );
+    let inbox = Url::parse("http://beta.test/inbox").expect("url");
+    let key = alpha.service().signing_key().await.expect("key");
+    let activity = |suffix: &str| follow_of(alpha, beta, suffix);
+    let body = |suffix: &str| serde_json::to_vec(&activity(suffix)).expect("json");
+
+    let mut cases: Vec<(&str, http::Request<Vec<u8>>, StatusCode, &str)> = Vec::new();
+    // No signature.
+    let mut request = alpha
+        .outgoing()
+        .signed_request(Method::POST, &inbox, Some(body("r1")), &key)
+        .expect("signed");
+    request.headers_mut().remove("signature");
+    request.headers_mut().remove("signature-input");
+    cases.push(("r1", request, StatusCode::UNAUTHORIZED, "signature_missing"));
+    // Forged signature bytes.
+    let mut request = alpha
+        .outgoing()
+        .signed_request(Method::POST, &inbox, Some(body("r2")), &key)
+        .expect("signed");
+    let zero_signature = format!(
+        "sig1=:{}:",
+        base64::Engine::encode(&base64::engine::general_purpose::STANDARD, [0_u8; 64])
+    );
+    request.headers_mut().insert(
+        "signature",
+        http::HeaderValue::from_str(&zero_signature).expect("header"),
+    );
+    cases.push(("r2", request, StatusCode::UNAUTHORIZED, "signature_invalid"));
+    // Signed with another key under alpha's key ID.
+    let wrong = interai::service::federation::identity::SigningKey {
+        key_id: key.key_id.clone(),
+        key_pair: InstanceKeyPair::from_secret_bytes(&[3_u8; 32]),
+    };
+    let request = alpha
+        .outgoing()
+        .signed_request(Method::POST, &inbox, Some(body("r3")), &wrong)
+        .expect("signed");
+    cases.push(("r3", request, StatusCode::UNAUTHORIZED, "signature_invalid"));
+    // A body changed after signing: the digest no longer matches.
+    let mut request = alpha
+        .outgoing()
+        .signed_request(Method::POST, &inbox, Some(body("r4")), &key)
+        .expect("signed");
+    *request.body_mut() = body("r4-tampered");
+    cases.push(("r4", request, StatusCode::BAD_REQUEST, "digest_mismatch"));
+    // The digest removed.
+    let mut request = alpha
+        .outgoing()
+        .signed_request(Method::POST, &inbox, Some(body("r5")), &key)
+        .expect("signed");
+    request.headers_mut().remove("content-digest");
+    cases.push(("r5", request, StatusCode::BAD_REQUEST, "digest_missing"));
+    // Wrong content type.
+    let mut request = alpha
+        .outgoing()
+        .signed_request(Method::POST, &inbox, Some(body("r6")), &key)
+        .expect("signed");
+    request
+        .headers_mut()
+        .insert("content-type", http::HeaderValue::from_static("text/plain"));
+    cases.push((
+        "r6",
+        request,
+        StatusCode::UNSUPPORTED_MEDIA_TYPE,
+        "unsupported_media_type",
+    ));
+    // Oversize body.
+    let mut request = alpha
+        .outgoing()
+        .signed_request(Method::POST, &inbox, Some(body("r7")), &key)
+        .expect("signed");
+    *request.body_mut() = vec![b' '; 2 * 1024 * 1024 + 1];
+    cases.push(("r7", request, StatusCode::PAYLOAD_TOO_LARGE, "body_too_large"));
+    // Malformed JSON, properly signed.
+    let request = alpha
+        .outgoing()
+        .signed_request(Method::POST, &inbox, Some(b"{\"type\": \"Follow\",".to_vec()), &key)
+        .expect("signed");
+    cases.push(("r8", request, StatusCode::BAD_REQUEST, "malformed_activity"));
+    // Wrong types inside an activity.
+    let request = alpha
+        .outgoing()
+        .signed_request(
+            Method::POST,
+            &inbox,
+            Some(br#"{"id": 5, "type": "Follow", "actor": [], "object": {}}"#.to_vec()),
+            &key,
+        )
+        .expect("signed");
+    cases.push(("r9", request, StatusCode::BAD_REQUEST, "malformed_activity"));
+    // An activity of an unknown type.
+    let mut unknown = activity("r10");
+    unknown["type"] = json!("Dance");
+    let request = alpha
+        .outgoing()
+        .signed_request(
+            Method::POST,
+            &inbox,
+            Some(serde_json::to_vec(&unknown).expect("json")),
+            &key,
+        )
+        .expect("signed");
+    cases.push(("r10", request, StatusCode::BAD_REQUEST, "unsupported_activity"));
+    // An unknown sender (gamma is nobody's peer) sending anything but a Follow.
+    let request = signed_post(gamma, beta, &accept_of(gamma, beta, "r11")).await;
+    cases.push(("r11", request, StatusCode::FORBIDDEN, "unknown_sender"));
+
+    for (label, request, status, reason) in cases {
+        let (got, body) = send(beta, request).await;
+        assert_eq!(
+            (got, body["reason"].as_str().unwrap_or("")),
+            (status, reason),
+            "{label}: {body}"
+        );
+    }
+    for suffix in ["r1", "r2", "r3", "r4", "r5", "r6", "r7", "r10"] {
+        let id = format!("http://alpha.test/activities/{suffix}");
+        assert!(
+            beta.service().inbound_activity(&id).await.expect("read").is_none(),
+            "{suffix} was stored"
+        );
+    }
+    assert!(
+        beta.service()
+            .inbound_activity("http://gamma.test/activities/r11")
+            .await
+            .expect("read")
+            .is_none()
+    );
+}
+
+#[tokio::test]
+async fn stale_future_and_expired_signatures_and_replayed_nonces_are_refused() {
+    let network = Network::start(&["alpha.test", "beta.test"]).await;
+    peered(&network, "alpha.test", "beta.test").await;
+    let (alpha, beta) = (network.node("alpha.test"), network.node("beta.test"));
+    // Signed six minutes ago: stale.
+    let request = signed_post(alpha, beta, &follow_of(alpha, beta, "t1")).await;
+    network.advance(TimeDelta::minutes(6));
+    let (status, body) = send(beta, request).await;
+    assert_eq!(
+        (status, body["reason"].as_str()),
+        (StatusCode::UNAUTHORIZED, Some("created_too_old")),
+        "{body}"
+    );
+    // Signed six minutes in the future.
+    network.advance(TimeDelta::minutes(6));
+    let request = signed_post(alpha, beta, &follow_of(alpha, beta, "t2")).await;
+    network.advance(TimeDelta::minutes(-12));
+    let (status, body) = send(beta, request).await;
+    assert_eq!(
+        (status, body["reason"].as_str()),
+        (StatusCode::UNAUTHORIZED, Some("created_in_future")),
+        "{body}"
+    );
+    network.advance(TimeDelta::minutes(6));
+    // A replay of an accepted request.
+    let request = signed_post(alpha, beta, &follow_of(alpha, beta, "t3")).await;
+    let replay = request.clone();
+    assert_eq!(send(beta, request).await.0, StatusCode::ACCEPTED);
+    let (status, body) = send(beta, replay).await;
+    assert_eq!(
+        (status, body["reason"].as_str()),
+        (StatusCode::UNAUTHORIZED, Some("replayed_nonce")),
+        "{body}"
+    );
+    // The same activity again with a fresh signature: accepted, not queued twice.
+    let (status, body) = send(beta, signed_post(alpha, beta, &follow_of(alpha, beta, "t3")).await).await;
+    assert_eq!(
+        (status, body["outcome"].as_str()),
+        (StatusCode::ACCEPTED, Some("duplicate"))
+    );
+}
+
+#[tokio::test]
+async fn a_pending_peer_may_send_only_peering_activities() {
+    let network = Network::start(&["alpha.test", "beta.test"]).await;
+    let (alpha, beta) = (network.node("alpha.test"), network.node("beta.test"));
+    alpha.add_peer(beta, PeerLevel::Standard).await;
+    network.settle().await;
+    let create = json!({
+        "@context": "https://www.w3.org/ns/activitystreams",
+        "id": "http://alpha.test/activities/c1",
+        "type": "Create",
+        "actor": "http://alpha.test/actor",
+        "object": { "id": "http://alpha.test/o/cnt_01jab", "type": "Note" },
+    });
+    let (status, body) = send(beta, signed_post(alpha, beta, &create).await).await;
+    assert_eq!(
+        (status, body["reason"].as_str()),
+        (StatusCode::FORBIDDEN, Some("peer_not_active")),
+        "{body}"
+    );
+}
+
+#[tokio::test]
+async fn deliveries_to_a_peer_that_is_down_wait_and_arrive_when_it_is_back() {
+    let network = Network::start(&["alpha.test", "beta.test"]).await;
+    let (alpha, beta) = (network.node("alpha.test"), network.node("beta.test"));
+    alpha.add_peer(beta, PeerLevel::Standard).await;
+    network.switchboard.take_down("beta.test");
+    network.settle().await;
+    let attempts = network
+        .switchboard
+        .sent()
+        .iter()
+        .filter(|(host, method, path)| host == "beta.test" && method == "POST" && path == "/inbox")
+        .count();
+    assert_eq!(attempts, 1, "one attempt, then the backoff");
+    let view = alpha.peer(beta).await;
+    assert_eq!(view.pending_deliveries, 1, "the Follow waits");
+    assert!(
+        view.peer
+            .last_error
+            .as_deref()
+            .is_some_and(|error| error.starts_with("connect_failed")),
+        "{:?}",
+        view.peer.last_error
+    );
+    network.switchboard.bring_up("beta.test");
+    network.settle().await;
+    assert_eq!(alpha.peer(beta).await.pending_deliveries, 1, "not before its backoff");
+    network.advance(TimeDelta::minutes(2));
+    network.settle().await;
+    assert_eq!(alpha.peer(beta).await.pending_deliveries, 0);
+    assert_eq!(beta.peer(alpha).await.peer.state, PeerState::PendingIn);
+}

@@ -1,0 +1,3 @@
+//! Support for whole networks of instances in one test process.
+
+pub mod network;

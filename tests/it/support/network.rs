@@ -1,0 +1,224 @@
+//! A network of instances in one process: each instance's outgoing requests are routed in memory, by host, to the
+//! router of the instance that host names, with real signatures and real bytes (an injected transport, as
+//! GoToSocial's test rig and Kitsune do). An instance can be taken down (requests to it fail as a refused
+//! connection) and brought back; one manual clock drives every instance; `settle()` runs every queue until quiet.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use axum::body::Body;
+use chrono::TimeDelta;
+use federation::transport::{Transport, TransportError, TransportFuture};
+use interai::apub::outgoing::Outgoing;
+use interai::clock::ManualClock;
+use interai::config::Config;
+use interai::domain::PeerLevel;
+use interai::instance::Instance;
+use interai::service::Service;
+use interai::service::federation::peering::PeerView;
+use tower::ServiceExt;
+
+use crate::harness::{TestDatabase, test_epoch};
+
+/// The largest response the in-memory transport passes on, as the real one.
+const MAX_RESPONSE_BYTES: usize = 1024 * 1024;
+
+#[derive(Debug, Default)]
+struct Routes {
+    routers: HashMap<String, axum::Router>,
+    down: std::collections::HashSet<String>,
+    /// Every request sent, by target host, for tests that count deliveries.
+    sent: Vec<(String, String, String)>,
+}
+
+/// The in-memory switchboard all instances of one network share.
+#[derive(Debug, Clone, Default)]
+pub struct Switchboard {
+    routes: Arc<Mutex<Routes>>,
+}
+
+impl Switchboard {
+    fn connect(&self, host: &str, router: axum::Router) {
+        self.lock().routers.insert(host.to_owned(), router);
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Routes> {
+        self.routes.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Requests to `host` fail from now on, as if its server were down.
+    pub fn take_down(&self, host: &str) {
+        self.lock().down.insert(host.to_owned());
+    }
+
+    /// Requests to `host` reach it again.
+    pub fn bring_up(&self, host: &str) {
+        self.lock().down.remove(host);
+    }
+
+    /// Every request sent so far: (host, method, path).
+    pub fn sent(&self) -> Vec<(String, String, String)> {
+        self.lock().sent.clone()
+    }
+}
+
+impl Transport for Switchboard {
+    fn send(&self, request: http::Request<Vec<u8>>) -> TransportFuture {
+        let routes = self.routes.clone();
+        Box::pin(async move {
+            let host = request
+                .uri()
+                .authority()
+                .map(|authority| authority.as_str().to_ascii_lowercase())
+                .ok_or_else(|| TransportError::InvalidRequest {
+                    detail: "no authority".to_owned(),
+                })?;
+            let router = {
+                let mut routes = routes.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+                routes.sent.push((
+                    host.clone(),
+                    request.method().to_string(),
+                    request.uri().path().to_owned(),
+                ));
+                if routes.down.contains(&host) {
+                    return Err(TransportError::Connect {
+                        detail: format!("{host} is down"),
+                    });
+                }
+                routes.routers.get(&host).cloned().ok_or_else(|| TransportError::Dns {
+                    host: host.clone(),
+                    detail: "no such host in the test network".to_owned(),
+                })?
+            };
+            let (parts, body) = request.into_parts();
+            let response = router
+                .oneshot(http::Request::from_parts(parts, Body::from(body)))
+                .await
+                .map_err(|error| TransportError::Io {
+                    detail: error.to_string(),
+                })?;
+            let (parts, body) = response.into_parts();
+            let bytes =
+                axum::body::to_bytes(body, MAX_RESPONSE_BYTES)
+                    .await
+                    .map_err(|_| TransportError::ResponseTooLarge {
+                        limit: MAX_RESPONSE_BYTES,
+                        declared: None,
+                    })?;
+            Ok(http::Response::from_parts(parts, bytes.to_vec()))
+        })
+    }
+}
+
+/// One instance of the network.
+pub struct Node {
+    /// Its realm, e.g. `alpha.test`.
+    pub realm: String,
+    /// The instance.
+    pub instance: Instance,
+    /// Its database, kept as long as the node.
+    _database: TestDatabase,
+    /// Its router (as the switchboard reaches it).
+    pub router: axum::Router,
+}
+
+impl Node {
+    /// The service.
+    pub fn service(&self) -> &Service {
+        self.instance.service()
+    }
+
+    /// Its outgoing requests.
+    pub fn outgoing(&self) -> Outgoing {
+        self.instance.outgoing()
+    }
+
+    /// Its public URL.
+    pub fn url(&self) -> String {
+        self.service().public_base_url().to_owned()
+    }
+
+    /// Adds `other` as a peer the way `interai admin peer add` does: reads its manifest, pins its keys, queues a
+    /// `Follow`.
+    pub async fn add_peer(&self, other: &Node, level: PeerLevel) -> PeerView {
+        let outgoing = self.outgoing();
+        let url = outgoing.peer_url(&other.url()).expect("peer URL");
+        let introduction = outgoing.fetch_manifest(&url).await.expect("the peer's manifest");
+        self.service().add_peer(&introduction, level).await.expect("peer added")
+    }
+
+    /// This node's view of the peer `other`.
+    pub async fn peer(&self, other: &Node) -> PeerView {
+        self.service().peer_view(&other.realm).await.expect("peer known")
+    }
+}
+
+/// N instances on one switchboard and one clock.
+pub struct Network {
+    /// The instances, in the order they were named.
+    pub nodes: Vec<Node>,
+    /// The switchboard.
+    pub switchboard: Switchboard,
+    /// The clock every instance reads.
+    pub clock: ManualClock,
+}
+
+impl Network {
+    /// Instances for each realm (`alpha.test`, …), each with its own database on the configured backend.
+    pub async fn start(realms: &[&str]) -> Network {
+        let switchboard = Switchboard::default();
+        let clock = ManualClock::starting_at(test_epoch());
+        let mut nodes = Vec::new();
+        for realm in realms {
+            let database = TestDatabase::create().await;
+            let mut config = Config::for_realm(realm, &database.url, database.directory.path());
+            config.federation_allow_http = true;
+            let instance = Instance::open(config, Arc::new(clock.clone()))
+                .await
+                .expect("instance opens")
+                .with_transport(Arc::new(switchboard.clone()));
+            instance.bootstrap().await.expect("instance bootstraps");
+            let router = instance.router();
+            switchboard.connect(realm, router.clone());
+            nodes.push(Node {
+                realm: (*realm).to_owned(),
+                instance,
+                _database: database,
+                router,
+            });
+        }
+        Network {
+            nodes,
+            switchboard,
+            clock,
+        }
+    }
+
+    /// The node of `realm`.
+    pub fn node(&self, realm: &str) -> &Node {
+        self.nodes
+            .iter()
+            .find(|node| node.realm == realm)
+            .unwrap_or_else(|| panic!("no node {realm}"))
+    }
+
+    /// Runs every instance's queues (inbound activities, deliveries) until a whole round finds nothing to do.
+    /// Work that waits for a later time (a backoff) stays queued; move the clock and settle again.
+    pub async fn settle(&self) {
+        for _ in 0..100 {
+            let mut handled = 0;
+            for node in &self.nodes {
+                handled += node.instance.federation_loop().run_once().await;
+            }
+            if handled == 0 {
+                return;
+            }
+        }
+        panic!("the network did not settle within 100 rounds");
+    }
+
+    /// Moves the shared clock.
+    pub fn advance(&self, delta: TimeDelta) {
+        self.clock.advance(delta);
+    }
+}
