@@ -7,9 +7,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use federation::transport::{
-    HttpTransport, NonPublicRange, OutgoingPolicy, TimeoutPhase, Transport, TransportError,
-};
+use federation::transport::{HttpTransport, NonPublicRange, OutgoingPolicy, TimeoutPhase, Transport, TransportError};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
@@ -260,12 +258,7 @@ async fn a_host_name_resolving_to_loopback_is_refused_at_connect_time() {
         .await
         .expect_err("localhost resolves to loopback only");
     assert_eq!(error.class(), "address_refused", "{error}");
-    let TransportError::AddressRefused {
-        host,
-        address,
-        range,
-    } = error
-    else {
+    let TransportError::AddressRefused { host, address, range } = error else {
         panic!("{error:?}");
     };
     assert_eq!(host, "localhost");
@@ -292,12 +285,7 @@ async fn plain_http_is_refused_unless_allowed() {
         .send(get(&server.url("/actor")))
         .await
         .expect_err("http is refused");
-    assert_eq!(
-        error,
-        TransportError::SchemeRefused {
-            scheme: "http".into()
-        }
-    );
+    assert_eq!(error, TransportError::SchemeRefused { scheme: "http".into() });
     assert_eq!(error.class(), "scheme_refused");
     assert!(!error.is_retryable());
 
@@ -319,9 +307,7 @@ async fn a_redirect_is_returned_and_not_followed() {
             hits.fetch_add(1, Ordering::SeqCst);
             return Reply::send(ok_response(b"followed"));
         }
-        Reply::send(
-            "HTTP/1.1 302 Found\r\nLocation: /moved\r\nContent-Length: 5\r\nConnection: close\r\n\r\nmoved",
-        )
+        Reply::send("HTTP/1.1 302 Found\r\nLocation: /moved\r\nContent-Length: 5\r\nConnection: close\r\n\r\nmoved")
     })
     .await;
 
@@ -348,10 +334,7 @@ fn capped_policy(max_response_bytes: usize) -> OutgoingPolicy {
 #[tokio::test]
 async fn a_response_announcing_more_than_the_cap_is_refused_before_its_body() {
     // Headers only, and the connection held open: reading the body would wait for the total timeout.
-    let server = TestServer::start(|_| {
-        Reply::send_and_hold("HTTP/1.1 200 OK\r\nContent-Length: 1001\r\n\r\n")
-    })
-    .await;
+    let server = TestServer::start(|_| Reply::send_and_hold("HTTP/1.1 200 OK\r\nContent-Length: 1001\r\n\r\n")).await;
     let error = transport(capped_policy(1000))
         .send(get(&server.url("/actor")))
         .await
@@ -423,13 +406,17 @@ async fn a_response_of_exactly_the_cap_is_accepted_with_or_without_content_lengt
 async fn a_server_that_never_answers_hits_the_total_timeout() {
     let server = TestServer::start(|_| Reply::send_and_hold(Vec::new())).await;
     let total_timeout = Duration::from_millis(200);
-    let error = transport(OutgoingPolicy {
+    let sending = transport(OutgoingPolicy {
         total_timeout,
         ..permissive_policy()
     })
-    .send(get(&server.url("/inbox")))
-    .await
-    .expect_err("no answer");
+    .send(get(&server.url("/inbox")));
+    // A generous guard, not a measurement: were the policy's deadline ignored, the default 10 s would apply and
+    // the guard would fire first; were there no deadline at all, the test would otherwise hang.
+    let error = tokio::time::timeout(Duration::from_secs(5), sending)
+        .await
+        .expect("the transport's own deadline fires first")
+        .expect_err("no answer");
     assert_eq!(
         error,
         TransportError::Timeout {
@@ -473,8 +460,7 @@ async fn method_headers_and_body_arrive_byte_for_byte_and_the_response_comes_bac
         .copied()
         .chain([0u8, 0xff, b'\r', b'\n', 0x80])
         .collect();
-    let signature_input =
-        r#"sig1=("@method" "@target-uri" "@authority" "content-type" "content-digest");created=1700000000;keyid="https://alpha.test/actor#key-1";alg="ed25519""#;
+    let signature_input = r#"sig1=("@method" "@target-uri" "@authority" "content-type" "content-digest");created=1700000000;keyid="https://alpha.test/actor#key-1";alg="ed25519""#;
     let signature = "sig1=:dGhpcyBpcyBub3QgYSByZWFsIHNpZ25hdHVyZSBidXQgaXQgaXMgYnl0ZXM=:";
     let digest = "sha-256=:X48E9qOokqqrvdts8nOJRJN3OWDUoyWxBf7kbu9DBPE=:";
     let request = http::Request::post(server.url("/inbox?page=2&x=%20y"))
@@ -487,10 +473,7 @@ async fn method_headers_and_body_arrive_byte_for_byte_and_the_response_comes_bac
         .body(request_body.clone())
         .expect("a valid request");
 
-    let response = transport(permissive_policy())
-        .send(request)
-        .await
-        .expect("answered");
+    let response = transport(permissive_policy()).send(request).await.expect("answered");
 
     let recorded = server.requests();
     assert_eq!(recorded.len(), 1);

@@ -147,15 +147,43 @@ fn non_public_range_v6(address: Ipv6Addr) -> Option<NonPublicRange> {
     }
     let table: [(Ipv6Addr, u32, NonPublicRange); 11] = [
         (Ipv6Addr::UNSPECIFIED, 96, NonPublicRange::Reserved),
-        (Ipv6Addr::new(0x64, 0xff9b, 1, 0, 0, 0, 0, 0), 48, NonPublicRange::Private),
+        (
+            Ipv6Addr::new(0x64, 0xff9b, 1, 0, 0, 0, 0, 0),
+            48,
+            NonPublicRange::Private,
+        ),
         (Ipv6Addr::new(0x100, 0, 0, 0, 0, 0, 0, 0), 64, NonPublicRange::Reserved),
-        (Ipv6Addr::new(0x2001, 0x2, 0, 0, 0, 0, 0, 0), 48, NonPublicRange::Benchmarking),
+        (
+            Ipv6Addr::new(0x2001, 0x2, 0, 0, 0, 0, 0, 0),
+            48,
+            NonPublicRange::Benchmarking,
+        ),
         (Ipv6Addr::new(0x2001, 0, 0, 0, 0, 0, 0, 0), 23, NonPublicRange::Reserved),
-        (Ipv6Addr::new(0x2001, 0xdb8, 0, 0, 0, 0, 0, 0), 32, NonPublicRange::Documentation),
-        (Ipv6Addr::new(0x3fff, 0, 0, 0, 0, 0, 0, 0), 20, NonPublicRange::Documentation),
-        (Ipv6Addr::new(0xfc00, 0, 0, 0, 0, 0, 0, 0), 7, NonPublicRange::UniqueLocal),
-        (Ipv6Addr::new(0xfe80, 0, 0, 0, 0, 0, 0, 0), 10, NonPublicRange::LinkLocal),
-        (Ipv6Addr::new(0xfec0, 0, 0, 0, 0, 0, 0, 0), 10, NonPublicRange::SiteLocal),
+        (
+            Ipv6Addr::new(0x2001, 0xdb8, 0, 0, 0, 0, 0, 0),
+            32,
+            NonPublicRange::Documentation,
+        ),
+        (
+            Ipv6Addr::new(0x3fff, 0, 0, 0, 0, 0, 0, 0),
+            20,
+            NonPublicRange::Documentation,
+        ),
+        (
+            Ipv6Addr::new(0xfc00, 0, 0, 0, 0, 0, 0, 0),
+            7,
+            NonPublicRange::UniqueLocal,
+        ),
+        (
+            Ipv6Addr::new(0xfe80, 0, 0, 0, 0, 0, 0, 0),
+            10,
+            NonPublicRange::LinkLocal,
+        ),
+        (
+            Ipv6Addr::new(0xfec0, 0, 0, 0, 0, 0, 0, 0),
+            10,
+            NonPublicRange::SiteLocal,
+        ),
         (Ipv6Addr::new(0xff00, 0, 0, 0, 0, 0, 0, 0), 8, NonPublicRange::Multicast),
     ];
     if let Some((_, _, range)) = table

@@ -253,30 +253,82 @@ impl reqwest::dns::Resolve for PolicyResolver {
         Box::pin(async move {
             // Port 0: reqwest puts in the URL's port, or the scheme's.
             let resolved: Vec<SocketAddr> = tokio::net::lookup_host((host.as_str(), 0)).await?.collect();
-            if allow_private_addresses {
-                let addresses: reqwest::dns::Addrs = Box::new(resolved.into_iter());
-                return Ok(addresses);
-            }
-            let mut first_refused = None;
-            let allowed: Vec<SocketAddr> = resolved
-                .iter()
-                .copied()
-                .filter(|address| match non_public_range(address.ip()) {
-                    None => true,
-                    Some(range) => {
-                        first_refused.get_or_insert((address.ip(), range));
-                        false
-                    }
-                })
-                .collect();
-            if allowed.is_empty() {
-                return Err(match first_refused {
-                    Some((address, range)) => Box::new(ResolvedAddressRefused { host, address, range }) as _,
-                    None => format!("{host} resolved to no address").into(),
-                });
-            }
+            let allowed = keep_permitted_addresses(host, resolved, allow_private_addresses)?;
             let addresses: reqwest::dns::Addrs = Box::new(allowed.into_iter());
             Ok(addresses)
         })
+    }
+}
+
+/// The part of a DNS answer a connection may use: all of it when private addresses are allowed, else its public
+/// addresses, and an error naming the first refused one when none is public.
+fn keep_permitted_addresses(
+    host: String,
+    resolved: Vec<SocketAddr>,
+    allow_private_addresses: bool,
+) -> Result<Vec<SocketAddr>, Box<dyn std::error::Error + Send + Sync>> {
+    if allow_private_addresses {
+        return Ok(resolved);
+    }
+    let mut first_refused = None;
+    let allowed: Vec<SocketAddr> = resolved
+        .into_iter()
+        .filter(|address| match non_public_range(address.ip()) {
+            None => true,
+            Some(range) => {
+                first_refused.get_or_insert((address.ip(), range));
+                false
+            }
+        })
+        .collect();
+    if !allowed.is_empty() {
+        return Ok(allowed);
+    }
+    Err(match first_refused {
+        Some((address, range)) => Box::new(ResolvedAddressRefused { host, address, range }),
+        None => format!("{host} resolved to no address").into(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn addresses(texts: &[&str]) -> Vec<SocketAddr> {
+        texts
+            .iter()
+            .map(|text| text.parse().expect("a socket address"))
+            .collect()
+    }
+
+    #[test]
+    fn a_mixed_dns_answer_keeps_only_its_public_addresses() {
+        let resolved = addresses(&["127.0.0.1:0", "93.184.215.14:0", "[fd00::1]:0", "[2606:4700::1]:0"]);
+        let kept = keep_permitted_addresses("peer.example".into(), resolved, false).expect("two are public");
+        assert_eq!(kept, addresses(&["93.184.215.14:0", "[2606:4700::1]:0"]));
+    }
+
+    #[test]
+    fn an_answer_with_no_public_address_is_refused_naming_the_first() {
+        let resolved = addresses(&["[::ffff:169.254.169.254]:0", "10.0.0.1:0"]);
+        let error = keep_permitted_addresses("metadata.example".into(), resolved, false).expect_err("none public");
+        let refusal = error
+            .downcast_ref::<ResolvedAddressRefused>()
+            .expect("a policy refusal, not a DNS failure");
+        assert_eq!(refusal.host, "metadata.example");
+        assert_eq!(
+            refusal.address,
+            "::ffff:169.254.169.254".parse::<IpAddr>().expect("an address")
+        );
+        assert_eq!(refusal.range, NonPublicRange::LinkLocal);
+    }
+
+    #[test]
+    fn an_empty_answer_is_a_dns_failure_and_private_answers_pass_when_allowed() {
+        let error = keep_permitted_addresses("empty.example".into(), Vec::new(), false).expect_err("nothing");
+        assert!(error.downcast_ref::<ResolvedAddressRefused>().is_none());
+        let resolved = addresses(&["127.0.0.1:0", "[::1]:0"]);
+        let kept = keep_permitted_addresses("localhost".into(), resolved.clone(), true).expect("allowed");
+        assert_eq!(kept, resolved);
     }
 }

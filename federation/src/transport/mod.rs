@@ -18,8 +18,7 @@ pub use address::{NonPublicRange, address_is_public, non_public_range};
 pub use http_transport::{HttpTransport, OutgoingPolicy};
 
 /// What `Transport::send` returns: the whole response with its body already read under the cap.
-pub type TransportFuture =
-    Pin<Box<dyn Future<Output = Result<http::Response<Vec<u8>>, TransportError>> + Send>>;
+pub type TransportFuture = Pin<Box<dyn Future<Output = Result<http::Response<Vec<u8>>, TransportError>> + Send>>;
 
 /// Sends federation requests. Implemented by `HttpTransport` in production and by the in-memory test network.
 pub trait Transport: Send + Sync + std::fmt::Debug + 'static {
