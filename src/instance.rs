@@ -467,7 +467,7 @@ pub const KEY_ENCRYPTION_KEY_FILE: &str = "key-encryption.key";
 
 /// The key that seals the instance's private keys: `INTERAI_KEY_ENCRYPTION_KEY`, or the one in
 /// `<data dir>/key-encryption.key` (mode 0600), made on the first start. With PostgreSQL every process sharing the
-/// database needs the same key, so the file's use is logged as a warning there.
+/// database needs the same key, which the start that makes the file says in a warning.
 fn load_key_encryption_key(config: &Config) -> Result<crate::service::federation::key_box::KeyBox, InstanceError> {
     use crate::service::federation::key_box::KeyBox;
     let invalid = |what: String| InstanceError::Io {
@@ -488,7 +488,16 @@ fn load_key_encryption_key(config: &Config) -> Result<crate::service::federation
                 context: format!("writing {}", path.display()),
                 source,
             })?;
-            tracing::info!(path = %path.display(), "key-encryption key written; back it up with the database");
+            if config.database_url.starts_with("sqlite:") {
+                tracing::info!(path = %path.display(), "key-encryption key written; back it up apart from the database");
+            } else {
+                // Said once, when the file is made: other processes on this database need the same key.
+                tracing::warn!(
+                    path = %path.display(),
+                    "key-encryption key written; give every process on this PostgreSQL database the same key with \
+                     INTERAI_KEY_ENCRYPTION_KEY"
+                );
+            }
             generated
         }
         Err(source) => {
@@ -498,13 +507,6 @@ fn load_key_encryption_key(config: &Config) -> Result<crate::service::federation
             });
         }
     };
-    if !config.database_url.starts_with("sqlite:") {
-        tracing::warn!(
-            path = %path.display(),
-            "the instance keys are sealed with the key in this file; give every process on this PostgreSQL database \
-             the same key with INTERAI_KEY_ENCRYPTION_KEY"
-        );
-    }
     KeyBox::from_base64(&text).map_err(|_| invalid(format!("reading {}", path.display())))
 }
 

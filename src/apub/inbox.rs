@@ -1,11 +1,16 @@
-//! `POST /inbox`: the nine steps of federation.md, in that order, each failure its own status and reason.
+//! `POST /inbox`: the nine steps of federation.md, in that order, each failure its own status and reason:
 //!
-//! 1. body cap and content type (413, 415); 2. the sender by `keyid` (403: unknown, blocked, or a pending peer
-//! sending anything but peering); 3. `created` and `expires` against the injected clock (401); 4. `Content-Digest`
-//! (400); 5. the signature over the rebuilt target URI (401); 6. the nonce, shared through the database (401);
-//! 7. the per-peer rate and concurrency (429 with `Retry-After`); 8. dedupe on the activity ID (202 without
-//! reprocessing); 9. durable enqueue, then 202. A worker applies what was queued. A refused request leaves nothing
-//! behind but, from step 6 on, its nonce (so that it cannot be replayed).
+//! 1. body cap and content type (413, 415);
+//! 2. the sender by `keyid` (403: unknown, blocked, or a pending peer sending anything but peering);
+//! 3. `created` and `expires` against the injected clock (401);
+//! 4. `Content-Digest` (400);
+//! 5. the signature over the target URI rebuilt from the public URL (401);
+//! 6. the nonce, shared through the database (401);
+//! 7. the per-peer rate and concurrency (429 with `Retry-After`);
+//! 8. dedupe on the activity ID (202 without reprocessing);
+//! 9. durable enqueue, then 202; a worker applies what was queued.
+//!
+//! A refused request leaves nothing behind but, from step 6 on, its nonce (so that it cannot be replayed).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -528,7 +533,7 @@ async fn first_contact(
         .keys
         .iter()
         .find(|key| key.key_id == signature.key_id)
-        .map(|key| key.public_key.clone())
+        .map(|key| key.public_key)
         .ok_or_else(|| {
             InboxVerdict::rejected(
                 StatusCode::UNAUTHORIZED,

@@ -221,9 +221,11 @@ async fn manifest(State(state): State<ApubState>) -> Response {
         Err(error) => return failure(&error.to_string()),
     }
     let mut response = json_response("application/json", &document);
+    // The same policy as the other public documents (a rotated key is announced to peers by an Update anyway).
     response
         .headers_mut()
-        .insert(header::CACHE_CONTROL, HeaderValue::from_static("public, max-age=60"));
+        .insert(header::CACHE_CONTROL, HeaderValue::from_static("public, max-age=300"));
+    response.headers_mut().remove(header::VARY);
     response
 }
 

@@ -114,7 +114,10 @@ async fn the_manifest_lists_the_tools_the_endpoint_serves_and_the_limits() {
         manifest["endpoints"]["manifest"],
         "http://alpha.test/.well-known/inter-ai"
     );
-    assert_eq!(manifest["federation"]["status"], "not_available");
+    assert_eq!(manifest["federation"]["status"], "available");
+    assert_eq!(manifest["federation"]["actor"], "http://alpha.test/actor");
+    assert_eq!(manifest["federation"]["inbox"], "http://alpha.test/inbox");
+    assert_eq!(manifest["federation"]["keys"].as_array().map(Vec::len), Some(1));
 
     // The manifest must list exactly the tools the MCP endpoint serves.
     let client = connect_initialize(&served.mcp_url(), Some(&served.admin_key))
