@@ -14,6 +14,7 @@ use tokio::sync::{Semaphore, watch};
 
 use crate::clock::SharedClock;
 use crate::config::{Config, LogFormat};
+use crate::metrics::Metrics;
 use crate::service::bootstrap::BootstrapOutcome;
 use crate::service::{Service, ServiceError, ServiceSettings};
 use crate::store::{Store, StoreError};
@@ -56,6 +57,8 @@ pub struct Instance {
     config: Config,
     service: Service,
     store: Store,
+    /// The instance's own metrics registry, shared by every router built from it.
+    metrics: Metrics,
 }
 
 impl Instance {
@@ -89,7 +92,12 @@ impl Instance {
                 trust_parameters: crate::trust::TrustParameters::default(),
             },
         );
-        Ok(Instance { config, service, store })
+        Ok(Instance {
+            config,
+            service,
+            store,
+            metrics: Metrics::new(),
+        })
     }
 
     /// Opens the configured database only if it already holds a realm; otherwise fails, naming the database and the
@@ -140,9 +148,14 @@ impl Instance {
         &self.config
     }
 
-    /// The HTTP router: `/mcp`, `/healthz`, `/readyz`.
+    /// The instance's metrics, for the parts that count what they do (the federation inbox, the peer gauge).
+    pub fn metrics(&self) -> &Metrics {
+        &self.metrics
+    }
+
+    /// The HTTP router: `/mcp`, `/healthz`, `/readyz`, `/metrics` and the public documents.
     pub fn router(&self) -> axum::Router {
-        crate::http::router(self.service.clone(), &self.config)
+        crate::http::router(self.service.clone(), &self.config, self.metrics.clone())
     }
 
     /// Serves HTTP on `listener` and runs the background workers until `shutdown` completes, then lets in-flight

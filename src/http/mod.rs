@@ -5,6 +5,7 @@ pub mod cors;
 pub mod documents;
 pub mod health;
 pub mod jsonrpc;
+pub mod metrics;
 pub mod request_log;
 
 use axum::Router;
@@ -12,13 +13,15 @@ use axum::extract::DefaultBodyLimit;
 use axum::routing::get;
 
 use crate::config::Config;
+use crate::metrics::Metrics;
 use crate::service::Service;
 
 /// Builds the instance's router. The MCP endpoint's layers apply with `route_layer`, so unknown paths still answer
 /// 404 rather than 401. From the outside in: CORS (a browser's preflight carries no key, so it is answered before
 /// authentication), bearer authentication (an unauthenticated caller gets 401 whatever its body), the JSON-RPC
-/// front guard (a malformed body gets a JSON-RPC error), then rmcp.
-pub fn router(service: Service, config: &Config) -> Router {
+/// front guard (a malformed body gets a JSON-RPC error), then rmcp. `/metrics` is described in `http::metrics`; its
+/// layer counts every request, whichever route answers it.
+pub fn router(service: Service, config: &Config, metrics: Metrics) -> Router {
     let facts = std::sync::Arc::new(crate::documents::DocumentFacts {
         realm: config.realm.clone(),
         base_url: crate::documents::base_url_for_realm(&config.realm),
@@ -43,12 +46,15 @@ pub fn router(service: Service, config: &Config) -> Router {
             auth::require_bearer_key,
         ))
         .route_layer(axum::middleware::from_fn_with_state(cors_policy, cors::apply));
+    let metrics_routes = metrics::routes(service.clone(), config.max_request_bytes, metrics.clone());
     Router::new()
         .route("/healthz", get(health::healthz))
         .route("/readyz", get(health::readyz))
         .with_state(service)
         .merge(documents::routes(facts))
         .merge(authenticated)
+        .merge(metrics_routes)
         .layer(DefaultBodyLimit::max(config.max_request_bytes))
         .layer(axum::middleware::from_fn(request_log::log_request))
+        .layer(axum::middleware::from_fn_with_state(metrics, metrics::count_request))
 }
