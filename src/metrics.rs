@@ -38,7 +38,7 @@ pub const TOOL_OUTCOME_UNKNOWN_TOOL: &str = "unknown_tool";
 /// The `reason` label of an inbox request that was not rejected.
 pub const NO_REASON: &str = "none";
 
-/// Every peer state, in the order they are rendered. [`Metrics::set_peer_counts`] sets each of them.
+/// Every peer state. [`Metrics::set_peer_counts`] sets each of them.
 pub const PEER_STATES: [&str; 5] = ["pending_out", "pending_in", "active", "blocked", "unreachable"];
 
 /// What became of one request to the federation inbox.
@@ -198,7 +198,10 @@ impl Metrics {
     /// Counts one tool call of `tool` (a tool's own name, or [`UNKNOWN_TOOL`]) with its `outcome`:
     /// [`TOOL_OUTCOME_OK`] or the spec error code.
     pub fn record_tool_call(&self, tool: &'static str, outcome: &'static str) {
-        self.inner.tool_calls.get_or_create(&ToolCallLabels { tool, outcome }).inc();
+        self.inner
+            .tool_calls
+            .get_or_create(&ToolCallLabels { tool, outcome })
+            .inc();
     }
 
     /// Counts one federation inbox request with its outcome (and, when rejected, its reason).
@@ -246,9 +249,7 @@ impl Metrics {
     pub fn render_as(&self, format: ExpositionFormat) -> String {
         let mut text = String::new();
         let encoded = match format {
-            ExpositionFormat::OpenMetrics => {
-                prometheus_client::encoding::text::encode(&mut text, &self.inner.registry)
-            }
+            ExpositionFormat::OpenMetrics => prometheus_client::encoding::text::encode(&mut text, &self.inner.registry),
             ExpositionFormat::PrometheusText => {
                 prometheus_client::encoding::prometheus_text::encode(&mut text, &self.inner.registry)
             }
@@ -303,7 +304,10 @@ mod tests {
         let text = metrics.render();
         for state in PEER_STATES {
             let expected = format!("interai_peers{{state=\"{state}\"}} 0");
-            assert!(lines_of(&text).contains(&expected.as_str()), "{expected} missing from\n{text}");
+            assert!(
+                lines_of(&text).contains(&expected.as_str()),
+                "{expected} missing from\n{text}"
+            );
         }
 
         metrics.set_peer_counts(&[("active", 3), ("blocked", 1), ("pending_in", 2)]);

@@ -17,7 +17,10 @@ type Series = (String, Vec<(String, String)>);
 /// Every sample of a Prometheus or OpenMetrics text exposition.
 fn samples(text: &str) -> Vec<(Series, f64)> {
     let mut found = Vec::new();
-    for line in text.lines().filter(|line| !line.starts_with('#') && !line.trim().is_empty()) {
+    for line in text
+        .lines()
+        .filter(|line| !line.starts_with('#') && !line.trim().is_empty())
+    {
         let (series, value) = line.rsplit_once(' ').expect("a sample line ends with its value");
         let value: f64 = value.parse().expect("a sample value is a number");
         let (name, labels) = match series.split_once('{') {
@@ -113,7 +116,9 @@ async fn scrape(served: &ServedInstance) -> String {
 
 async fn reader_key(served: &ServedInstance) -> String {
     let owner = controller(&served.service, "Olga").await;
-    agent_of_with_scopes(&served.service, &owner, "Reader", "read").await.key
+    agent_of_with_scopes(&served.service, &owner, "Reader", "read")
+        .await
+        .key
 }
 
 #[tokio::test]
@@ -214,12 +219,15 @@ async fn the_metrics_endpoint_answers_openmetrics_to_scrapers_that_ask_for_it() 
     let http = reqwest::Client::new();
     let prometheus = scrape(&served).await;
     assert!(
-        prometheus.lines().any(|line| line == "# TYPE interai_http_requests_total counter"),
+        prometheus.lines().any(|line| line == "# TYPE interai_peers gauge"),
         "{prometheus}"
     );
     for state in ["pending_out", "pending_in", "active", "blocked", "unreachable"] {
         assert_eq!(value_of(&prometheus, "interai_peers", &[("state", state)]), 0.0);
-        assert!(prometheus.contains(&format!("interai_peers{{state=\"{state}\"}} 0")), "{prometheus}");
+        assert!(
+            prometheus.contains(&format!("interai_peers{{state=\"{state}\"}} 0")),
+            "{prometheus}"
+        );
     }
 
     let response = http
@@ -240,10 +248,21 @@ async fn the_metrics_endpoint_answers_openmetrics_to_scrapers_that_ask_for_it() 
     let openmetrics = response.text().await.expect("body");
     assert!(openmetrics.ends_with("# EOF\n"), "{openmetrics}");
     assert!(
-        openmetrics.lines().any(|line| line == "# TYPE interai_http_requests counter"),
+        openmetrics
+            .lines()
+            .any(|line| line == "# TYPE interai_http_requests counter"),
         "{openmetrics}"
     );
     assert_eq!(http_requests(&openmetrics, "/metrics", "200"), 1.0, "{openmetrics}");
+    // In Prometheus text the counter's family carries the suffix.
+    let prometheus = scrape(&served).await;
+    assert!(
+        prometheus
+            .lines()
+            .any(|line| line == "# TYPE interai_http_requests_total counter"),
+        "{prometheus}"
+    );
+    assert_eq!(http_requests(&prometheus, "/metrics", "200"), 2.0, "{prometheus}");
     served.stop().await;
 }
 
@@ -287,7 +306,16 @@ async fn instances_in_one_process_keep_separate_counts() {
 fn the_exposition_parser_reads_labels_with_braces_commas_and_quotes() {
     let text = "# TYPE x counter\nx_total{route=\"/o/{id}\",status=\"200\"} 3\n\
                 x_total{status=\"404\",route=\"a,b \\\"c\\\"\"} 1\n# EOF\n";
-    assert_eq!(value_of(text, "x_total", &[("route", "/o/{id}"), ("status", "200")]), 3.0);
-    assert_eq!(value_of(text, "x_total", &[("status", "404"), ("route", "a,b \"c\"")]), 1.0);
-    assert_eq!(value_of(text, "x_total", &[("route", "/o/{id}"), ("status", "404")]), 0.0);
+    assert_eq!(
+        value_of(text, "x_total", &[("route", "/o/{id}"), ("status", "200")]),
+        3.0
+    );
+    assert_eq!(
+        value_of(text, "x_total", &[("status", "404"), ("route", "a,b \"c\"")]),
+        1.0
+    );
+    assert_eq!(
+        value_of(text, "x_total", &[("route", "/o/{id}"), ("status", "404")]),
+        0.0
+    );
 }
