@@ -14,6 +14,7 @@ use tokio::sync::{Semaphore, watch};
 
 use crate::clock::SharedClock;
 use crate::config::{Config, LogFormat};
+use crate::metrics::Metrics;
 use crate::service::bootstrap::BootstrapOutcome;
 use crate::service::{Service, ServiceError, ServiceSettings};
 use crate::store::{Store, StoreError};
@@ -58,6 +59,8 @@ pub struct Instance {
     store: Store,
     transport: federation::transport::SharedTransport,
     inbox_work: Arc<tokio::sync::Notify>,
+    /// The instance's own metrics registry, shared by every router built from it.
+    metrics: Metrics,
 }
 
 impl Instance {
@@ -103,6 +106,7 @@ impl Instance {
             store,
             transport,
             inbox_work: Arc::new(tokio::sync::Notify::new()),
+            metrics: Metrics::new(),
         })
     }
 
@@ -175,7 +179,13 @@ impl Instance {
         crate::workers::federation::FederationLoop::new(self.outgoing(), self.inbox_work.clone())
     }
 
-    /// The HTTP router: `/mcp`, the federation routes, the public documents, `/healthz`, `/readyz`.
+    /// The instance's metrics, for the parts that count what they do (the federation inbox, the peer gauge).
+    pub fn metrics(&self) -> &Metrics {
+        &self.metrics
+    }
+
+    /// The HTTP router: `/mcp`, the federation routes, the admin API, the public documents, `/healthz`, `/readyz`
+    /// and `/metrics`.
     pub fn router(&self) -> axum::Router {
         crate::http::router(
             self.service.clone(),
@@ -183,8 +193,8 @@ impl Instance {
             crate::http::FederationParts {
                 outgoing: self.outgoing(),
                 inbox_work: self.inbox_work.clone(),
-                inbox_counter: Arc::new(|_outcome: &str, _reason: &str| {}),
             },
+            self.metrics.clone(),
         )
     }
 

@@ -9,6 +9,7 @@ pub mod domain;
 pub mod http;
 pub mod instance;
 pub mod mcp;
+pub mod metrics;
 pub mod seed;
 pub mod service;
 pub mod store;

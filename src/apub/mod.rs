@@ -39,8 +39,8 @@ pub struct ApubState {
     pub peer_limits: Arc<inbox::PeerLimits>,
     /// Woken when an activity is queued, so the intake worker applies it without waiting for its next pass.
     pub inbox_work: Arc<tokio::sync::Notify>,
-    /// Counts inbox outcomes.
-    pub inbox_counter: Arc<dyn Fn(&str, &str) + Send + Sync>,
+    /// The instance's metrics (inbox requests by outcome and reason).
+    pub metrics: crate::metrics::Metrics,
 }
 
 impl std::fmt::Debug for ApubState {
@@ -57,7 +57,12 @@ impl ApubState {
     }
 
     fn record_inbox(&self, verdict: &inbox::InboxVerdict) {
-        (self.inbox_counter)(verdict.outcome, verdict.reason);
+        let outcome = match verdict.outcome {
+            "accepted" => crate::metrics::InboxOutcome::Accepted,
+            "duplicate" => crate::metrics::InboxOutcome::Duplicate,
+            _ => crate::metrics::InboxOutcome::Rejected { reason: verdict.reason },
+        };
+        self.metrics.record_inbox(outcome);
     }
 }
 

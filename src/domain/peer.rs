@@ -31,7 +31,7 @@ impl PeerState {
     ];
 
     /// The stored and displayed name.
-    pub fn as_str(self) -> &'static str {
+    pub const fn as_str(self) -> &'static str {
         match self {
             PeerState::PendingOut => "pending_out",
             PeerState::PendingIn => "pending_in",

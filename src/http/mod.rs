@@ -6,6 +6,7 @@ pub mod cors;
 pub mod documents;
 pub mod health;
 pub mod jsonrpc;
+pub mod metrics;
 pub mod request_log;
 
 use axum::Router;
@@ -13,6 +14,7 @@ use axum::extract::DefaultBodyLimit;
 use axum::routing::get;
 
 use crate::config::Config;
+use crate::metrics::Metrics;
 use crate::service::Service;
 
 /// What the federation routes need from the composition root.
@@ -21,15 +23,14 @@ pub struct FederationParts {
     pub outgoing: crate::apub::outgoing::Outgoing,
     /// Woken when the inbox queues an activity.
     pub inbox_work: std::sync::Arc<tokio::sync::Notify>,
-    /// Counts inbox outcomes by outcome and reason.
-    pub inbox_counter: std::sync::Arc<dyn Fn(&str, &str) + Send + Sync>,
 }
 
 /// Builds the instance's router. The MCP endpoint's layers apply with `route_layer`, so unknown paths still answer
 /// 404 rather than 401. From the outside in: CORS (a browser's preflight carries no key, so it is answered before
 /// authentication), bearer authentication (an unauthenticated caller gets 401 whatever its body), the JSON-RPC
-/// front guard (a malformed body gets a JSON-RPC error), then rmcp.
-pub fn router(service: Service, config: &Config, federation: FederationParts) -> Router {
+/// front guard (a malformed body gets a JSON-RPC error), then rmcp. `/metrics` is described in `http::metrics`; its
+/// layer counts every request, whichever route answers it.
+pub fn router(service: Service, config: &Config, federation: FederationParts, metrics: Metrics) -> Router {
     let facts = std::sync::Arc::new(crate::documents::DocumentFacts {
         realm: config.realm.clone(),
         base_url: config.public_base_url(),
@@ -52,7 +53,7 @@ pub fn router(service: Service, config: &Config, federation: FederationParts) ->
         inbox_body_cap: config.max_request_bytes.saturating_mul(2),
         peer_limits: std::sync::Arc::new(crate::apub::inbox::PeerLimits::default()),
         inbox_work: federation.inbox_work,
-        inbox_counter: federation.inbox_counter,
+        metrics: metrics.clone(),
     };
     let authenticated = Router::new()
         .nest_service("/mcp", mcp)
@@ -65,6 +66,7 @@ pub fn router(service: Service, config: &Config, federation: FederationParts) ->
             auth::require_bearer_key,
         ))
         .route_layer(axum::middleware::from_fn_with_state(cors_policy, cors::apply));
+    let metrics_routes = metrics::routes(service.clone(), config.max_request_bytes, metrics.clone());
     Router::new()
         .route("/healthz", get(health::healthz))
         .route("/readyz", get(health::readyz))
@@ -73,6 +75,8 @@ pub fn router(service: Service, config: &Config, federation: FederationParts) ->
         .merge(crate::apub::routes(apub_state))
         .merge(admin::routes(admin_state))
         .merge(authenticated)
+        .merge(metrics_routes)
         .layer(DefaultBodyLimit::max(config.max_request_bytes))
         .layer(axum::middleware::from_fn(request_log::log_request))
+        .layer(axum::middleware::from_fn_with_state(metrics, metrics::count_request))
 }

@@ -13,6 +13,7 @@ use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
 use crate::domain::AuthenticatedActor;
+use crate::metrics::{Metrics, TOOL_OUTCOME_OK, TOOL_OUTCOME_UNKNOWN_TOOL, UNKNOWN_TOOL};
 use crate::service::audit::CallAudit;
 use crate::service::input_gate;
 use crate::service::writes::CallMetadata;
@@ -74,8 +75,8 @@ pub fn parse_arguments<Input: DeserializeOwned>(arguments: &JsonObject) -> Resul
 }
 
 /// Runs one tool call: resolves the caller, passes the raw arguments through the input gate (control characters),
-/// parses them, calls `handler`, audits the call, and maps the outcome to a tool result (`isError: true` with the
-/// spec's error object on failure).
+/// parses them, calls `handler`, audits the call, counts it by tool and outcome in the instance's metrics, and maps
+/// the outcome to a tool result (`isError: true` with the spec's error object on failure).
 pub async fn run_tool<Input, Output, Handler, HandlerFuture>(
     service: &Service,
     facts: ToolFacts,
@@ -89,8 +90,33 @@ where
     Handler: FnOnce(AuthenticatedActor, Input, CallMetadata) -> HandlerFuture,
     HandlerFuture: Future<Output = Result<Output, ServiceError>>,
 {
+    let result = audited_call(service, facts, context, arguments, handler).await;
+    if let Some(metrics) = metrics_of(context) {
+        let outcome = match &result {
+            Ok(_) => TOOL_OUTCOME_OK,
+            Err(error) => error.code.as_str(),
+        };
+        metrics.record_tool_call(facts.name, outcome);
+    }
+    result.map_err(|error| error_result(&error))
+}
+
+/// The steps of [`run_tool`] up to the result, which is an error with its spec code when the call failed.
+async fn audited_call<Input, Output, Handler, HandlerFuture>(
+    service: &Service,
+    facts: ToolFacts,
+    context: &RequestContext<RoleServer>,
+    arguments: JsonObject,
+    handler: Handler,
+) -> Result<CallToolResult, ServiceError>
+where
+    Input: DeserializeOwned,
+    Output: ToolOutput,
+    Handler: FnOnce(AuthenticatedActor, Input, CallMetadata) -> HandlerFuture,
+    HandlerFuture: Future<Output = Result<Output, ServiceError>>,
+{
     let started = Instant::now();
-    let caller = caller_of(context).map_err(|error| error_result(&error))?;
+    let caller = caller_of(context)?;
     let (client_name, client_version) = client_of(context);
     let gate = input_gate::check_arguments(&arguments);
     // A refused request may hold what no database column accepts (PostgreSQL's `jsonb` and `text` refuse NUL); its
@@ -135,14 +161,32 @@ where
     if let Err(error) = audit {
         // An unaudited call must not look successful: report it as the internal error it is.
         log_error(facts.name, &error);
-        return Err(error_result(&error));
+        return Err(error);
     }
     match outcome {
-        Ok(output) => success_result(&output).map_err(|error| error_result(&error)),
+        Ok(output) => success_result(&output),
         Err(error) => {
             log_error(facts.name, &error);
-            Err(error_result(&error))
+            Err(error)
         }
+    }
+}
+
+/// The instance's metrics, placed in the request extensions by the HTTP layer (`http::metrics::count_request`) the
+/// way the caller is; `None` only for a server run without that layer.
+pub fn metrics_of(context: &RequestContext<RoleServer>) -> Option<Metrics> {
+    context
+        .extensions
+        .get::<Parts>()
+        .and_then(|parts| parts.extensions.get::<Metrics>())
+        .cloned()
+}
+
+/// Counts a call naming a tool the server does not have, under one `tool` label for all such names (rmcp answers it
+/// with a JSON-RPC error before any tool runs).
+pub fn count_unknown_tool(context: &RequestContext<RoleServer>) {
+    if let Some(metrics) = metrics_of(context) {
+        metrics.record_tool_call(UNKNOWN_TOOL, TOOL_OUTCOME_UNKNOWN_TOOL);
     }
 }
 

@@ -79,6 +79,20 @@ impl ServerHandler for InteraiMcp {
             .with_instructions(SERVER_INSTRUCTIONS)
     }
 
+    /// rmcp's own dispatch (what `tool_handler` would generate), after counting a call of an unknown tool, which no
+    /// tool's `run_tool` sees.
+    async fn call_tool(
+        &self,
+        request: rmcp::model::CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::CallToolResponse, ErrorData> {
+        if !self.tool_router.has_route(&request.name) {
+            call::count_unknown_tool(&context);
+        }
+        let tool_call = rmcp::handler::server::tool::ToolCallContext::new(self, request, context);
+        self.tool_router.call(tool_call).await
+    }
+
     async fn initialize(
         &self,
         request: InitializeRequestParams,

@@ -15,6 +15,7 @@ mod mcp_client;
 mod mcp_endpoint;
 mod mcp_protocol;
 mod mcp_tools;
+mod metrics;
 mod migrations;
 mod operations;
 mod resources;
