@@ -218,7 +218,11 @@ async fn process(state: &ApubState, request: Request<Body>) -> InboxVerdict {
     };
     let service = state.outgoing.service();
     let sender = match service.inbox_sender(&signature.key_id).await {
-        Ok(sender) => sender,
+        Ok(Some(sender)) => Some(sender),
+        Ok(None) => match refreshed_key(state, &signature).await {
+            Ok(sender) => sender,
+            Err(verdict) => return verdict,
+        },
         Err(error) => return internal(&error.to_string()),
     };
     let (peer_realm, key, first_contact) = match sender {
@@ -230,7 +234,7 @@ async fn process(state: &ApubState, request: Request<Body>) -> InboxVerdict {
                     "this instance has blocked the sender",
                 );
             }
-            if sender.peer.state != PeerState::Active && !is_peering(&body) {
+            if !matches!(sender.peer.state, PeerState::Active | PeerState::Unreachable) && !is_peering(&body) {
                 return InboxVerdict::rejected(
                     StatusCode::FORBIDDEN,
                     "peer_not_active",
@@ -449,6 +453,56 @@ pub fn target_uri(state: &ApubState, uri: &axum::http::Uri) -> Option<Url> {
     base.join(uri.path_and_query().map_or("/", |path| path.as_str())).ok()
 }
 
+fn unknown_key() -> InboxVerdict {
+    InboxVerdict::rejected(
+        StatusCode::UNAUTHORIZED,
+        "unknown_key",
+        "this key is not pinned for the sender",
+    )
+}
+
+/// A request from a known peer signed with a key this instance has not pinned: the peer may have rotated and its
+/// `Update` not arrived yet. Its actor is re-read (at most once per interval per peer) and a key is pinned only if
+/// a pinned key endorsed it; then the request is verified with it.
+async fn refreshed_key(
+    state: &ApubState,
+    signature: &ParsedSignature,
+) -> Result<Option<crate::service::federation::inbox::InboxSender>, InboxVerdict> {
+    let service = state.outgoing.service();
+    let Ok(mut actor_url) = state.outgoing.peer_url(&signature.key_id) else {
+        return Ok(None);
+    };
+    actor_url.set_fragment(None);
+    let Some(realm) = super::outgoing::realm_of(&actor_url) else {
+        return Ok(None);
+    };
+    let peer = match service.find_peer(&realm).await {
+        Ok(Some(peer)) => peer,
+        Ok(None) => return Ok(None),
+        Err(error) => return Err(internal(&error.to_string())),
+    };
+    if peer.actor_url != actor_url.as_str() || peer.state == PeerState::Blocked {
+        return Err(unknown_key());
+    }
+    match service.claim_key_refresh(&realm).await {
+        Ok(true) => {}
+        Ok(false) => return Err(unknown_key()),
+        Err(error) => return Err(internal(&error.to_string())),
+    }
+    let keys = state.outgoing.fetch_announced_keys(&actor_url).await.map_err(|error| {
+        tracing::info!(peer = %realm, error = %error, "re-reading a peer's keys failed");
+        unknown_key()
+    })?;
+    if let Err(error) = service.refresh_peer_keys(&realm, keys).await {
+        return Err(internal(&error.to_string()));
+    }
+    match service.inbox_sender(&signature.key_id).await {
+        Ok(Some(sender)) => Ok(Some(sender)),
+        Ok(None) => Err(unknown_key()),
+        Err(error) => Err(internal(&error.to_string())),
+    }
+}
+
 /// A `Follow` from an instance this one does not know: its actor is read from the `keyid`'s own origin (the only
 /// fetch the inbox makes, bounded by the number of pending requests) so an admin can decide; its key is pinned
 /// provisionally until then.
@@ -480,13 +534,7 @@ async fn first_contact(
     let realm = super::outgoing::realm_of(&actor_url).ok_or_else(unknown)?;
     match service.find_peer(&realm).await {
         Ok(None) => {}
-        Ok(Some(_)) => {
-            return Err(InboxVerdict::rejected(
-                StatusCode::UNAUTHORIZED,
-                "unknown_key",
-                "this key is not pinned for the sender",
-            ));
-        }
+        Ok(Some(_)) => return Err(unknown_key()),
         Err(error) => return Err(internal(&error.to_string())),
     }
     // Everything that can be checked before fetching is: the time window, the coverage and the digest, and the

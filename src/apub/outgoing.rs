@@ -231,6 +231,35 @@ impl Outgoing {
         Ok(introduction)
     }
 
+    /// Reads the keys a peer's instance actor lists, with their endorsements (a signature by a key this instance
+    /// does not know: the peer may have rotated).
+    pub async fn fetch_announced_keys(
+        &self,
+        actor_url: &Url,
+    ) -> Result<Vec<crate::service::federation::peering::AnnouncedKey>, OutgoingError> {
+        let document = self.get_json(actor_url, ACTIVITY_JSON).await?;
+        let actor: ServiceActor = serde_json::from_value(document)
+            .map_err(|error| OutgoingError::Document(format!("{actor_url} is not an instance actor: {error}")))?;
+        if actor.id != actor_url.as_str() {
+            return Err(OutgoingError::Document(format!(
+                "{actor_url} names itself {}",
+                actor.id
+            )));
+        }
+        actor
+            .assertion_method
+            .iter()
+            .map(|multikey| {
+                Ok(crate::service::federation::peering::AnnouncedKey {
+                    description: multikey
+                        .description()
+                        .map_err(|error| OutgoingError::Document(format!("key {}: {error}", multikey.id)))?,
+                    endorsement: multikey.key_endorsement(),
+                })
+            })
+            .collect()
+    }
+
     /// Sends one leased delivery, signed afresh, and says how it ended.
     pub async fn deliver(&self, delivery: &LeasedDelivery) -> Result<AttemptResult, ServiceError> {
         let key = match &delivery.message {

@@ -597,3 +597,119 @@ async fn deliveries_to_a_peer_that_is_down_wait_and_arrive_when_it_is_back() {
     assert_eq!(alpha.peer(beta).await.pending_deliveries, 0);
     assert_eq!(beta.peer(alpha).await.peer.state, PeerState::PendingIn);
 }
+
+#[tokio::test]
+async fn a_replay_and_a_block_hold_across_two_processes_on_one_database() {
+    let network = Network::start(&["alpha.test", "beta.test"]).await;
+    peered(&network, "alpha.test", "beta.test").await;
+    let (alpha, beta) = (network.node("alpha.test"), network.node("beta.test"));
+    let (_second, second_router) = network.second_process("beta.test").await;
+    let to_second = |request: http::Request<Vec<u8>>| {
+        let router = second_router.clone();
+        async move {
+            let (parts, body) = request.into_parts();
+            let response = router
+                .oneshot(http::Request::from_parts(parts, Body::from(body)))
+                .await
+                .expect("answers");
+            let status = response.status();
+            let bytes = axum::body::to_bytes(response.into_body(), 1024 * 1024)
+                .await
+                .expect("body");
+            (status, serde_json::from_slice::<Value>(&bytes).unwrap_or(Value::Null))
+        }
+    };
+    let request = signed_post(alpha, beta, &follow_of(alpha, beta, "p1")).await;
+    let replay = request.clone();
+    assert_eq!(send(beta, request).await.0, StatusCode::ACCEPTED);
+    let (status, body) = to_second(replay).await;
+    assert_eq!(
+        (status, body["reason"].as_str()),
+        (StatusCode::UNAUTHORIZED, Some("replayed_nonce")),
+        "{body}"
+    );
+
+    beta.service()
+        .block_peer("alpha.test", "abuse", None)
+        .await
+        .expect("blocked in the first process");
+    let (status, body) = to_second(signed_post(alpha, beta, &follow_of(alpha, beta, "p2")).await).await;
+    assert_eq!(
+        (status, body["reason"].as_str()),
+        (StatusCode::FORBIDDEN, Some("blocked_sender")),
+        "{body}"
+    );
+}
+
+#[tokio::test]
+async fn a_peer_that_cannot_be_reached_for_the_delivery_horizon_is_unreachable_until_it_speaks_again() {
+    let network = Network::start(&["alpha.test", "beta.test"]).await;
+    peered(&network, "alpha.test", "beta.test").await;
+    let (alpha, beta) = (network.node("alpha.test"), network.node("beta.test"));
+    network.switchboard.take_down("beta.test");
+    alpha
+        .service()
+        .rotate_instance_key()
+        .await
+        .expect("rotated: an Update is queued for beta");
+    for _ in 0..(8 * 24) {
+        network.advance(TimeDelta::hours(1));
+        network.settle().await;
+    }
+    let view = alpha.peer(beta).await;
+    assert_eq!(view.peer.state, PeerState::Unreachable, "{:?}", view.peer.last_error);
+    assert_eq!(view.pending_deliveries, 1, "nothing is dropped");
+    network.switchboard.bring_up("beta.test");
+    // Any authenticated request from beta brings it back, and resets the backoff.
+    let (status, _) = send(alpha, signed_post(beta, alpha, &follow_of(beta, alpha, "back")).await).await;
+    assert_eq!(status, StatusCode::ACCEPTED);
+    network.settle().await;
+    let view = alpha.peer(beta).await;
+    assert_eq!(view.peer.state, PeerState::Active);
+    assert_eq!(view.pending_deliveries, 0, "the held Update went out");
+}
+
+#[tokio::test]
+async fn a_request_signed_with_a_key_not_yet_pinned_rereads_the_actor_once_and_pins_only_an_endorsed_key() {
+    let network = Network::start(&["alpha.test", "beta.test"]).await;
+    peered(&network, "alpha.test", "beta.test").await;
+    let (alpha, beta) = (network.node("alpha.test"), network.node("beta.test"));
+    // Alpha rotates, and its request reaches beta before the Update announcing the new key (beta read alpha's
+    // documents when they peered: the next re-read is allowed an interval later).
+    network.advance(TimeDelta::minutes(61));
+    alpha.service().rotate_instance_key().await.expect("rotated");
+    let actor_reads = |network: &Network| {
+        network
+            .switchboard
+            .sent()
+            .iter()
+            .filter(|(host, method, path)| host == "alpha.test" && method == "GET" && path == "/actor")
+            .count()
+    };
+    let before = actor_reads(&network);
+    let (status, body) = send(beta, signed_post(alpha, beta, &follow_of(alpha, beta, "k1")).await).await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{body}");
+    assert_eq!(actor_reads(&network), before + 1, "beta re-read alpha's actor once");
+    // A key nobody endorsed, within the interval: refused without another read.
+    let forged = interai::service::federation::identity::SigningKey {
+        key_id: "http://alpha.test/actor#key-forged".to_owned(),
+        key_pair: InstanceKeyPair::from_secret_bytes(&[5_u8; 32]),
+    };
+    let inbox = Url::parse("http://beta.test/inbox").expect("url");
+    let request = alpha
+        .outgoing()
+        .signed_request(
+            Method::POST,
+            &inbox,
+            Some(serde_json::to_vec(&follow_of(alpha, beta, "k2")).expect("json")),
+            &forged,
+        )
+        .expect("signed");
+    let (status, body) = send(beta, request).await;
+    assert_eq!(
+        (status, body["reason"].as_str()),
+        (StatusCode::UNAUTHORIZED, Some("unknown_key")),
+        "{body}"
+    );
+    assert_eq!(actor_reads(&network), before + 1, "at most one re-read per interval");
+}

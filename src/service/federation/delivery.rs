@@ -7,13 +7,16 @@ use chrono::{DateTime, TimeDelta, Utc};
 use super::super::{Service, ServiceError};
 use super::inbox::LEASE;
 use super::peering::PeeringMessage;
+use crate::domain::PeerState;
 use crate::store::federation::DeliveryRow;
 use crate::store::{self};
 
 /// The first retry waits up to this long (full jitter: a random time between zero and the bound).
 pub const BACKOFF_BASE: TimeDelta = TimeDelta::seconds(5);
-/// No retry waits longer than this.
+/// No retry waits longer than this (so a peer that is down is probed at least hourly).
 pub const BACKOFF_CAP: TimeDelta = TimeDelta::hours(1);
+/// A peer whose deliveries have failed for this long is `unreachable`: still probed, its queue kept, never dropped.
+pub const DELIVERY_HORIZON: TimeDelta = TimeDelta::days(7);
 
 /// How one attempt ended, as the worker saw it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -91,6 +94,9 @@ impl Service {
                 .await?;
                 if let Some(peer) = peer.as_mut() {
                     peer.last_contact_at = Some(now);
+                    if peer.state == PeerState::Unreachable {
+                        peer.state = PeerState::Active;
+                    }
                 }
             }
             AttemptResult::Retry { error, retry_after } => {
@@ -108,6 +114,10 @@ impl Service {
                 if let Some(peer) = peer.as_mut() {
                     peer.last_error = Some(error.clone());
                     peer.last_error_at = Some(now);
+                    if peer.state == PeerState::Active && now - delivery.created_at >= DELIVERY_HORIZON {
+                        tracing::warn!(peer = %peer.realm, "deliveries have failed for the delivery horizon: the peer is unreachable");
+                        peer.state = PeerState::Unreachable;
+                    }
                 }
             }
             AttemptResult::Refused { error } => {

@@ -181,6 +181,14 @@ impl Service {
         };
         let queued = store::federation::insert_inbox_activity(&mut transaction.conn(), &row).await?;
         store::federation::touch_peer_contact(&mut transaction.conn(), &activity.peer_realm, now).await?;
+        // A peer that speaks again is reachable again.
+        if let Some(mut peer) = store::federation::find_peer(&mut transaction.conn(), &activity.peer_realm).await?
+            && peer.state == PeerState::Unreachable
+        {
+            peer.state = PeerState::Active;
+            peer.updated_at = now;
+            store::federation::save_peer(&mut transaction.conn(), &peer).await?;
+        }
         store::federation::reset_peer_backoff(&mut transaction.conn(), &activity.peer_realm, now).await?;
         transaction.commit().await?;
         Ok(if queued { Intake::Queued } else { Intake::Duplicate })

@@ -650,6 +650,52 @@ impl Service {
     }
 }
 
+/// How often a peer's actor may be re-read because a request named a key this instance has not pinned.
+pub const KEY_REFRESH_INTERVAL: chrono::TimeDelta = chrono::TimeDelta::hours(1);
+
+impl Service {
+    /// Whether `realm`'s actor may be re-read now for its keys (at most once per [`KEY_REFRESH_INTERVAL`]); when it
+    /// may, the time is recorded at once, so concurrent requests do not all fetch.
+    pub async fn claim_key_refresh(&self, realm: &str) -> Result<bool, ServiceError> {
+        let realm = normalize_realm(realm);
+        let now = self.now();
+        let mut transaction = self.store().begin().await?;
+        let Some(mut peer) = store::federation::find_peer(&mut transaction.conn(), &realm).await? else {
+            return Ok(false);
+        };
+        if peer
+            .manifest_refreshed_at
+            .is_some_and(|at| now - at < KEY_REFRESH_INTERVAL)
+        {
+            return Ok(false);
+        }
+        peer.manifest_refreshed_at = Some(now);
+        store::federation::save_peer(&mut transaction.conn(), &peer).await?;
+        transaction.commit().await?;
+        Ok(true)
+    }
+
+    /// Pins the keys of a re-read actor that a pinned key endorsed (never any other), as an `Update` would.
+    pub async fn refresh_peer_keys(&self, realm: &str, keys: Vec<AnnouncedKey>) -> Result<String, ServiceError> {
+        let realm = normalize_realm(realm);
+        let mut transaction = self.store().begin().await?;
+        let mut peer = store::federation::find_peer(&mut transaction.conn(), &realm)
+            .await?
+            .ok_or_else(|| not_found_peer(&realm))?;
+        let (_, detail) = self
+            .apply_inbound_peering(
+                &mut transaction,
+                &mut peer,
+                "re-read actor",
+                &InboundPeering::UpdateKeys { keys },
+            )
+            .await?;
+        transaction.commit().await?;
+        tracing::info!(peer = %realm, detail = %detail, "peer keys re-read after a request signed with an unknown key");
+        Ok(detail)
+    }
+}
+
 /// Whether a timed block has run out at `now`.
 pub fn block_has_lapsed(peer: &PeerRecord, now: DateTime<Utc>) -> bool {
     peer.state == PeerState::Blocked && peer.blocked_until.is_some_and(|until| until <= now)

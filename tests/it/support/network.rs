@@ -217,6 +217,20 @@ impl Network {
         panic!("the network did not settle within 100 rounds");
     }
 
+    /// A second instance process on `realm`'s database (same configuration and key-encryption key file), as a
+    /// second `serve` behind a load balancer would be, with its own router.
+    pub async fn second_process(&self, realm: &str) -> (Instance, axum::Router) {
+        let node = self.node(realm);
+        let mut config = node.instance.config().clone();
+        config.federation_allow_http = true;
+        let instance = Instance::open(config, Arc::new(self.clock.clone()))
+            .await
+            .expect("a second instance opens on the same database")
+            .with_transport(Arc::new(self.switchboard.clone()));
+        let router = instance.router();
+        (instance, router)
+    }
+
     /// Moves the shared clock.
     pub fn advance(&self, delta: TimeDelta) {
         self.clock.advance(delta);
