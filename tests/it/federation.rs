@@ -713,3 +713,49 @@ async fn a_request_signed_with_a_key_not_yet_pinned_rereads_the_actor_once_and_p
     );
     assert_eq!(actor_reads(&network), before + 1, "at most one re-read per interval");
 }
+
+#[tokio::test]
+async fn the_outbox_answers_signed_gets_from_active_peers_only() {
+    let network = Network::start(&["alpha.test", "beta.test", "gamma.test"]).await;
+    peered(&network, "alpha.test", "beta.test").await;
+    let (alpha, beta, gamma) = (
+        network.node("alpha.test"),
+        network.node("beta.test"),
+        network.node("gamma.test"),
+    );
+    let outbox = Url::parse("http://beta.test/outbox").expect("url");
+    let key = alpha.service().signing_key().await.expect("key");
+    let request = alpha
+        .outgoing()
+        .signed_request(Method::GET, &outbox, None, &key)
+        .expect("signed");
+    let replay = request.clone();
+    let (status, body) = send(beta, request).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["type"], "OrderedCollection");
+    let (status, body) = send(beta, replay).await;
+    assert_eq!(
+        (status, body["reason"].as_str()),
+        (StatusCode::UNAUTHORIZED, Some("replayed_nonce"))
+    );
+    let (status, _, _) = get(beta, "/outbox", ACTIVITY_JSON).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED, "an unsigned GET");
+    let gamma_key = gamma.service().signing_key().await.expect("key");
+    let request = gamma
+        .outgoing()
+        .signed_request(Method::GET, &outbox, None, &gamma_key)
+        .expect("signed");
+    assert_eq!(send(beta, request).await.0, StatusCode::FORBIDDEN, "not a peer");
+    // A GET signed for another path does not verify.
+    let elsewhere = Url::parse("http://beta.test/outbox?after=0").expect("url");
+    let mut request = alpha
+        .outgoing()
+        .signed_request(Method::GET, &elsewhere, None, &key)
+        .expect("signed");
+    *request.uri_mut() = "http://beta.test/outbox".parse().expect("uri");
+    let (status, body) = send(beta, request).await;
+    assert_eq!(
+        (status, body["reason"].as_str()),
+        (StatusCode::UNAUTHORIZED, Some("signature_invalid"))
+    );
+}
