@@ -101,7 +101,7 @@ get_signature = base64.b64encode(alpha.sign(get_base.encode())).decode()
 
 # 3. The endorsement of alpha's next key by its current key.
 endorsement_message = "\n".join(
-    ["interai-key-endorsement-v1", ALPHA_NEXT_KEY_ID, multikey(alpha_next_raw), "1803000000", "-"]
+    ["interai-key-endorsement-v1", ALPHA_NEXT_KEY_ID, multikey(alpha_next_raw), "1803000000"]
 )
 endorsement = base64.b64encode(alpha.sign(endorsement_message.encode())).decode()
 
@@ -115,7 +115,7 @@ expected = {
     "Content-Digest": "sha-256=:TAGATrpGqFk0sysPVONGYbQpjy4e9dWoCT7E5ZR/BCI=:",
     "POST signature": "dFXDc9f4bgB1Na+uu73jKKt46XIBWzR12KW864BbjFsOc+l2D2ED8cHJ/ebKhI0cEGiAUs8iXAQFZ5W+IGhvBw==",
     "GET signature": "StNghRXX7cZ1Ei3Iv6oCCq18dDJ/2yKhvj3mEM/srgqQwiQ1pXzttJWpr41EKr5wJSD4ou6kZGi5N1gs61sLCQ==",
-    "endorsement": "6sMN0mLczUnweCxyrlD9ZdrhVkRVEKB9EfTfw4J3BjkZxIJt7WQIEf+mNlq4BYata7eb+MI1YVTnY9HznTUKAw==",
+    "endorsement": "Tg+VP4vLcFRazbETiA4bPtAo4dOPNUg6LKy6Kp8he8b0fOLoGp1Jl0FPTpjkkW+sa/uO5p9p6UeDBVnyWhMAAA==",
 }
 computed = {
     "alpha public key (hex)": alpha_raw.hex(),
