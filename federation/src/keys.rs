@@ -3,7 +3,7 @@
 //!
 //! An endorsement is a signature by one key over another key's identity and validity. It is how a peer learns
 //! a rotated key without trusting the network: a new key counts only when a key the peer already pinned endorsed
-//! it, whether the new key arrives in an `Update` of the instance actor or in a re-read manifest.
+//! it, whether the new key arrives in an `Update` of the instance actor or in a re-read instance actor.
 
 use base64::Engine;
 use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD};

@@ -244,12 +244,8 @@ async fn process(state: &ApubState, request: Request<Body>) -> InboxVerdict {
                     ),
                 );
             }
-            if sender.key.valid_until.is_some_and(|until| until <= service.now()) {
-                return InboxVerdict::rejected(
-                    StatusCode::UNAUTHORIZED,
-                    "key_expired",
-                    "the signing key's validity has ended",
-                );
+            if let Some(verdict) = key_outside_window(&sender.key, service.now()) {
+                return verdict;
             }
             if sender.key.pinned_by == "first_contact" && !is_peering(&body) {
                 return InboxVerdict::rejected(
@@ -451,6 +447,28 @@ fn activity_id_is_senders(activity_id: &str, actor: &str) -> bool {
 pub fn target_uri(state: &ApubState, uri: &axum::http::Uri) -> Option<Url> {
     let base = Url::parse(state.outgoing.service().public_base_url()).ok()?;
     base.join(uri.path_and_query().map_or("/", |path| path.as_str())).ok()
+}
+
+/// A pinned key may sign only inside its announced window: not before `validFrom`, not from its end on.
+pub fn key_outside_window(key: &crate::store::federation::PeerKeyRow, now: DateTime<Utc>) -> Option<InboxVerdict> {
+    if key.valid_until.is_some_and(|until| until <= now) {
+        return Some(InboxVerdict::rejected(
+            StatusCode::UNAUTHORIZED,
+            "key_expired",
+            "the signing key's validity has ended",
+        ));
+    }
+    if key
+        .valid_from
+        .is_some_and(|from| from > now + TimeDelta::seconds(TIME_POLICY.max_clock_skew))
+    {
+        return Some(InboxVerdict::rejected(
+            StatusCode::UNAUTHORIZED,
+            "key_not_yet_valid",
+            "the signing key's validity has not begun",
+        ));
+    }
+    None
 }
 
 fn unknown_key() -> InboxVerdict {

@@ -262,6 +262,13 @@ async fn outbox(State(state): State<ApubState>, request: axum::http::Request<axu
         Err(error) => return failure(&error.to_string()),
     };
     let now = service.now();
+    if let Some(verdict) = inbox::key_outside_window(&sender.key, now) {
+        return (
+            StatusCode::UNAUTHORIZED,
+            axum::Json(json!({ "reason": verdict.reason })),
+        )
+            .into_response();
+    }
     let checks = signature
         .check_time(now.timestamp(), inbox::TIME_POLICY)
         .and_then(|()| signature.check_coverage(false));

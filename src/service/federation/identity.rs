@@ -164,7 +164,7 @@ impl Service {
     }
 
     /// Rotates the signing key: a new key valid from now, endorsed by the current one, which keeps verifying for
-    /// [`ROTATION_OVERLAP`]; every active peer is sent an `Update` of the instance actor signed by the old key, so
+    /// [`ROTATION_OVERLAP`]; every active, unreachable or pending peer is sent an `Update` of the instance actor signed by the old key, so
     /// it can pin the new one. Returns the new key.
     pub async fn rotate_instance_key(&self) -> Result<PublishedKey, ServiceError> {
         let old = self.signing_key().await?;
@@ -193,10 +193,15 @@ impl Service {
         store::federation::retire_instance_key(&mut transaction.conn(), &old.key_id, now + ROTATION_OVERLAP).await?;
         store::federation::insert_instance_key(&mut transaction.conn(), &row).await?;
         let peers = store::federation::list_peers(&mut transaction.conn()).await?;
-        for peer in peers
-            .iter()
-            .filter(|peer| peer.state == crate::domain::PeerState::Active)
-        {
+        // Every peer that has pinned (or may pin) this instance's key hears of the new one; a blocked or rejected
+        // peer re-reads the actor if the peering resumes.
+        for peer in peers.iter().filter(|peer| {
+            use crate::domain::PeerState;
+            matches!(
+                peer.state,
+                PeerState::Active | PeerState::Unreachable | PeerState::PendingOut | PeerState::PendingIn
+            )
+        }) {
             self.queue_peering_message(
                 &mut transaction,
                 peer,
