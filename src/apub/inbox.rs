@@ -244,7 +244,7 @@ async fn process(state: &ApubState, request: Request<Body>) -> InboxVerdict {
                     ),
                 );
             }
-            if let Some(verdict) = key_outside_window(&sender.key, service.now()) {
+            if let Some(verdict) = key_outside_window(sender.key.valid_from, sender.key.valid_until, service.now()) {
                 return verdict;
             }
             if sender.key.pinned_by == "first_contact" && !is_peering(&body) {

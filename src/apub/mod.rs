@@ -262,7 +262,7 @@ async fn outbox(State(state): State<ApubState>, request: axum::http::Request<axu
         Err(error) => return failure(&error.to_string()),
     };
     let now = service.now();
-    if let Some(verdict) = inbox::key_outside_window(&sender.key, now) {
+    if let Some(verdict) = inbox::key_outside_window(sender.key.valid_from, sender.key.valid_until, now) {
         return (
             StatusCode::UNAUTHORIZED,
             axum::Json(json!({ "reason": verdict.reason })),
