@@ -450,18 +450,19 @@ pub fn target_uri(state: &ApubState, uri: &axum::http::Uri) -> Option<Url> {
 }
 
 /// A pinned key may sign only inside its announced window: not before `validFrom`, not from its end on.
-pub fn key_outside_window(key: &crate::store::federation::PeerKeyRow, now: DateTime<Utc>) -> Option<InboxVerdict> {
-    if key.valid_until.is_some_and(|until| until <= now) {
+pub fn key_outside_window(
+    valid_from: Option<DateTime<Utc>>,
+    valid_until: Option<DateTime<Utc>>,
+    now: DateTime<Utc>,
+) -> Option<InboxVerdict> {
+    if valid_until.is_some_and(|until| until <= now) {
         return Some(InboxVerdict::rejected(
             StatusCode::UNAUTHORIZED,
             "key_expired",
             "the signing key's validity has ended",
         ));
     }
-    if key
-        .valid_from
-        .is_some_and(|from| from > now + TimeDelta::seconds(TIME_POLICY.max_clock_skew))
-    {
+    if valid_from.is_some_and(|from| from > now + TimeDelta::seconds(TIME_POLICY.max_clock_skew)) {
         return Some(InboxVerdict::rejected(
             StatusCode::UNAUTHORIZED,
             "key_not_yet_valid",
