@@ -130,9 +130,14 @@ impl PeerLimits {
             tokens: burst,
             updated: now,
         });
-        let elapsed = (now - bucket.updated).num_milliseconds().max(0) as f64 / 1000.0;
-        bucket.tokens = (bucket.tokens + elapsed * rate).min(burst);
-        bucket.updated = now;
+        // Microseconds (the clock's resolution), so requests less than a millisecond apart still refill; and the
+        // bucket's time never moves back, so concurrent requests that read the clock out of order cannot refill the
+        // same interval twice.
+        if now > bucket.updated {
+            let elapsed = (now - bucket.updated).num_microseconds().unwrap_or(i64::MAX) as f64 / 1_000_000.0;
+            bucket.tokens = (bucket.tokens + elapsed * rate).min(burst);
+            bucket.updated = now;
+        }
         if bucket.tokens >= 1.0 {
             bucket.tokens -= 1.0;
             Ok(())
@@ -609,4 +614,40 @@ async fn first_contact(
             )
         })?;
     Ok((introduction, key))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_peer_gets_its_burst_then_its_rate_whatever_the_spacing_and_order_of_requests() {
+        let limits = PeerLimits::default();
+        let start = DateTime::parse_from_rfc3339("2026-11-01T09:00:00Z")
+            .expect("instant")
+            .to_utc();
+        let burst = PEER_BURST as usize;
+        for _ in 0..burst {
+            assert!(limits.take("beta.test", start).is_ok());
+        }
+        assert!(limits.take("beta.test", start).is_err(), "the burst is spent");
+        // One second in steps of 0.5 ms: the rate's worth of requests, not fewer because each step is under 1 ms.
+        let mut accepted = 0;
+        for step in 1..=2000 {
+            let now = start + TimeDelta::microseconds(500 * step);
+            if limits.take("beta.test", now).is_ok() {
+                accepted += 1;
+            }
+        }
+        assert_eq!(accepted, PEER_RATE_PER_SECOND as usize);
+        // A request that read the clock earlier, arriving late, refills nothing twice.
+        let late = start + TimeDelta::milliseconds(500);
+        let second = start + TimeDelta::seconds(1);
+        assert!(limits.take("beta.test", late).is_err());
+        assert!(
+            limits.take("beta.test", second).is_err(),
+            "nothing was refilled since the last request"
+        );
+        assert!(limits.take("gamma.test", start).is_ok(), "each peer has its own bucket");
+    }
 }
