@@ -161,7 +161,7 @@ impl Service {
                     updated_at: now,
                 };
                 store::federation::save_peer(&mut transaction.conn(), &peer).await?;
-                for key in self.pin_first_contact_keys(&realm, introduction) {
+                for key in self.pin_keys(&realm, &introduction.keys, "first_contact") {
                     store::federation::save_peer_key(&mut transaction.conn(), &key).await?;
                 }
             }
@@ -192,24 +192,6 @@ impl Service {
         store::federation::reset_peer_backoff(&mut transaction.conn(), &activity.peer_realm, now).await?;
         transaction.commit().await?;
         Ok(if queued { Intake::Queued } else { Intake::Duplicate })
-    }
-
-    fn pin_first_contact_keys(&self, realm: &str, introduction: &PeerIntroduction) -> Vec<PeerKeyRow> {
-        let now = self.now();
-        introduction
-            .keys
-            .iter()
-            .map(|key| PeerKeyRow {
-                key_id: key.key_id.clone(),
-                peer_realm: realm.to_owned(),
-                public_key_multibase: key.public_key.to_multikey(),
-                fingerprint: key.public_key.fingerprint(),
-                valid_from: DateTime::from_timestamp(key.valid_from, 0),
-                valid_until: key.valid_until.and_then(|until| DateTime::from_timestamp(until, 0)),
-                pinned_by: "first_contact".to_owned(),
-                pinned_at: now,
-            })
-            .collect()
     }
 
     /// Takes up to `limit` queued activities that are due, oldest first, for this worker alone for [`LEASE`].

@@ -175,7 +175,8 @@ impl Service {
         Ok(())
     }
 
-    fn pin_keys(&self, realm: &str, keys: &[KeyDescription], pinned_by: &str) -> Vec<PeerKeyRow> {
+    /// The rows that pin `keys` for `realm`, `pinned_by` an admin, a first contact or an endorsing key.
+    pub(super) fn pin_keys(&self, realm: &str, keys: &[KeyDescription], pinned_by: &str) -> Vec<PeerKeyRow> {
         let now = self.now();
         keys.iter()
             .map(|key| PeerKeyRow {
