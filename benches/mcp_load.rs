@@ -234,7 +234,7 @@ async fn publish_targets(service: &Service, items: usize) -> Targets {
         let outcome = service
             .publish(
                 &author.caller,
-                &CallMetadata::internal("publish", json!({})),
+                &CallMetadata::internal(interai::service::writes::WriteOperation::Publish, json!({})),
                 PublishRequest {
                     content_type: "procedure".to_owned(),
                     title: format!("Procedure {item}: rotate the build cache without downtime"),

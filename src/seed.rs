@@ -32,7 +32,7 @@ use crate::service::content::{
 };
 use crate::service::evidence::{RateRequest, ReviewRequest, UsageRequest};
 use crate::service::keys::NewApiKey;
-use crate::service::writes::CallMetadata;
+use crate::service::writes::{CallMetadata, WriteOperation};
 use crate::service::{ErrorCode, Service, ServiceError};
 
 /// What to seed.
@@ -3249,8 +3249,8 @@ macro_rules! retrying {
     }};
 }
 
-fn metadata(tool: &'static str) -> CallMetadata {
-    CallMetadata::internal(tool, json!({ "seeded": true }))
+fn metadata(operation: WriteOperation) -> CallMetadata {
+    CallMetadata::internal(operation, json!({ "seeded": true }))
 }
 
 /// The IDs evidence of one item points at.
@@ -3300,18 +3300,19 @@ async fn run_action(
                 return Ok(());
             };
             request.target = target;
-            let usage = retrying!(service.report_usage(&caller, &metadata("report_usage"), request.clone()))?;
+            let usage =
+                retrying!(service.report_usage(&caller, &metadata(WriteOperation::ReportUsage), request.clone()))?;
             outcome.usage_events += 1;
             if let Some(mut review) = then_review {
                 review.target = targets.content_id.clone();
                 review.based_on_usage = Some(usage.id);
-                retrying!(service.review(&caller, &metadata("review"), review.clone()))?;
+                retrying!(service.review(&caller, &metadata(WriteOperation::Review), review.clone()))?;
                 outcome.reviews += 1;
             }
         }
         Action::Review { caller, mut request } => {
             request.target = targets.content_id.clone();
-            retrying!(service.review(&caller, &metadata("review"), request.clone()))?;
+            retrying!(service.review(&caller, &metadata(WriteOperation::Review), request.clone()))?;
             outcome.reviews += 1;
         }
         Action::Rate {
@@ -3323,7 +3324,7 @@ async fn run_action(
                 return Ok(());
             };
             request.target = target;
-            retrying!(service.rate(&caller, &metadata("rate"), request.clone()))?;
+            retrying!(service.rate(&caller, &metadata(WriteOperation::Rate), request.clone()))?;
             outcome.ratings += 1;
         }
     }
@@ -3343,7 +3344,8 @@ async fn run_item(service: Service, plan: ItemPlan) -> Result<ItemOutcome, Servi
     let author = &plan.author;
     let mut targets = match &plan.publication {
         Publication::Content(request) => {
-            let published = retrying!(service.publish(author, &metadata("publish"), request.as_ref().clone()))?;
+            let published =
+                retrying!(service.publish(author, &metadata(WriteOperation::Publish), request.as_ref().clone()))?;
             outcome.claim_links = published.claims.len() as u64;
             outcome.claims = published.claims.iter().filter(|claim| !claim.matched_existing).count() as u64;
             outcome.revision_id = published.revision_id;
@@ -3355,8 +3357,11 @@ async fn run_item(service: Service, plan: ItemPlan) -> Result<ItemOutcome, Servi
             }
         }
         Publication::Experience(request) => {
-            let recorded =
-                retrying!(service.submit_experience(author, &metadata("submit_experience"), request.as_ref().clone()))?;
+            let recorded = retrying!(service.submit_experience(
+                author,
+                &metadata(WriteOperation::SubmitExperience),
+                request.as_ref().clone()
+            ))?;
             outcome.experience = true;
             outcome.usage_events = recorded.usage_ids.len() as u64;
             outcome.revision_id = recorded.revision_id;
@@ -3374,7 +3379,8 @@ async fn run_item(service: Service, plan: ItemPlan) -> Result<ItemOutcome, Servi
     }
     if let Some(mut revision) = plan.revision {
         revision.revision_of = Some(targets.content_id.clone());
-        let published = retrying!(service.publish(author, &metadata("publish"), revision.as_ref().clone()))?;
+        let published =
+            retrying!(service.publish(author, &metadata(WriteOperation::Publish), revision.as_ref().clone()))?;
         outcome.revisions += 1;
         outcome.claim_links += published.claims.len() as u64;
         outcome.claims += published.claims.iter().filter(|claim| !claim.matched_existing).count() as u64;

@@ -52,6 +52,8 @@ pub struct Space {
     pub created_by: PublicId,
     /// When it was created.
     pub created_at: DateTime<Utc>,
+    /// When this instance got it: its creation for a local space, its arrival for a replicated one.
+    pub received_at: DateTime<Utc>,
 }
 
 /// An entity: any identifiable subject (a library, a product, a method, a place…).
@@ -121,6 +123,11 @@ pub struct ContentItem {
     pub created_at: DateTime<Utc>,
     /// When the newest revision was published.
     pub updated_at: DateTime<Utc>,
+    /// When this instance got it: its publication for local content, its arrival for replicated content (search
+    /// snapshots use it, so an old item arriving late does not shift pages already read).
+    pub received_at: DateTime<Utc>,
+    /// When it was deleted (it is a tombstone from then on; see `store::knowledge::find_tombstone`).
+    pub deleted_at: Option<DateTime<Utc>>,
 }
 
 /// An immutable revision of a content item.
@@ -154,6 +161,8 @@ pub struct Revision {
     pub origin: String,
     /// When it was published.
     pub created_at: DateTime<Utc>,
+    /// When this instance got it (its publication when local).
+    pub received_at: DateTime<Utc>,
 }
 
 /// A claim: one checkable statement, shared by every revision that makes it.

@@ -1,6 +1,7 @@
 //! Domain types shared by every layer: public IDs, actors, scopes. Nothing here performs I/O.
 
 pub mod actor;
+pub mod change;
 pub mod evidence;
 pub mod ids;
 pub mod knowledge;

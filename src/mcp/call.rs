@@ -16,7 +16,7 @@ use crate::domain::AuthenticatedActor;
 use crate::metrics::{Metrics, TOOL_OUTCOME_OK, TOOL_OUTCOME_UNKNOWN_TOOL, UNKNOWN_TOOL};
 use crate::service::audit::CallAudit;
 use crate::service::input_gate;
-use crate::service::writes::CallMetadata;
+use crate::service::writes::{CallMetadata, WriteOperation};
 use crate::service::{ErrorCode, Service, ServiceError};
 
 /// A tool's output: serialized as `structuredContent`, summarized in one line of text.
@@ -32,6 +32,34 @@ pub struct ToolFacts {
     pub name: &'static str,
     /// Whether a success counts against the write limit.
     pub is_write: bool,
+}
+
+/// What the pipeline knows about a call besides its caller and input: the request as the audit keeps it, the
+/// client's self-description and when the call started. A write tool turns it into the service's [`CallMetadata`]
+/// with its operation.
+#[derive(Debug, Clone)]
+pub struct CallInfo {
+    /// The arguments as received (control characters escaped when the input gate refused them).
+    pub request: Value,
+    /// The client's self-reported name.
+    pub client_name: Option<String>,
+    /// The client's self-reported version.
+    pub client_version: Option<String>,
+    /// When the call started.
+    pub started: Instant,
+}
+
+impl CallInfo {
+    /// The service's metadata of this call as the write `operation`.
+    pub fn for_write(self, operation: WriteOperation) -> CallMetadata {
+        CallMetadata {
+            operation,
+            request: self.request,
+            client_name: self.client_name,
+            client_version: self.client_version,
+            started: self.started,
+        }
+    }
 }
 
 /// The caller placed in the request extensions by the HTTP auth layer.
@@ -87,7 +115,7 @@ pub async fn run_tool<Input, Output, Handler, HandlerFuture>(
 where
     Input: DeserializeOwned,
     Output: ToolOutput,
-    Handler: FnOnce(AuthenticatedActor, Input, CallMetadata) -> HandlerFuture,
+    Handler: FnOnce(AuthenticatedActor, Input, CallInfo) -> HandlerFuture,
     HandlerFuture: Future<Output = Result<Output, ServiceError>>,
 {
     let result = audited_call(service, facts, context, arguments, handler).await;
@@ -112,7 +140,7 @@ async fn audited_call<Input, Output, Handler, HandlerFuture>(
 where
     Input: DeserializeOwned,
     Output: ToolOutput,
-    Handler: FnOnce(AuthenticatedActor, Input, CallMetadata) -> HandlerFuture,
+    Handler: FnOnce(AuthenticatedActor, Input, CallInfo) -> HandlerFuture,
     HandlerFuture: Future<Output = Result<Output, ServiceError>>,
 {
     let started = Instant::now();
@@ -125,8 +153,7 @@ where
         Ok(()) => Value::Object(arguments.clone()),
         Err(_) => input_gate::sanitized_for_audit(&Value::Object(arguments.clone())),
     };
-    let metadata = CallMetadata {
-        tool: facts.name,
+    let metadata = CallInfo {
         request,
         client_name: client_name.clone(),
         client_version: client_version.clone(),

@@ -13,6 +13,7 @@ use super::wire::{
     EvidenceOutput, PublishInput, PublishOutput, RateInput, ReportUsageInput, ReviewInput, SubmitExperienceInput,
     SubmitExperienceOutput, WhoamiInput, WhoamiOutput,
 };
+use crate::service::writes::WriteOperation;
 
 impl InteraiMcp {
     /// `{ "retract": "<id>" }` on report_usage, review or rate: only the key may accompany it.
@@ -222,7 +223,7 @@ details.retry_after), idempotency_conflict.",
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, CallToolResult> {
         let facts = ToolFacts {
-            name: "publish",
+            name: WriteOperation::Publish.tool_name(),
             is_write: true,
         };
         run_tool(
@@ -230,7 +231,8 @@ details.retry_after), idempotency_conflict.",
             facts,
             &context,
             arguments,
-            |caller, input: PublishInput, metadata| async move {
+            |caller, input: PublishInput, call| async move {
+                let metadata = call.for_write(WriteOperation::Publish);
                 self.service
                     .publish(&caller, &metadata, convert::publish_request(input))
                     .await
@@ -261,7 +263,7 @@ idempotency_conflict.",
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, CallToolResult> {
         let facts = ToolFacts {
-            name: "submit_experience",
+            name: WriteOperation::SubmitExperience.tool_name(),
             is_write: true,
         };
         run_tool(
@@ -269,7 +271,8 @@ idempotency_conflict.",
             facts,
             &context,
             arguments,
-            |caller, input: SubmitExperienceInput, metadata| async move {
+            |caller, input: SubmitExperienceInput, call| async move {
+                let metadata = call.for_write(WriteOperation::SubmitExperience);
                 self.service
                     .submit_experience(&caller, &metadata, convert::experience_request(input))
                     .await
@@ -302,7 +305,7 @@ record), content_rejected, forbidden_scope, rate_limited, idempotency_conflict."
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, CallToolResult> {
         let facts = ToolFacts {
-            name: "report_usage",
+            name: WriteOperation::ReportUsage.tool_name(),
             is_write: true,
         };
         run_tool(
@@ -310,7 +313,8 @@ record), content_rejected, forbidden_scope, rate_limited, idempotency_conflict."
             facts,
             &context,
             arguments,
-            |caller, input: ReportUsageInput, metadata| async move {
+            |caller, input: ReportUsageInput, call| async move {
+                let metadata = call.for_write(WriteOperation::ReportUsage);
                 if let Some(record) = &input.retract {
                     return self
                         .retract_record(
@@ -356,7 +360,7 @@ validation_failed, not_author, content_rejected, forbidden_scope, rate_limited, 
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, CallToolResult> {
         let facts = ToolFacts {
-            name: "review",
+            name: WriteOperation::Review.tool_name(),
             is_write: true,
         };
         run_tool(
@@ -364,7 +368,8 @@ validation_failed, not_author, content_rejected, forbidden_scope, rate_limited, 
             facts,
             &context,
             arguments,
-            |caller, input: ReviewInput, metadata| async move {
+            |caller, input: ReviewInput, call| async move {
+                let metadata = call.for_write(WriteOperation::Review);
                 if let Some(record) = &input.retract {
                     return self
                         .retract_record(
@@ -408,7 +413,7 @@ not_found, validation_failed, not_author, content_rejected, forbidden_scope, rat
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, CallToolResult> {
         let facts = ToolFacts {
-            name: "rate",
+            name: WriteOperation::Rate.tool_name(),
             is_write: true,
         };
         run_tool(
@@ -416,7 +421,8 @@ not_found, validation_failed, not_author, content_rejected, forbidden_scope, rat
             facts,
             &context,
             arguments,
-            |caller, input: RateInput, metadata| async move {
+            |caller, input: RateInput, call| async move {
+                let metadata = call.for_write(WriteOperation::Rate);
                 if let Some(record) = &input.retract {
                     return self
                         .retract_record(

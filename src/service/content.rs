@@ -11,15 +11,18 @@ use super::limits::{
     MAX_SOURCE_URL_CHARACTERS, MAX_SOURCES, MAX_SUBJECTS, MAX_SUMMARY_CHARACTERS, MAX_TAG_CHARACTERS, MAX_TAGS,
     MAX_TITLE_CHARACTERS, MAX_USED_ENTRIES,
 };
-use super::trust::{PendingTrustStates, TrustTarget};
+use super::revision_write::{ClaimToLink, RevisionWrite};
+use super::trust::TrustTarget;
+use super::unit_of_work::UnitOfWork;
 use super::validation::{
     cap_each_text, cap_items, cap_optional_text, cap_text, display_text, keyword, names_a_space_id,
     optional_display_text, optional_text, parse_id, required_text, type_name,
 };
 use super::writes::{CallMetadata, WriteSummary, within_write};
 use super::{ErrorCode, Service, ServiceError};
+use crate::domain::change::Change;
 use crate::domain::knowledge::{
-    ALTERNATIVE_REASONS, Claim, ContentItem, Entity, Relation, RelationType, Revision, Source, Space,
+    ALTERNATIVE_REASONS, Claim, ContentItem, Entity, RelationType, Revision, Source, Space,
 };
 use crate::domain::text::{
     claim_fingerprint, normalize_claim_text, normalize_entity_name, normalize_source_url, normalize_tag,
@@ -260,8 +263,8 @@ impl Service {
         self.require_scope(caller, Scope::Publish)?;
         let validated = self.validate_content(&request)?;
         let idempotency_key = request.idempotency_key.as_deref();
-        within_write!(self, caller, metadata, idempotency_key, |transaction, pending| {
-            self.publish_in(transaction, pending, caller, &validated).await
+        within_write!(self, caller, metadata, idempotency_key, |unit| {
+            self.publish_in(unit, caller, &validated).await
         })
     }
 
@@ -348,10 +351,9 @@ impl Service {
             }
         }
         let idempotency_key = request.idempotency_key.as_deref();
-        within_write!(self, caller, metadata, idempotency_key, |transaction, pending| {
+        within_write!(self, caller, metadata, idempotency_key, |unit| {
             self.record_experience_in(
-                transaction,
-                pending,
+                unit,
                 caller,
                 &validated,
                 &used,
@@ -367,8 +369,7 @@ impl Service {
     #[allow(clippy::too_many_arguments)] // The parts of one validated experience.
     async fn record_experience_in(
         &self,
-        transaction: &mut Transaction,
-        pending: &mut PendingTrustStates,
+        unit: &mut UnitOfWork,
         caller: &AuthenticatedActor,
         validated: &ValidatedContent,
         used: &[(PublicId, crate::domain::evidence::UsageOutcome, Option<String>)],
@@ -378,7 +379,7 @@ impl Service {
         context_key: &crate::trust::ContextKey,
     ) -> Result<ExperienceOutcome, ServiceError> {
         {
-            let published = self.publish_in(transaction, pending, caller, validated).await?;
+            let published = self.publish_in(unit, caller, validated).await?;
             let experience_id = parse_id("id", &published.id)?;
             let mut usage_ids = Vec::with_capacity(used.len());
             let mut self_evidence_usage_ids = Vec::new();
@@ -395,9 +396,7 @@ impl Service {
                     note: note.clone(),
                     experience_id: Some(experience_id.clone()),
                 };
-                let recorded = self
-                    .record_usage_in(transaction, pending, caller, usage, evidence.clone())
-                    .await?;
+                let recorded = self.record_usage_in(unit, caller, usage, evidence.clone()).await?;
                 if recorded.self_evidence {
                     self_evidence_usage_ids.push(recorded.id.clone());
                 }
@@ -757,18 +756,21 @@ impl Service {
 
     async fn publish_in(
         &self,
-        transaction: &mut Transaction,
-        pending: &mut PendingTrustStates,
+        unit: &mut UnitOfWork,
         caller: &AuthenticatedActor,
         content: &ValidatedContent,
     ) -> Result<PublishOutcome, ServiceError> {
         let now = self.now();
         let author = &caller.actor;
-        let (content_item, revision_no, previous_revision) = match &content.revision_of {
+        let (content_item, revision_no, previous_revision, visibility) = match &content.revision_of {
             Some(content_id) => {
-                let existing = store::knowledge::find_content_for_update(&mut transaction.conn(), content_id)
+                let existing = store::knowledge::find_content_for_update(&mut unit.conn(), content_id)
                     .await?
                     .ok_or_else(|| ServiceError::not_found(content_id.as_str()))?;
+                if existing.deleted_at.is_some() {
+                    return Err(deleted_content(content_id)
+                        .with_details(json!({ "field": "revision_of", "id": content_id.as_str(), "deleted": true })));
+                }
                 if existing.author_id != author.id {
                     return Err(ServiceError::new(
                         ErrorCode::NotAuthor,
@@ -783,7 +785,7 @@ impl Service {
                     ));
                 }
                 if let Some(space) = &content.space {
-                    let space = self.resolve_space(&mut transaction.conn(), Some(space)).await?;
+                    let space = self.resolve_space(&mut unit.conn(), Some(space)).await?;
                     if space.id != existing.space_id {
                         return Err(ServiceError::validation(
                             "space",
@@ -791,14 +793,17 @@ impl Service {
                         ));
                     }
                 }
+                let visibility = store::knowledge::find_space(&mut unit.conn(), &existing.space_id)
+                    .await?
+                    .ok_or_else(|| ServiceError::internal(format!("content {} has no space", existing.id)))?
+                    .visibility;
                 let previous = existing.current_revision_id.clone();
                 let number = existing.current_revision_no + 1;
-                (existing, number, Some(previous))
+                (existing, number, Some(previous), visibility)
             }
             None => {
-                let space = self
-                    .resolve_space(&mut transaction.conn(), content.space.as_ref())
-                    .await?;
+                let space = self.resolve_space(&mut unit.conn(), content.space.as_ref()).await?;
+                let visibility = space.visibility;
                 let content_id = self.new_id(IdKind::Content);
                 let item = ContentItem {
                     id: content_id,
@@ -811,8 +816,10 @@ impl Service {
                     current_revision_no: 1,
                     created_at: now,
                     updated_at: now,
+                    received_at: now,
+                    deleted_at: None,
                 };
-                (item, 1, None)
+                (item, 1, None, visibility)
             }
         };
         let revision_id = if previous_revision.is_none() {
@@ -823,7 +830,7 @@ impl Service {
         // Relation targets must exist before anything is written.
         let mut relation_targets = Vec::new();
         for (position, (relation_type, target, reason)) in content.relations.iter().enumerate() {
-            self.require_object_exists(&mut transaction.conn(), target, &format!("relations/{position}/target"))
+            self.require_object_exists(&mut unit.conn(), target, &format!("relations/{position}/target"))
                 .await?;
             if target == &content_item.id {
                 return Err(ServiceError::validation(
@@ -849,71 +856,30 @@ impl Service {
             content_sha256: content_hash(content),
             origin: self.realm().to_owned(),
             created_at: now,
+            received_at: now,
         };
-        if previous_revision.is_none() {
-            store::knowledge::insert_content(&mut transaction.conn(), &content_item).await?;
-        }
-        store::knowledge::insert_revision(&mut transaction.conn(), &revision).await?;
-        if previous_revision.is_some() {
-            store::knowledge::set_current_revision(
-                &mut transaction.conn(),
-                &content_item.id,
-                &revision_id,
-                revision_no,
-                now,
-            )
-            .await?;
-        }
-
-        // Claims: one lookup for every fingerprint, one insert for the new ones, one statement linking them all.
-        let fingerprints: Vec<&str> = content
+        // Claims are created with fresh IDs unless a claim with the same fingerprint exists (then they link to it).
+        let claims: Vec<ClaimToLink> = content
             .claims
             .iter()
-            .map(|(_, _, fingerprint)| fingerprint.as_str())
+            .map(|(text, normalized, fingerprint)| ClaimToLink {
+                new: Claim {
+                    id: self.new_id(IdKind::Claim),
+                    text: text.clone(),
+                    normalized_text: normalized.clone(),
+                    fingerprint: fingerprint.clone(),
+                    author_id: author.id.clone(),
+                    author_root_controller: author.root_controller.clone(),
+                    origin: self.realm().to_owned(),
+                    created_at: now,
+                },
+            })
             .collect();
-        let existing_claims =
-            store::knowledge::find_claims_by_fingerprints(&mut transaction.conn(), &fingerprints).await?;
-        let mut new_claims: Vec<Claim> = Vec::new();
-        let mut claim_links = Vec::with_capacity(content.claims.len());
-        let mut published_claims = Vec::with_capacity(content.claims.len());
-        for (position, (text, normalized, fingerprint)) in content.claims.iter().enumerate() {
-            let (claim_id, matched_existing) =
-                match existing_claims.iter().find(|claim| claim.fingerprint == *fingerprint) {
-                    Some(claim) => (claim.id.clone(), true),
-                    None => {
-                        let claim = Claim {
-                            id: self.new_id(IdKind::Claim),
-                            text: text.clone(),
-                            normalized_text: normalized.clone(),
-                            fingerprint: fingerprint.clone(),
-                            author_id: author.id.clone(),
-                            author_root_controller: author.root_controller.clone(),
-                            origin: self.realm().to_owned(),
-                            created_at: now,
-                        };
-                        let id = claim.id.clone();
-                        new_claims.push(claim);
-                        (id, false)
-                    }
-                };
-            claim_links.push(store::knowledge::RevisionClaimLink {
-                claim_id: claim_id.clone(),
-                position: i32::try_from(position).unwrap_or(i32::MAX),
-                matched_existing,
-            });
-            published_claims.push(PublishedClaim {
-                id: claim_id.into_string(),
-                matched_existing,
-            });
-        }
-        store::knowledge::insert_claims(&mut transaction.conn(), &new_claims).await?;
-        store::knowledge::link_revision_claims(&mut transaction.conn(), &revision_id, &claim_links).await?;
-
         let mut subject_ids: Vec<PublicId> = Vec::new();
         for (position, subject) in content.subjects.iter().enumerate() {
             let entity_id = match subject {
                 ValidatedSubject::Id(id) => {
-                    store::knowledge::find_entity(&mut transaction.conn(), id)
+                    store::knowledge::find_entity(&mut unit.conn(), id)
                         .await?
                         .ok_or_else(|| {
                             ServiceError::not_found(id.as_str())
@@ -928,18 +894,9 @@ impl Service {
                     aliases,
                     description,
                 } => {
-                    self.find_or_create_entity(
-                        transaction,
-                        pending,
-                        author,
-                        name,
-                        normalized_name,
-                        entity_type,
-                        aliases,
-                        description,
-                    )
-                    .await?
-                    .id
+                    self.find_or_create_entity(unit, author, name, normalized_name, entity_type, aliases, description)
+                        .await?
+                        .id
                 }
             };
             // Two subject entries may name the same entity.
@@ -947,107 +904,50 @@ impl Service {
                 subject_ids.push(entity_id);
             }
         }
-        store::knowledge::link_revision_subjects(&mut transaction.conn(), &revision_id, &subject_ids).await?;
-        store::knowledge::add_revision_tags(&mut transaction.conn(), &revision_id, &content.tags).await?;
-        let mut linked_sources: Vec<PublicId> = Vec::new();
+        let mut sources = Vec::with_capacity(content.sources.len());
         for (position, source) in content.sources.iter().enumerate() {
-            let (source, title) = self.resolve_source(&mut transaction.conn(), source, position).await?;
-            if linked_sources.contains(&source.id) {
-                continue;
-            }
-            let position = i32::try_from(position).unwrap_or(i32::MAX);
-            store::knowledge::link_revision_source(
-                &mut transaction.conn(),
-                &revision_id,
-                &source.id,
-                title.as_deref(),
-                position,
+            let (source, title) = self.resolve_source(&mut unit.conn(), source, position).await?;
+            sources.push((source.id, title));
+        }
+        let linked = self
+            .write_revision(
+                unit,
+                RevisionWrite {
+                    item: &content_item,
+                    new_item: previous_revision.is_none(),
+                    becomes_current: true,
+                    previous_revision: previous_revision.clone(),
+                    revision: &revision,
+                    claims: &claims,
+                    subject_ids: &subject_ids,
+                    sources: &sources,
+                    relations: &relation_targets,
+                    tags: &content.tags,
+                    indexed_at: now,
+                },
             )
             .await?;
-            linked_sources.push(source.id);
-        }
-        for (relation_type, target, reason) in &relation_targets {
-            let relation = Relation {
-                id: self.new_internal_id(),
-                source_content_id: content_item.id.clone(),
-                source_revision_id: revision_id.clone(),
-                relation_type: *relation_type,
-                target_id: target.clone(),
-                reason: reason.clone(),
-                origin: self.realm().to_owned(),
-                created_at: now,
-            };
-            store::knowledge::insert_relation(&mut transaction.conn(), &relation).await?;
-        }
+        let published_claims: Vec<PublishedClaim> = linked
+            .into_iter()
+            .map(|claim| PublishedClaim {
+                id: claim.id.into_string(),
+                matched_existing: claim.matched_existing,
+            })
+            .collect();
 
-        // Trust: the new revision and the new claims start from the prior, in one statement. A new item cannot be
-        // superseded yet (a relation's target must exist before it is declared); a new revision of an existing
-        // item is, when an effective `supersedes` relation already replaces the item.
-        let revision_target = TrustTarget {
-            id: revision_id.clone(),
-            kind: TrustTargetKind::Revision,
-            content_id: Some(content_item.id.clone()),
-            author_root_controller: content_item.author_root_controller.clone(),
-            author_origin: content_item.origin.clone(),
-            created_at: now,
-        };
-        let revision_superseded = match &previous_revision {
-            Some(_) => self.is_superseded(&mut transaction.conn(), &revision_target).await?,
-            None => false,
-        };
-        let mut new_targets = vec![(revision_target, revision_superseded)];
-        new_targets.extend(new_claims.iter().map(|claim| {
-            let target = TrustTarget {
-                id: claim.id.clone(),
-                kind: TrustTargetKind::Claim,
-                content_id: None,
-                author_root_controller: claim.author_root_controller.clone(),
-                author_origin: claim.origin.clone(),
-                created_at: now,
-            };
-            (target, false)
-        }));
-        let statuses = self
-            .initialize_trust_summaries(transaction, pending, &new_targets)
-            .await?;
-        // Search: the item's document and those of its new claims, with their first statuses, in one statement.
-        let claim_texts: Vec<String> = content.claims.iter().map(|(text, _, _)| text.clone()).collect();
-        let mut statuses = statuses.iter().map(|status| status.as_str());
-        let mut documents = vec![super::search::content_document(
-            &content_item,
-            &revision,
-            &claim_texts,
-            &content.tags,
-            statuses.next().unwrap_or("unverified"),
-        )];
-        for claim in &new_claims {
-            documents.push(super::search::claim_document(
-                claim,
-                statuses.next().unwrap_or("unverified"),
-            ));
-        }
-        self.index_documents(transaction, &documents).await?;
-        // The revision it replaces is now superseded.
-        if let Some(previous) = &previous_revision {
-            let previous_target = self.trust_target(&mut transaction.conn(), previous).await?;
-            self.apply_evidence_change(
-                transaction,
-                pending,
-                &previous_target,
-                super::trust::EvidenceChange::Reassess,
-            )
-            .await?;
-        }
-        // Content that this revision declares it supersedes may now be replaced (and content the previous revision
-        // superseded may no longer be).
-        let declares_supersedes = relation_targets
-            .iter()
-            .any(|(relation_type, _, _)| *relation_type == RelationType::Supersedes);
-        if declares_supersedes || previous_revision.is_some() {
-            self.reassess_superseded_targets(transaction, pending, &content_item.id, previous_revision.as_ref())
-                .await?;
-        }
-
+        // Federation: the change leaves with this unit of work when its space is federated.
+        let space_id = content_item.space_id.clone();
+        unit.emit(
+            self.new_internal_id(),
+            Change::ContentRevised {
+                content_id: content_item.id.as_str().to_owned(),
+                revision_id: revision_id.as_str().to_owned(),
+                revision_no,
+            },
+            &space_id,
+            visibility,
+            now,
+        );
         Ok(PublishOutcome {
             id: content_item.id.into_string(),
             revision_id: revision_id.into_string(),
@@ -1062,23 +962,21 @@ impl Service {
     /// relations stopped counting when it stopped being current.
     pub(super) async fn reassess_superseded_targets(
         &self,
-        transaction: &mut Transaction,
-        pending: &mut PendingTrustStates,
+        unit: &mut UnitOfWork,
         source_content: &PublicId,
         replaced_revision: Option<&PublicId>,
     ) -> Result<(), ServiceError> {
         let mut relations =
-            store::knowledge::supersedes_relations_of_current_revision(&mut transaction.conn(), source_content).await?;
+            store::knowledge::supersedes_relations_of_current_revision(&mut unit.conn(), source_content).await?;
         if let Some(replaced) = replaced_revision {
-            relations
-                .extend(store::knowledge::supersedes_relations_declared_by(&mut transaction.conn(), replaced).await?);
+            relations.extend(store::knowledge::supersedes_relations_declared_by(&mut unit.conn(), replaced).await?);
         }
         let mut reassessed: Vec<PublicId> = Vec::new();
         for relation in &relations {
             let target_content = match relation.target_id.kind() {
                 IdKind::Content => Some(relation.target_id.clone()),
                 IdKind::Revision => store::knowledge::revision_target(
-                    &mut transaction.conn(),
+                    &mut unit.conn(),
                     store::knowledge::RevisionOf::Revision(&relation.target_id),
                 )
                 .await?
@@ -1092,13 +990,13 @@ impl Service {
                 continue;
             }
             let current = store::knowledge::revision_target(
-                &mut transaction.conn(),
+                &mut unit.conn(),
                 store::knowledge::RevisionOf::CurrentOf(&target_content),
             )
             .await?;
             if let Some((content, revision_id, revision_created_at)) = current {
                 let target = super::trust::revision_trust_target(revision_id, revision_created_at, content);
-                self.apply_evidence_change(transaction, pending, &target, super::trust::EvidenceChange::Reassess)
+                self.apply_evidence_change(unit, &target, super::trust::EvidenceChange::Reassess)
                     .await?;
             }
             reassessed.push(target_content);
@@ -1160,8 +1058,7 @@ impl Service {
     #[allow(clippy::too_many_arguments)] // The fields of one named subject; a struct would only rename them.
     async fn find_or_create_entity(
         &self,
-        transaction: &mut Transaction,
-        pending: &mut PendingTrustStates,
+        unit: &mut UnitOfWork,
         author: &crate::domain::Actor,
         name: &str,
         normalized_name: &str,
@@ -1170,8 +1067,7 @@ impl Service {
         description: &str,
     ) -> Result<Entity, ServiceError> {
         if let Some(entity) =
-            store::knowledge::find_entity_by_name(&mut transaction.conn(), self.realm(), entity_type, normalized_name)
-                .await?
+            store::knowledge::find_entity_by_name(&mut unit.conn(), self.realm(), entity_type, normalized_name).await?
         {
             return Ok(entity);
         }
@@ -1187,7 +1083,7 @@ impl Service {
             created_by_root_controller: author.root_controller.clone(),
             created_at: self.now(),
         };
-        store::knowledge::insert_entity(&mut transaction.conn(), &entity).await?;
+        store::knowledge::insert_entity(&mut unit.conn(), &entity).await?;
         let target = TrustTarget {
             id: entity.id.clone(),
             kind: TrustTargetKind::Entity,
@@ -1196,11 +1092,9 @@ impl Service {
             author_origin: entity.origin.clone(),
             created_at: entity.created_at,
         };
-        let statuses = self
-            .initialize_trust_summaries(transaction, pending, &[(target, false)])
-            .await?;
+        let statuses = self.initialize_trust_summaries(unit, &[(target, false)]).await?;
         let status = statuses.first().map_or("unverified", |status| status.as_str());
-        self.index_documents(transaction, &[super::search::entity_document(&entity, status)])
+        self.index_documents(&mut unit.conn(), &[super::search::entity_document(&entity, status)])
             .await?;
         Ok(entity)
     }
@@ -1273,10 +1167,20 @@ impl Service {
             origin: self.realm().to_owned(),
             created_by: created_by.clone(),
             created_at: self.now(),
+            received_at: self.now(),
         };
         store::knowledge::insert_space(&mut transaction.conn(), &space).await?;
         Ok(space)
     }
+}
+
+/// The error for writing to or through a deleted content item: it is gone, as `get` reports it.
+pub(super) fn deleted_content(id: &PublicId) -> ServiceError {
+    ServiceError::new(
+        ErrorCode::NotFound,
+        format!("{} was deleted; `get` shows when, by whom and why", id.as_str()),
+    )
+    .with_details(json!({ "id": id.as_str(), "deleted": true }))
 }
 
 pub(super) fn rejected(finding: &super::scan::ScanFinding) -> ServiceError {

@@ -7,9 +7,10 @@ use super::content::SourceReference;
 use super::limits::{
     MAX_DIMENSION_CHARACTERS, MAX_ID_CHARACTERS, MAX_KEYWORD_CHARACTERS, MAX_NOTE_CHARACTERS, MAX_SOURCES,
 };
-use super::trust::{EvidenceChange, PendingTrustStates, TrustChange, TrustTarget};
+use super::trust::{EvidenceChange, TrustChange, TrustTarget};
+use super::unit_of_work::UnitOfWork;
 use super::validation::{cap_optional_text, cap_text, confidence, keyword, optional_text, parse_target, type_name};
-use super::writes::{CallMetadata, WriteSummary, within_write};
+use super::writes::{CallMetadata, WriteOperation, WriteSummary, within_write};
 use super::{ErrorCode, Service, ServiceError};
 use crate::domain::evidence::{
     CitedSource, Rating, RecordAuthor, RecordStatus, Review, ReviewGrounding, StandingSnapshot, UsageEvent,
@@ -17,7 +18,7 @@ use crate::domain::evidence::{
 };
 use crate::domain::{AuthenticatedActor, IdKind, PublicId, Scope};
 use crate::store::trust::RatingAggregateRecord;
-use crate::store::{self, Conn, Transaction};
+use crate::store::{self, Conn};
 use crate::trust::{ContextKey, ControllerRef, Evaluation, RatingQuery, RatingRecord, aggregate_ratings};
 
 /// Everything `report_usage` accepts for a new report.
@@ -263,16 +264,10 @@ impl Service {
             self.prepare_evidence(&mut reader.conn(), caller, &usage.target, &usage.field)
                 .await?
         };
-        within_write!(
-            self,
-            caller,
-            metadata,
-            request.idempotency_key.as_deref(),
-            |transaction, pending| {
-                self.record_usage_in(transaction, pending, caller, usage.clone(), prepared.clone())
-                    .await
-            }
-        )
+        within_write!(self, caller, metadata, request.idempotency_key.as_deref(), |unit| {
+            self.record_usage_in(unit, caller, usage.clone(), prepared.clone())
+                .await
+        })
     }
 
     /// What an evidence record needs to know of its target and its author's standing, read before the write's
@@ -300,8 +295,7 @@ impl Service {
     /// Records one usage event and updates its target's trust, inside a write.
     pub(super) async fn record_usage_in(
         &self,
-        transaction: &mut Transaction,
-        pending: &mut PendingTrustStates,
+        unit: &mut UnitOfWork,
         caller: &AuthenticatedActor,
         usage: NewUsage,
         prepared: PreparedEvidence,
@@ -333,16 +327,10 @@ impl Service {
             && trust_target.author_origin == self.realm();
         let record = self.usage_record(&event);
         let change = self
-            .apply_evidence_change(
-                transaction,
-                pending,
-                &trust_target,
-                EvidenceChange::Add(Box::new(record)),
-            )
+            .apply_evidence_change(unit, &trust_target, EvidenceChange::Add(Box::new(record)))
             .await?;
-        store::evidence::insert_usage(&mut transaction.conn(), &event).await?;
-        self.after_evidence_change(transaction, pending, &trust_target, &change)
-            .await?;
+        store::evidence::insert_usage(&mut unit.conn(), &event).await?;
+        self.after_evidence_change(unit, &trust_target, &change).await?;
         Ok(UsageOutcomeReport {
             id: event.id.into_string(),
             target_revision: target_revision.map(PublicId::into_string),
@@ -406,13 +394,8 @@ impl Service {
             self.prepare_evidence(&mut reader.conn(), caller, &target, "target")
                 .await?
         };
-        within_write!(
-            self,
-            caller,
-            metadata,
-            request.idempotency_key.as_deref(),
-            |transaction, pending| {
-                async {
+        within_write!(self, caller, metadata, request.idempotency_key.as_deref(), |unit| {
+            async {
             let PreparedEvidence { trust_target, target_revision, standing } = prepared.clone();
             if trust_target.author_root_controller == caller.actor.root_controller && trust_target.author_origin == self.realm() {
                 return Err(ServiceError::new(
@@ -422,12 +405,12 @@ impl Service {
                 .with_details(json!({ "target": trust_target.id.as_str(), "root_controller": caller.actor.root_controller.as_str() })));
             }
             let grounding = match &based_on_usage {
-                Some(usage_id) => self.grounding_of(&mut transaction.conn(), caller, usage_id, &trust_target).await?,
+                Some(usage_id) => self.grounding_of(&mut unit.conn(), caller, usage_id, &trust_target).await?,
                 None => ReviewGrounding::None,
             };
             let mut cited = Vec::new();
             for (position, source) in sources.iter().enumerate() {
-                let (source, title) = self.resolve_source(&mut transaction.conn(), source, position).await?;
+                let (source, title) = self.resolve_source(&mut unit.conn(), source, position).await?;
                 if !cited.iter().any(|existing: &CitedSource| existing.source_id == source.id) {
                     cited.push(CitedSource {
                         source_id: source.id,
@@ -454,18 +437,17 @@ impl Service {
             };
             let record = self.review_record(&review);
             let change = self
-                .apply_evidence_change(transaction, pending, &trust_target, EvidenceChange::Add(Box::new(record)))
+                .apply_evidence_change(unit, &trust_target, EvidenceChange::Add(Box::new(record)))
                 .await?;
-            store::evidence::insert_review(&mut transaction.conn(), &review).await?;
-            self.after_evidence_change(transaction, pending, &trust_target, &change).await?;
+            store::evidence::insert_review(&mut unit.conn(), &review).await?;
+            self.after_evidence_change(unit, &trust_target, &change).await?;
             Ok(ReviewOutcome {
                 id: review.id.into_string(),
                 target_revision: target_revision.map(PublicId::into_string),
             })
             }
             .await
-            }
-        )
+        })
     }
 
     /// `rate`: a score on one dimension in one context.
@@ -519,45 +501,39 @@ impl Service {
             .filter(|text| !text.trim().is_empty())
             .map(|text| parse_target("based_on_usage", text, &[IdKind::Usage], "based_on_usage"))
             .transpose()?;
-        within_write!(
-            self,
-            caller,
-            metadata,
-            request.idempotency_key.as_deref(),
-            |transaction, _pending| {
-                async {
-                    let author_root = self.rating_target_author(&mut transaction.conn(), &target).await?;
-                    if let Some(usage_id) = &based_on_usage {
-                        self.own_active_usage(&mut transaction.conn(), caller, usage_id).await?;
-                    }
-                    let rating = Rating {
-                        id: self.new_id(IdKind::Rating),
-                        target_id: target.clone(),
-                        author: self.record_author(caller),
-                        dimension: dimension.clone(),
-                        score: request.score,
-                        confidence,
-                        context: context.clone(),
-                        context_key: context_key.to_string(),
-                        based_on_usage_id: based_on_usage.clone(),
-                        rationale_markdown: rationale.clone(),
-                        status: RecordStatus::Active,
-                        retracted_at: None,
-                        created_at: self.now(),
-                    };
-                    store::evidence::insert_rating(&mut transaction.conn(), &rating).await?;
-                    self.refresh_rating_aggregates(&mut transaction.conn(), &target, &author_root, &dimension)
-                        .await?;
-                    Ok(RateOutcome {
-                        id: rating.id.into_string(),
-                        // The aggregates leave out exactly the ratings of the target author's root controller.
-                        self_evidence: author_root
-                            == self.controller_ref_for(self.realm(), caller.actor.root_controller.as_str()),
-                    })
+        within_write!(self, caller, metadata, request.idempotency_key.as_deref(), |unit| {
+            async {
+                let author_root = self.rating_target_author(&mut unit.conn(), &target).await?;
+                if let Some(usage_id) = &based_on_usage {
+                    self.own_active_usage(&mut unit.conn(), caller, usage_id).await?;
                 }
-                .await
+                let rating = Rating {
+                    id: self.new_id(IdKind::Rating),
+                    target_id: target.clone(),
+                    author: self.record_author(caller),
+                    dimension: dimension.clone(),
+                    score: request.score,
+                    confidence,
+                    context: context.clone(),
+                    context_key: context_key.to_string(),
+                    based_on_usage_id: based_on_usage.clone(),
+                    rationale_markdown: rationale.clone(),
+                    status: RecordStatus::Active,
+                    retracted_at: None,
+                    created_at: self.now(),
+                };
+                store::evidence::insert_rating(&mut unit.conn(), &rating).await?;
+                self.refresh_rating_aggregates(&mut unit.conn(), &target, &author_root, &dimension)
+                    .await?;
+                Ok(RateOutcome {
+                    id: rating.id.into_string(),
+                    // The aggregates leave out exactly the ratings of the target author's root controller.
+                    self_evidence: author_root
+                        == self.controller_ref_for(self.realm(), caller.actor.root_controller.as_str()),
+                })
             }
-        )
+            .await
+        })
     }
 
     /// Retracts one of the caller's own evidence records (`{ "retract": "<id>" }` on report_usage, review or rate).
@@ -569,31 +545,36 @@ impl Service {
         record: &str,
         idempotency_key: Option<&str>,
     ) -> Result<RetractOutcome, ServiceError> {
-        let (scope, kind) = match metadata.tool {
-            "report_usage" => (Scope::Usage, IdKind::Usage),
-            "review" => (Scope::Review, IdKind::Review),
-            "rate" => (Scope::Rate, IdKind::Rating),
-            other => return Err(ServiceError::internal(format!("retraction through {other}"))),
+        let (scope, kind) = match metadata.operation {
+            WriteOperation::ReportUsage => (Scope::Usage, IdKind::Usage),
+            WriteOperation::Review => (Scope::Review, IdKind::Review),
+            WriteOperation::Rate => (Scope::Rate, IdKind::Rating),
+            other => {
+                return Err(ServiceError::internal(format!(
+                    "retraction through {}",
+                    other.tool_name()
+                )));
+            }
         };
         self.require_scope(caller, scope)?;
-        let record_id = parse_target("retract", record, &[kind], metadata.tool)?;
-        within_write!(self, caller, metadata, idempotency_key, |transaction, pending| {
+        let record_id = parse_target("retract", record, &[kind], metadata.operation.tool_name())?;
+        within_write!(self, caller, metadata, idempotency_key, |unit| {
             async {
                 let (author, status, target) = match kind {
                     IdKind::Usage => {
-                        let usage = store::evidence::find_usage(&mut transaction.conn(), &record_id)
+                        let usage = store::evidence::find_usage(&mut unit.conn(), &record_id)
                             .await?
                             .ok_or_else(|| ServiceError::not_found(record_id.as_str()))?;
                         (usage.author.actor_id, usage.status, usage.target_id)
                     }
                     IdKind::Review => {
-                        let review = store::evidence::find_review(&mut transaction.conn(), &record_id)
+                        let review = store::evidence::find_review(&mut unit.conn(), &record_id)
                             .await?
                             .ok_or_else(|| ServiceError::not_found(record_id.as_str()))?;
                         (review.author.actor_id, review.status, review.target_id)
                     }
                     _ => {
-                        let rating = store::evidence::find_rating(&mut transaction.conn(), &record_id)
+                        let rating = store::evidence::find_rating(&mut unit.conn(), &record_id)
                             .await?
                             .ok_or_else(|| ServiceError::not_found(record_id.as_str()))?;
                         (rating.author.actor_id, rating.status, rating.target_id)
@@ -614,33 +595,29 @@ impl Service {
                     });
                 }
                 if kind == IdKind::Rating {
-                    store::evidence::retract(&mut transaction.conn(), &record_id, self.now()).await?;
-                    let rating = store::evidence::find_rating(&mut transaction.conn(), &record_id)
+                    store::evidence::retract(&mut unit.conn(), &record_id, self.now()).await?;
+                    let rating = store::evidence::find_rating(&mut unit.conn(), &record_id)
                         .await?
                         .ok_or_else(|| ServiceError::not_found(record_id.as_str()))?;
-                    let author_root = self
-                        .rating_target_author(&mut transaction.conn(), &rating.target_id)
-                        .await?;
+                    let author_root = self.rating_target_author(&mut unit.conn(), &rating.target_id).await?;
                     self.refresh_rating_aggregates(
-                        &mut transaction.conn(),
+                        &mut unit.conn(),
                         &rating.target_id,
                         &author_root,
                         &rating.dimension,
                     )
                     .await?;
                 } else {
-                    let trust_target = self.trust_target(&mut transaction.conn(), &target).await?;
+                    let trust_target = self.trust_target(&mut unit.conn(), &target).await?;
                     let change = self
                         .apply_evidence_change(
-                            transaction,
-                            pending,
+                            unit,
                             &trust_target,
                             EvidenceChange::Retract(record_id.as_str().to_owned()),
                         )
                         .await?;
-                    store::evidence::retract(&mut transaction.conn(), &record_id, self.now()).await?;
-                    self.after_evidence_change(transaction, pending, &trust_target, &change)
-                        .await?;
+                    store::evidence::retract(&mut unit.conn(), &record_id, self.now()).await?;
+                    self.after_evidence_change(unit, &trust_target, &change).await?;
                 }
                 Ok(RetractOutcome {
                     id: record_id.as_str().to_owned(),
@@ -689,8 +666,7 @@ impl Service {
     /// After a change to a revision's evidence: content it supersedes may have become (or stopped being) replaced.
     async fn after_evidence_change(
         &self,
-        transaction: &mut Transaction,
-        pending: &mut PendingTrustStates,
+        unit: &mut UnitOfWork,
         target: &TrustTarget,
         change: &TrustChange,
     ) -> Result<(), ServiceError> {
@@ -699,10 +675,9 @@ impl Service {
         if let Some(content_id) = &target.content_id
             && change.high_confidence_changed()
         {
-            self.reassess_superseded_targets(transaction, pending, content_id, None)
-                .await?;
+            self.reassess_superseded_targets(unit, content_id, None).await?;
         }
-        self.settle_decisions(transaction, pending).await
+        self.settle_decisions(unit).await
     }
 
     fn record_author(&self, caller: &AuthenticatedActor) -> RecordAuthor {

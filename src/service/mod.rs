@@ -17,11 +17,13 @@ pub mod keys;
 pub mod limits;
 pub mod lookup;
 pub mod markdown;
+pub mod revision_write;
 pub mod scan;
 pub mod search;
 pub mod search_query;
 pub mod structured_data;
 pub mod trust;
+pub mod unit_of_work;
 pub mod validation;
 pub mod writes;
 

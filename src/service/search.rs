@@ -26,7 +26,7 @@ use super::validation::{
 use super::{Service, ServiceError};
 use crate::domain::{AuthenticatedActor, IdKind, Scope};
 use crate::store::search::{SearchCandidate, SearchDocument, SearchFilter, SearchKind, SearchListing, SearchOrder};
-use crate::store::{self, Backend, Conn, Transaction};
+use crate::store::{self, Backend, Conn};
 
 pub use super::limits::{MAX_QUERY_CHARACTERS, MAX_SEARCH_LIMIT};
 /// Results per page when the caller does not say.
@@ -523,10 +523,10 @@ impl Service {
     /// Writes (or rewrites) search documents, all in one statement.
     pub(super) async fn index_documents(
         &self,
-        transaction: &mut Transaction,
+        conn: &mut store::Conn<'_>,
         documents: &[SearchDocument],
     ) -> Result<(), ServiceError> {
-        store::search::upsert_documents(&mut transaction.conn(), documents).await?;
+        store::search::upsert_documents(conn, documents).await?;
         Ok(())
     }
 }
@@ -559,7 +559,9 @@ pub(super) fn content_document(
         title: revision.title.clone(),
         summary: revision.summary.clone(),
         body,
-        created_at: content.created_at,
+        // When the item arrived here (its publication when local): search snapshots compare it, so an item
+        // replicated late, however old, never shifts a page already read.
+        created_at: content.received_at,
         updated_at: revision.created_at,
         tags: tags.to_vec(),
         status: status.to_owned(),

@@ -9,11 +9,12 @@ use std::collections::{BTreeMap, HashMap};
 
 use chrono::{DateTime, Utc};
 
+use super::unit_of_work::UnitOfWork;
 use super::{Service, ServiceError};
 use crate::domain::evidence::{RecordStatus, Review, ReviewGrounding, UsageEvent, UsageOutcome, Verdict};
 use crate::domain::{IdKind, PublicId};
 use crate::store::trust::{ReputationObservationRecord, TrustSummaryRecord, TrustTargetKind};
-use crate::store::{self, Conn, Transaction};
+use crate::store::{self, Conn};
 use crate::trust::{
     Assessment, ControllerRef, ControllerStanding, Evaluation, EvidenceKind, EvidenceRecord, Explanation,
     FirstPartyDecision, Grounding, InstanceTrustTable, ReputationObservation, RetractionAuthority, ReviewVerdict,
@@ -191,8 +192,7 @@ impl Service {
     /// be).
     pub(super) async fn initialize_trust_summaries(
         &self,
-        transaction: &mut Transaction,
-        pending: &mut PendingTrustStates,
+        unit: &mut UnitOfWork,
         targets: &[(TrustTarget, bool)],
     ) -> Result<Vec<TrustStatus>, ServiceError> {
         let now = self.now();
@@ -214,10 +214,11 @@ impl Service {
             });
             summaries.push(summary_record(target, 1, &assessment, 0, now));
             statuses.push(assessment.status);
+            let pending = unit.trust_states();
             pending.states.retain(|(id, _, _)| id != target.id.as_str());
             pending.states.push((target.id.as_str().to_owned(), 1, state));
         }
-        store::trust::upsert_summaries(&mut transaction.conn(), &summaries).await?;
+        store::trust::upsert_summaries(&mut unit.conn(), &summaries).await?;
         Ok(statuses)
     }
 
@@ -225,14 +226,13 @@ impl Service {
     /// Call it before changing the evidence rows themselves: the state is rebuilt from the rows when needed.
     pub(super) async fn apply_evidence_change(
         &self,
-        transaction: &mut Transaction,
-        pending: &mut PendingTrustStates,
+        unit: &mut UnitOfWork,
         target: &TrustTarget,
         change: EvidenceChange,
     ) -> Result<TrustChange, ServiceError> {
-        let locked =
-            store::trust::lock_summary(&mut transaction.conn(), &target.id, target.content_id.as_ref()).await?;
+        let locked = store::trust::lock_summary(&mut unit.conn(), &target.id, target.content_id.as_ref()).await?;
         let version = locked.as_ref().map_or(0, |locked| locked.summary.version);
+        let (transaction, pending) = unit.parts();
         let mut state = self
             .target_state(&mut transaction.conn(), target, version, pending)
             .await?;
@@ -248,7 +248,7 @@ impl Service {
         let now = self.now();
         let superseded = match locked.as_ref().and_then(|locked| locked.supersession.as_ref()) {
             Some(supersession) => revision_is_superseded(supersession, &target.id),
-            None => self.is_superseded(&mut transaction.conn(), target).await?,
+            None => self.is_superseded(&mut unit.conn(), target).await?,
         };
         let table = self.instance_trust_table();
         let assessment = state.assess(&Evaluation {
@@ -257,15 +257,16 @@ impl Service {
             superseded,
         });
         let summary = summary_record(target, version + 1, &assessment, state.held_records(), now);
-        store::trust::upsert_summaries(&mut transaction.conn(), std::slice::from_ref(&summary)).await?;
+        store::trust::upsert_summaries(&mut unit.conn(), std::slice::from_ref(&summary)).await?;
         let previous_status = locked.as_ref().and_then(|locked| parse_status(&locked.summary.status));
         if previous_status != Some(assessment.status) {
             // Status filters are terms of the search index; the documents whose trust lives here follow.
-            store::search::set_document_status(&mut transaction.conn(), target.id.as_str(), assessment.status.as_str())
+            store::search::set_document_status(&mut unit.conn(), target.id.as_str(), assessment.status.as_str())
                 .await?;
         }
         let previous_decision = previous_status.and_then(FirstPartyDecision::from_status);
         let new_decision = FirstPartyDecision::from_status(assessment.status);
+        let pending = unit.trust_states();
         if new_decision.is_some() && new_decision != previous_decision {
             pending.decided.retain(|(decided, _)| decided.id != target.id);
             pending.decided.push((target.clone(), now));
@@ -626,14 +627,9 @@ impl Service {
 
     /// Judges the records of every target whose status became decided in this transaction. Call it after the
     /// transaction's evidence rows are written, so the judgement sees them.
-    pub(super) async fn settle_decisions(
-        &self,
-        transaction: &mut Transaction,
-        pending: &mut PendingTrustStates,
-    ) -> Result<(), ServiceError> {
-        for (target, decided_at) in std::mem::take(&mut pending.decided) {
-            self.record_reputation_observations(transaction, &target, decided_at)
-                .await?;
+    pub(super) async fn settle_decisions(&self, unit: &mut UnitOfWork) -> Result<(), ServiceError> {
+        for (target, decided_at) in std::mem::take(&mut unit.trust_states().decided) {
+            self.record_reputation_observations(unit, &target, decided_at).await?;
         }
         Ok(())
     }
@@ -642,11 +638,11 @@ impl Service {
     /// the decision reached without that record's controller (leave-one-out), once per record.
     async fn record_reputation_observations(
         &self,
-        transaction: &mut Transaction,
+        unit: &mut UnitOfWork,
         target: &TrustTarget,
         decided_at: DateTime<Utc>,
     ) -> Result<(), ServiceError> {
-        let records = self.evidence_records_of(&mut transaction.conn(), &target.id).await?;
+        let records = self.evidence_records_of(&mut unit.conn(), &target.id).await?;
         let first_party: Vec<&EvidenceRecord> = records
             .iter()
             .filter(|record| record.origin.is_none() && !record.retracted)
@@ -717,7 +713,7 @@ impl Service {
                     recorded_at: record.recorded_at,
                     decided_at,
                 };
-                store::trust::insert_reputation_observation(&mut transaction.conn(), &observation).await?;
+                store::trust::insert_reputation_observation(&mut unit.conn(), &observation).await?;
             }
         }
         Ok(())

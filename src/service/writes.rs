@@ -1,5 +1,5 @@
-//! The pipeline every write runs through, in one transaction: scope, idempotency, the per-root-controller rate
-//! limit, the change itself, the audit row, and the count of the write in its minute that the rate limit sums.
+//! The agent-facing layer of every write: scope, idempotency, the per-root-controller rate limit and the MCP audit
+//! row, on top of the transport-neutral unit of work (`unit_of_work.rs`) that holds the change itself.
 //!
 //! Counting the write in the same transaction as the change makes the limit exact: a write that commits is
 //! counted, one that rolls back is not, and on PostgreSQL an advisory lock per root controller stops two processes
@@ -13,16 +13,61 @@ use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 
 use super::audit::CallAudit;
-use super::trust::PendingTrustStates;
+use super::unit_of_work::{UNIT_ATTEMPTS, UnitOfWork};
 use super::{ErrorCode, Service, ServiceError};
 use crate::domain::{AuthenticatedActor, Scope};
-use crate::store::{self, Transaction};
+use crate::store;
+
+/// The operations an agent writes with: one per write tool. Its name is the tool's, as the audit log and the
+/// idempotency records store it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum WriteOperation {
+    /// `publish`.
+    Publish,
+    /// `submit_experience`.
+    SubmitExperience,
+    /// `report_usage` (or the retraction of a usage event).
+    ReportUsage,
+    /// `review` (or the retraction of a review).
+    Review,
+    /// `rate` (or the retraction of a rating).
+    Rate,
+}
+
+impl WriteOperation {
+    /// Every write operation.
+    pub const ALL: [WriteOperation; 5] = [
+        WriteOperation::Publish,
+        WriteOperation::SubmitExperience,
+        WriteOperation::ReportUsage,
+        WriteOperation::Review,
+        WriteOperation::Rate,
+    ];
+
+    /// The tool's name, as stored in the audit log and with idempotency records.
+    pub const fn tool_name(self) -> &'static str {
+        match self {
+            WriteOperation::Publish => "publish",
+            WriteOperation::SubmitExperience => "submit_experience",
+            WriteOperation::ReportUsage => "report_usage",
+            WriteOperation::Review => "review",
+            WriteOperation::Rate => "rate",
+        }
+    }
+
+    /// The operation of the tool with this name.
+    pub fn from_tool_name(name: &str) -> Option<WriteOperation> {
+        WriteOperation::ALL
+            .into_iter()
+            .find(|operation| operation.tool_name() == name)
+    }
+}
 
 /// What the adapter knows about a call, for the audit row written with the change.
 #[derive(Debug, Clone)]
 pub struct CallMetadata {
-    /// The tool called.
-    pub tool: &'static str,
+    /// The operation called.
+    pub operation: WriteOperation,
     /// The arguments as received.
     pub request: Value,
     /// The client's self-reported name.
@@ -35,9 +80,9 @@ pub struct CallMetadata {
 
 impl CallMetadata {
     /// Metadata for a call made from code rather than through a transport (tests, the seeder).
-    pub fn internal(tool: &'static str, request: Value) -> CallMetadata {
+    pub fn internal(operation: WriteOperation, request: Value) -> CallMetadata {
         CallMetadata {
-            tool,
+            operation,
             request,
             client_name: Some("interai-internal".to_owned()),
             client_version: Some(env!("CARGO_PKG_VERSION").to_owned()),
@@ -61,15 +106,10 @@ pub const MAX_IDEMPOTENCY_KEY_CHARACTERS: usize = 128;
 /// GitHub token, a card number) is refused by the content scan.
 pub const IDEMPOTENCY_KEY_PATTERN: &str = "^[A-Za-z0-9._:-]{1,128}$";
 
-/// How often a write is attempted when PostgreSQL reports a deadlock or serialization failure.
-const WRITE_ATTEMPTS: usize = 3;
-
-/// An open write transaction, between [`Service::begin_write`] and [`Service::finish_write`].
+/// An open write, between [`Service::begin_write`] and [`Service::finish_write`].
 pub(super) struct OpenWrite {
-    /// The transaction every change of the write goes through.
-    pub(super) transaction: Transaction,
-    /// Trust states changed by the write, cached once it commits.
-    pub(super) pending: PendingTrustStates,
+    /// The unit of work every change of the write goes through.
+    pub(super) unit: UnitOfWork,
     request_sha256: String,
 }
 
@@ -90,11 +130,11 @@ pub(super) enum WriteEnd<Outcome> {
 }
 
 /// Runs one write of a caller: `begin_write`, the body (an expression evaluating to `Result<Outcome, ServiceError>`
-/// that changes data only through `$transaction`), then `finish_write`, retrying the whole attempt when the
-/// database asks for it. A macro rather than a closure, because async closures borrowing the transaction cannot be
-/// proven `Send` for every lifetime.
+/// that changes data only through `$unit`, the unit of work), then `finish_write`, retrying the whole attempt when
+/// the database asks for it. A macro rather than a closure, because async closures borrowing the transaction cannot
+/// be proven `Send` for every lifetime.
 macro_rules! within_write {
-    ($service:expr, $caller:expr, $metadata:expr, $idempotency_key:expr, |$transaction:ident, $pending:ident| $body:block) => {{
+    ($service:expr, $caller:expr, $metadata:expr, $idempotency_key:expr, |$unit:ident| $body:block) => {{
         let mut attempt = 0_usize;
         loop {
             attempt += 1;
@@ -103,8 +143,7 @@ macro_rules! within_write {
                 $crate::service::writes::WriteStart::Open(open) => open,
             };
             let result = {
-                let $transaction = &mut open.transaction;
-                let $pending = &mut open.pending;
+                let $unit = &mut open.unit;
                 $body
             };
             match $service
@@ -148,16 +187,17 @@ impl Service {
             validate_idempotency_key(&self.inner.content_scanner, key)?;
         }
         let request_sha256 = request_fingerprint(&metadata.request);
-        let (mut transaction, window) = store::audit::begin_write_for(
+        let (transaction, window) = store::audit::begin_write_for(
             self.store(),
             &caller.actor.root_controller,
             super::audit::first_minute_of_window(self.now()),
         )
         .await?;
+        let mut unit = UnitOfWork::new(transaction);
         if let Some(key) = idempotency_key
-            && let Some(record) = store::idempotency::find(&mut transaction.conn(), &caller.actor.id, key).await?
+            && let Some(record) = store::idempotency::find(&mut unit.conn(), &caller.actor.id, key).await?
         {
-            drop(transaction);
+            drop(unit);
             return self
                 .replay(caller, metadata, record, &request_sha256)
                 .await
@@ -175,15 +215,11 @@ impl Service {
             )
             .with_details(json!({ "retry_after": retry_after, "writes_per_hour": allowance.writes_per_hour })));
         }
-        Ok(WriteStart::Open(Box::new(OpenWrite {
-            transaction,
-            pending: PendingTrustStates::default(),
-            request_sha256,
-        })))
+        Ok(WriteStart::Open(Box::new(OpenWrite { unit, request_sha256 })))
     }
 
-    /// Ends a write: on success stores the idempotency record and the audit row and commits; on a retryable
-    /// failure asks for another attempt; otherwise rolls back and returns the error.
+    /// Ends a write: on success stores the idempotency record and the audit row and commits the unit of work; on a
+    /// retryable failure asks for another attempt; otherwise rolls back and returns the error.
     pub(super) async fn finish_write<Outcome>(
         &self,
         caller: &AuthenticatedActor,
@@ -197,15 +233,14 @@ impl Service {
         Outcome: Serialize + DeserializeOwned + WriteSummary,
     {
         let OpenWrite {
-            mut transaction,
-            mut pending,
+            mut unit,
             request_sha256,
         } = *open;
         let outcome = match result {
             Ok(outcome) => outcome,
-            Err(error) if error.retryable && attempt < WRITE_ATTEMPTS => {
+            Err(error) if error.retryable && attempt < UNIT_ATTEMPTS => {
                 tracing::debug!(
-                    tool = metadata.tool,
+                    tool = metadata.operation.tool_name(),
                     attempt,
                     "retrying write after a transient database error"
                 );
@@ -218,18 +253,18 @@ impl Service {
                 let response = serde_json::to_value(&outcome)
                     .map_err(|error| WriteFailure::Service(ServiceError::internal(error.to_string())))?;
                 let record = store::idempotency::IdempotencyRecord {
-                    tool: metadata.tool.to_owned(),
+                    tool: metadata.operation.tool_name().to_owned(),
                     request_sha256: request_sha256.clone(),
                     response,
                     created_at: self.now(),
                 };
-                store::idempotency::insert(&mut transaction.conn(), &caller.actor.id, key, &record)
+                store::idempotency::insert(&mut unit.conn(), &caller.actor.id, key, &record)
                     .await
                     .map_err(|error| WriteFailure::from_store(error, true))?;
             }
             let audit = self.audit_record(CallAudit {
                 caller,
-                tool: metadata.tool,
+                tool: metadata.operation.tool_name(),
                 is_write: true,
                 request: &metadata.request,
                 outcome: Ok(outcome.summary()),
@@ -237,36 +272,26 @@ impl Service {
                 client_name: metadata.client_name.clone(),
                 client_version: metadata.client_version.clone(),
             });
-            store::audit::insert(&mut transaction.conn(), &audit)
+            store::audit::insert(&mut unit.conn(), &audit)
                 .await
                 .map_err(|error| WriteFailure::from_store(error, false))?;
             let now = self.now();
             store::audit::count_write(
-                &mut transaction.conn(),
+                &mut unit.conn(),
                 &caller.actor.root_controller,
                 store::audit::minute_of(now),
                 super::audit::first_minute_of_window(now),
             )
             .await
             .map_err(|error| WriteFailure::from_store(error, false))?;
-            // The new trust states enter the cache before the commit, because on SQLite the next write of the same
-            // group commit reads this write's summaries before the group's COMMIT. A state is found only by the
-            // version this write gave its summary, which no other write can see unless this one commits; a
-            // failed commit takes its states out again.
-            let cached = self.cache_trust_states(std::mem::take(&mut pending));
-            let committed = transaction
-                .commit()
+            self.commit_unit(unit)
                 .await
-                .map_err(|error| WriteFailure::from_store(error, idempotency_key.is_some()));
-            if committed.is_err() {
-                self.forget_trust_states(&cached);
-            }
-            committed
+                .map_err(|error| WriteFailure::from_store(error, idempotency_key.is_some()))
         }
         .await;
         match stored {
             Ok(()) => WriteEnd::Done(Ok(outcome)),
-            Err(WriteFailure::Retryable(_)) if attempt < WRITE_ATTEMPTS => WriteEnd::Retry,
+            Err(WriteFailure::Retryable(_)) if attempt < UNIT_ATTEMPTS => WriteEnd::Retry,
             Err(WriteFailure::Retryable(cause)) => WriteEnd::Done(Err(ServiceError::internal(cause))),
             Err(WriteFailure::Service(error)) => WriteEnd::Done(Err(error)),
             Err(WriteFailure::DuplicateIdempotencyKey) => {
@@ -297,7 +322,7 @@ impl Service {
         record: store::idempotency::IdempotencyRecord,
         request_sha256: &str,
     ) -> Result<Outcome, ServiceError> {
-        if record.tool != metadata.tool || record.request_sha256 != request_sha256 {
+        if record.tool != metadata.operation.tool_name() || record.request_sha256 != request_sha256 {
             return Err(ServiceError::new(
                 ErrorCode::IdempotencyConflict,
                 "this idempotency key was already used with a different request; use a new key for a new request",
@@ -308,7 +333,7 @@ impl Service {
             .map_err(|error| ServiceError::internal(format!("stored idempotent response is unreadable: {error}")))?;
         self.record_call(CallAudit {
             caller,
-            tool: metadata.tool,
+            tool: metadata.operation.tool_name(),
             is_write: false,
             request: &metadata.request,
             outcome: Ok(format!("idempotent replay: {}", outcome.summary())),

@@ -22,6 +22,7 @@ struct SpaceRow {
     origin: String,
     created_by: String,
     created_at: DateTime<Utc>,
+    received_at: DateTime<Utc>,
 }
 
 impl SpaceRow {
@@ -36,18 +37,20 @@ impl SpaceRow {
             is_default: self.is_default,
             origin: self.origin,
             created_at: self.created_at,
+            received_at: self.received_at,
         })
     }
 }
 
-const SPACE_COLUMNS: &str = "id, name, description, visibility, is_default, origin, created_by, created_at";
+const SPACE_COLUMNS: &str =
+    "id, name, description, visibility, is_default, origin, created_by, created_at, received_at";
 
 /// Inserts a space.
 pub async fn insert_space(conn: &mut Conn<'_>, space: &Space) -> Result<(), StoreError> {
     dispatch!(conn, |connection| {
         sqlx::query(
-            "INSERT INTO spaces (id, name, description, visibility, is_default, origin, created_by, created_at) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+            "INSERT INTO spaces (id, name, description, visibility, is_default, origin, created_by, created_at, \
+             received_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
         )
         .bind(space.id.as_str())
         .bind(&space.name)
@@ -57,6 +60,7 @@ pub async fn insert_space(conn: &mut Conn<'_>, space: &Space) -> Result<(), Stor
         .bind(&space.origin)
         .bind(space.created_by.as_str())
         .bind(space.created_at)
+        .bind(space.received_at)
         .execute(&mut *connection)
         .await?;
     });
@@ -298,6 +302,8 @@ struct ContentRow {
     current_revision_no: i32,
     created_at: DateTime<Utc>,
     updated_at: DateTime<Utc>,
+    received_at: DateTime<Utc>,
+    deleted_at: Option<DateTime<Utc>>,
 }
 
 impl ContentRow {
@@ -313,12 +319,15 @@ impl ContentRow {
             current_revision_no: self.current_revision_no,
             created_at: self.created_at,
             updated_at: self.updated_at,
+            received_at: self.received_at,
+            deleted_at: self.deleted_at,
         })
     }
 }
 
 const CONTENT_COLUMNS: &str = "id, content_type, space_id, author_id, author_root_controller_id, origin, \
-                               current_revision_id, current_revision_no, created_at, updated_at";
+                               current_revision_id, current_revision_no, created_at, updated_at, received_at, \
+                               deleted_at";
 
 /// Inserts a content item (its first revision is inserted separately, in the same transaction).
 pub async fn insert_content(conn: &mut Conn<'_>, content: &ContentItem) -> Result<(), StoreError> {
@@ -326,8 +335,8 @@ pub async fn insert_content(conn: &mut Conn<'_>, content: &ContentItem) -> Resul
         conn,
         super::statement::Statement::new(
             "INSERT INTO content_items (id, content_type, space_id, author_id, author_root_controller_id, origin, \
-             current_revision_id, current_revision_no, created_at, updated_at) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+             current_revision_id, current_revision_no, created_at, updated_at, received_at, deleted_at) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
         )
         .bind(content.id.as_str())
         .bind(&content.content_type)
@@ -338,7 +347,9 @@ pub async fn insert_content(conn: &mut Conn<'_>, content: &ContentItem) -> Resul
         .bind(content.current_revision_id.as_str())
         .bind(content.current_revision_no)
         .bind(content.created_at)
-        .bind(content.updated_at),
+        .bind(content.updated_at)
+        .bind(content.received_at)
+        .bind(content.deleted_at),
     )
     .await
 }
@@ -400,8 +411,8 @@ pub async fn revision_target(
     which: RevisionOf<'_>,
 ) -> Result<Option<(ContentItem, PublicId, DateTime<Utc>)>, StoreError> {
     let columns = "ci.id, ci.content_type, ci.space_id, ci.author_id, ci.author_root_controller_id, ci.origin, \
-                   ci.current_revision_id, ci.current_revision_no, ci.created_at, ci.updated_at, \
-                   r.id AS revision_id, r.created_at AS revision_created_at";
+                   ci.current_revision_id, ci.current_revision_no, ci.created_at, ci.updated_at, ci.received_at, \
+                   ci.deleted_at, r.id AS revision_id, r.created_at AS revision_created_at";
     let (sql, id) = match which {
         RevisionOf::CurrentOf(content_id) => (
             format!(
@@ -471,6 +482,7 @@ struct RevisionRow {
     content_sha256: String,
     origin: String,
     created_at: DateTime<Utc>,
+    received_at: DateTime<Utc>,
 }
 
 impl RevisionRow {
@@ -490,20 +502,21 @@ impl RevisionRow {
             content_sha256: self.content_sha256,
             origin: self.origin,
             created_at: self.created_at,
+            received_at: self.received_at,
         })
     }
 }
 
 const REVISION_COLUMNS: &str = "id, content_id, revision_no, title, summary, body_markdown, structured_data, language, \
-                                change_note, context_key, author_id, content_sha256, origin, created_at";
+                                change_note, context_key, author_id, content_sha256, origin, created_at, received_at";
 
 /// Inserts an immutable revision.
 pub async fn insert_revision(conn: &mut Conn<'_>, revision: &Revision) -> Result<(), StoreError> {
     super::statement::execute(
         conn,
         super::statement::Statement::new("INSERT INTO content_revisions (id, content_id, revision_no, title, summary, body_markdown, structured_data, \
-             language, change_note, context_key, author_id, content_sha256, origin, created_at) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)",)
+             language, change_note, context_key, author_id, content_sha256, origin, created_at, received_at) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)",)
         .bind(revision.id.as_str())
         .bind(revision.content_id.as_str())
         .bind(revision.revision_no)
@@ -517,7 +530,8 @@ pub async fn insert_revision(conn: &mut Conn<'_>, revision: &Revision) -> Result
         .bind(revision.author_id.as_str())
         .bind(&revision.content_sha256)
         .bind(&revision.origin)
-        .bind(revision.created_at),
+        .bind(revision.created_at)
+        .bind(revision.received_at),
     )
     .await
 }

@@ -13,6 +13,7 @@ pub mod files;
 pub mod idempotency;
 pub mod keys;
 pub mod knowledge;
+pub mod outbox;
 pub mod search;
 pub mod settings;
 pub mod sqlite_writer;

@@ -6,7 +6,7 @@ use interai::service::actors::NewActor;
 use interai::service::content::{PublishOutcome, PublishRequest};
 use interai::service::evidence::{ReviewRequest, UsageRequest};
 use interai::service::keys::NewApiKey;
-use interai::service::writes::CallMetadata;
+use interai::service::writes::{CallMetadata, WriteOperation};
 use serde_json::json;
 
 /// An agent with its key.
@@ -75,14 +75,15 @@ pub async fn agent(service: &Service, name: &str) -> Agent {
     agent_of(service, &owner, name).await
 }
 
-/// Metadata for a call made from a test.
+/// Metadata for a call made from a test, named by its tool.
 pub fn metadata(tool: &'static str) -> CallMetadata {
-    CallMetadata::internal(tool, json!({}))
+    metadata_with(tool, json!({}))
 }
 
 /// Metadata carrying the request, as idempotency compares it.
 pub fn metadata_with(tool: &'static str, request: serde_json::Value) -> CallMetadata {
-    CallMetadata::internal(tool, request)
+    let operation = WriteOperation::from_tool_name(tool).unwrap_or_else(|| panic!("{tool} is not a write tool"));
+    CallMetadata::internal(operation, request)
 }
 
 /// Publishes a simple procedure with the given claims.

@@ -6,6 +6,7 @@
 
 use chrono::{DateTime, TimeDelta, Utc};
 
+use super::super::unit_of_work::{UnitOfWork, within_unit_of_work};
 use super::super::{Service, ServiceError};
 use super::peering::{InboundPeering, PeerIntroduction, block_has_lapsed, normalize_realm};
 use crate::domain::{PeerLevel, PeerState};
@@ -211,19 +212,25 @@ impl Service {
         row: &InboxActivityRow,
         message: Result<InboundPeering, String>,
     ) -> Result<(), ServiceError> {
+        let (outcome, detail) =
+            within_unit_of_work!(self, |unit| { self.apply_inbound_in(unit, row, message.clone()).await })?;
+        tracing::info!(peer = %row.peer_realm, activity_id = %row.activity_id, activity_type = %row.activity_type, outcome, detail = %detail, "inbound activity processed");
+        Ok(())
+    }
+
+    /// One attempt at [`Service::apply_inbound`] inside `unit`; returns the outcome and detail the intake log got.
+    async fn apply_inbound_in(
+        &self,
+        unit: &mut UnitOfWork,
+        row: &InboxActivityRow,
+        message: Result<InboundPeering, String>,
+    ) -> Result<(&'static str, String), ServiceError> {
         let now = self.now();
-        let mut transaction = self.store().begin().await?;
-        let Some(mut peer) = store::federation::find_peer(&mut transaction.conn(), &row.peer_realm).await? else {
-            self.finish_inbound(
-                &mut transaction,
-                row,
-                "failed",
-                "refused",
-                "the peer was removed before the activity was applied",
-            )
-            .await?;
-            transaction.commit().await?;
-            return Ok(());
+        let Some(mut peer) = store::federation::find_peer(&mut unit.conn(), &row.peer_realm).await? else {
+            let detail = "the peer was removed before the activity was applied".to_owned();
+            self.finish_inbound(unit.transaction(), row, "failed", "refused", &detail)
+                .await?;
+            return Ok(("refused", detail));
         };
         let (state, outcome, detail) = match message {
             Err(reason) => ("failed", "refused", reason),
@@ -232,16 +239,14 @@ impl Service {
             }
             Ok(message) => {
                 let (outcome, detail) = self
-                    .apply_inbound_peering(&mut transaction, &mut peer, &row.key_id, &message)
+                    .apply_inbound_peering(unit.transaction(), &mut peer, &row.key_id, &message)
                     .await?;
                 ("applied", outcome, detail)
             }
         };
-        self.finish_inbound(&mut transaction, row, state, outcome, &detail)
+        self.finish_inbound(unit.transaction(), row, state, outcome, &detail)
             .await?;
-        transaction.commit().await?;
-        tracing::info!(peer = %row.peer_realm, activity_id = %row.activity_id, activity_type = %row.activity_type, outcome, detail = %detail, "inbound activity processed");
-        Ok(())
+        Ok((outcome, detail))
     }
 
     async fn finish_inbound(
