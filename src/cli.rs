@@ -60,9 +60,15 @@ pub enum AdminCommand {
     /// Peers: the other instances this one federates with.
     #[command(subcommand)]
     Peer(PeerCommand),
-    /// The instance's own federation identity.
+    /// The instance's own federation identity, and what peers refused for good.
     #[command(subcommand)]
     Federation(FederationCommand),
+    /// Spaces: where content lives; `federated` ones are shared with every active peer, `local` ones never leave.
+    #[command(subcommand)]
+    Space(SpaceCommand),
+    /// Content items.
+    #[command(subcommand)]
+    Content(ContentCommand),
     /// Fill the database with realistic synthetic knowledge and evidence (for benchmarks and demonstrations).
     Seed {
         /// How many content items to publish.
@@ -151,6 +157,54 @@ pub enum FederationCommand {
     Identity,
     /// Make a new signing key, endorsed by the current one, and announce it to every active peer.
     RotateKey,
+    /// Activities a peer refused for good (a 4xx other than 408 and 429), newest first.
+    DeadLetters {
+        /// Only this peer's.
+        #[arg(long, value_name = "REALM")]
+        peer: Option<String>,
+    },
+    /// Send a dead letter again (the same activity and origin proof, the request signed afresh).
+    Replay {
+        /// The dead letter's ID (from `dead-letters`).
+        id: String,
+    },
+    /// Forget a dead letter.
+    Drop {
+        /// The dead letter's ID.
+        id: String,
+    },
+}
+
+/// `interai admin space …`
+#[derive(Debug, Subcommand)]
+pub enum SpaceCommand {
+    /// Create a space of this realm.
+    Create {
+        /// Its name, unique in the realm; agents name it in `publish`.
+        name: String,
+        /// `federated` (shared with every active peer) or `local` (never leaves this instance). Fixed for good.
+        #[arg(long)]
+        visibility: String,
+        /// What it is for.
+        #[arg(long)]
+        description: Option<String>,
+    },
+    /// Every space this instance knows, its own and its peers'.
+    List,
+}
+
+/// `interai admin content …`
+#[derive(Debug, Subcommand)]
+pub enum ContentCommand {
+    /// Delete a content item: it becomes a tombstone (who, when, why) here and, for this realm's own federated
+    /// content, on every peer. Final.
+    Delete {
+        /// The item's ID (`cnt_…`).
+        id: String,
+        /// Why (kept with the tombstone and shown to every reader).
+        #[arg(long)]
+        reason: String,
+    },
 }
 
 /// `interai admin audit …`
@@ -385,6 +439,76 @@ async fn run_admin(instance: &Instance, command: AdminCommand) -> anyhow::Result
             );
             deliver_now(instance).await;
         }
+        AdminCommand::Federation(FederationCommand::DeadLetters { peer }) => {
+            println!("id\tpeer\tactivity_type\tactivity_id\trefused_at\terror");
+            for row in service.dead_letters(peer.as_deref(), 1000).await? {
+                println!(
+                    "{}\t{}\t{}\t{}\t{}\t{}",
+                    row.id,
+                    row.peer_realm,
+                    row.activity_type,
+                    row.activity_id,
+                    row.finished_at.unwrap_or(row.created_at).to_rfc3339(),
+                    row.last_error.as_deref().unwrap_or("-")
+                );
+            }
+        }
+        AdminCommand::Federation(FederationCommand::Replay { id }) => {
+            let row = service.replay_dead_letter(&id).await?;
+            println!("{}\tqueued again for {}", row.id, row.peer_realm);
+            deliver_now(instance).await;
+        }
+        AdminCommand::Federation(FederationCommand::Drop { id }) => {
+            service.drop_dead_letter(&id).await?;
+            println!("{id}\tdropped");
+        }
+        AdminCommand::Space(SpaceCommand::Create {
+            name,
+            visibility,
+            description,
+        }) => {
+            let visibility = crate::domain::knowledge::SpaceVisibility::parse(visibility.trim())
+                .with_context(|| format!("--visibility must be federated or local, not {visibility:?}"))?;
+            let admin = service.realm_admin().await?;
+            let space = service
+                .create_space(
+                    &admin,
+                    crate::service::spaces::NewSpace {
+                        name,
+                        description,
+                        visibility,
+                    },
+                )
+                .await?;
+            println!("{}\t{}\t{}", space.id, space.name, space.visibility.as_str());
+        }
+        AdminCommand::Space(SpaceCommand::List) => {
+            println!("id\tname\tvisibility\torigin\tcreated_at");
+            for space in service.list_spaces().await? {
+                println!(
+                    "{}\t{}\t{}\t{}\t{}",
+                    space.id,
+                    space.name,
+                    space.visibility.as_str(),
+                    space.origin,
+                    space.created_at.to_rfc3339()
+                );
+            }
+        }
+        AdminCommand::Content(ContentCommand::Delete { id, reason }) => {
+            let admin = service.realm_admin().await?;
+            let deletion = service.delete_content(&admin, &id, &reason).await?;
+            if deletion.already_deleted {
+                println!(
+                    "{}\talready deleted at {} by {}",
+                    deletion.tombstone.content_id,
+                    deletion.tombstone.deleted_at.to_rfc3339(),
+                    deletion.tombstone.deleted_by
+                );
+            } else {
+                println!("{}\tdeleted", deletion.tombstone.content_id);
+            }
+        }
         AdminCommand::Seed {
             items,
             seed,
@@ -479,6 +603,37 @@ fn print_peer(view: &crate::service::federation::peering::PeerView) {
     }
 }
 
+fn print_lag(lag: &crate::service::federation::cursors::ReplicationLag, now: DateTime<Utc>) {
+    let show = |instant: Option<DateTime<Utc>>| instant.map_or_else(|| "-".to_owned(), |value| value.to_rfc3339());
+    let replication = &lag.replication;
+    let oldest = lag
+        .oldest_undelivered_at
+        .map_or_else(|| "-".to_owned(), |at| format!("{}s", (now - at).num_seconds().max(0)));
+    let error = match (&replication.last_error_class, &replication.last_error) {
+        (Some(class), Some(excerpt)) => format!("{class} ({excerpt})"),
+        _ => "-".to_owned(),
+    };
+    let next_retry = if replication.consecutive_failures > 0 {
+        replication.next_attempt_at.to_rfc3339()
+    } else {
+        "-".to_owned()
+    };
+    println!(
+        "  outbox\tundelivered {}\toldest {oldest}\tlast success {}\tlast error {error}\tnext retry {next_retry}\tdead letters {}",
+        lag.undelivered,
+        show(replication.last_success_at),
+        lag.dead_letters
+    );
+    println!(
+        "  pull\t{}\tlast {}\terror {}",
+        replication
+            .pull_cursor
+            .map_or_else(|| "backfilling".to_owned(), |cursor| format!("cursor {cursor}")),
+        show(replication.last_pull_at),
+        replication.last_pull_error.as_deref().unwrap_or("-")
+    );
+}
+
 async fn run_peer_command(instance: &Instance, command: PeerCommand) -> anyhow::Result<()> {
     let service = instance.service();
     match command {
@@ -520,8 +675,13 @@ async fn run_peer_command(instance: &Instance, command: PeerCommand) -> anyhow::
         }
         PeerCommand::List => {
             println!("realm\tstate\tlevel\tlast_contact\tlast_error\tpending_deliveries");
+            let lags = service.replication_lag().await?;
+            let now = service.now();
             for view in service.list_peers().await? {
                 print_peer(&view);
+                if let Some(lag) = lags.iter().find(|lag| lag.replication.peer_realm == view.peer.realm) {
+                    print_lag(lag, now);
+                }
             }
         }
         PeerCommand::Approve {

@@ -64,6 +64,15 @@ pub struct Config {
     /// bytes in base64). When absent, the instance keeps one in `<data dir>/key-encryption.key` (mode 0600), which
     /// every process sharing the database must then be given.
     pub key_encryption_key: Option<SecretText>,
+    /// Whether this instance pushes its outbox to its peers' inboxes (`INTERAI_FEDERATION_PUSH`, default true).
+    /// Without push, peers still converge by pulling.
+    pub federation_push: bool,
+    /// Seconds between two pulls of a peer's outbox, the anti-entropy check that converges without push
+    /// (`INTERAI_FEDERATION_PULL_INTERVAL_SECONDS`, default 60).
+    pub federation_pull_interval_seconds: u64,
+    /// Hours an outbox event is kept at least, even after every peer has it (`INTERAI_OUTBOX_MIN_RETENTION_HOURS`,
+    /// default 168). Events some peer still needs are kept whatever their age.
+    pub outbox_min_retention_hours: u64,
 }
 
 /// A secret setting: its `Debug` form never shows the value, so a logged configuration cannot leak it.
@@ -141,6 +150,9 @@ struct ConfigFile {
     federation_allow_http: Option<bool>,
     federation_allow_private: Option<bool>,
     key_encryption_key: Option<String>,
+    federation_push: Option<bool>,
+    federation_pull_interval_seconds: Option<u64>,
+    outbox_min_retention_hours: Option<u64>,
 }
 
 /// Default listen address.
@@ -414,6 +426,34 @@ impl Config {
             &realm,
             federation_allow_http,
         )?;
+        let federation_push = match variable("INTERAI_FEDERATION_PUSH") {
+            Some(text) => parse_flag("INTERAI_FEDERATION_PUSH", Some(text), None)?,
+            None => file.federation_push.unwrap_or(true),
+        };
+        let federation_pull_interval_seconds = parse_number(
+            "INTERAI_FEDERATION_PULL_INTERVAL_SECONDS",
+            variable("INTERAI_FEDERATION_PULL_INTERVAL_SECONDS"),
+            file.federation_pull_interval_seconds,
+            60,
+        )?;
+        if !(1..=86_400).contains(&federation_pull_interval_seconds) {
+            return Err(ConfigError::new(
+                "INTERAI_FEDERATION_PULL_INTERVAL_SECONDS",
+                "must be from 1 to 86400 (seconds)",
+            ));
+        }
+        let outbox_min_retention_hours = parse_number(
+            "INTERAI_OUTBOX_MIN_RETENTION_HOURS",
+            variable("INTERAI_OUTBOX_MIN_RETENTION_HOURS"),
+            file.outbox_min_retention_hours,
+            168,
+        )?;
+        if outbox_min_retention_hours > 87_600 {
+            return Err(ConfigError::new(
+                "INTERAI_OUTBOX_MIN_RETENTION_HOURS",
+                "at most 87600 hours",
+            ));
+        }
         let key_encryption_key = variable("INTERAI_KEY_ENCRYPTION_KEY")
             .map(str::to_owned)
             .or(file.key_encryption_key)
@@ -443,6 +483,9 @@ impl Config {
             federation_allow_http,
             federation_allow_private,
             key_encryption_key,
+            federation_push,
+            federation_pull_interval_seconds,
+            outbox_min_retention_hours,
         })
     }
 

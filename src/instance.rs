@@ -176,7 +176,19 @@ impl Instance {
 
     /// The federation loop of this instance (started by `serve`; a test runs its passes directly).
     pub fn federation_loop(&self) -> crate::workers::federation::FederationLoop {
-        crate::workers::federation::FederationLoop::new(self.outgoing(), self.inbox_work.clone())
+        crate::workers::federation::FederationLoop::new(
+            self.outgoing(),
+            self.inbox_work.clone(),
+            crate::workers::federation::ReplicationSettings {
+                push: self.config.federation_push,
+                pull_interval: chrono::TimeDelta::seconds(
+                    i64::try_from(self.config.federation_pull_interval_seconds).unwrap_or(60),
+                ),
+                outbox_min_retention: chrono::TimeDelta::hours(
+                    i64::try_from(self.config.outbox_min_retention_hours).unwrap_or(168),
+                ),
+            },
+        )
     }
 
     /// The instance's metrics, for the parts that count what they do (the federation inbox, the peer gauge).

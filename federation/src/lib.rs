@@ -10,6 +10,7 @@
 
 pub mod digest;
 pub mod error;
+pub mod integrity;
 pub mod keys;
 pub mod protocol;
 pub mod signature;

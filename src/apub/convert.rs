@@ -68,7 +68,7 @@ pub fn outbound_activity(
     peer_actor: &str,
     published: &str,
     actor_document: impl FnOnce() -> federation::protocol::ServiceActor,
-) -> Activity {
+) -> Result<Activity, String> {
     let follow = |follow_id: &str, follower: &str, followed: &str| {
         let mut follow = Activity::follow(
             follow_id.to_owned(),
@@ -79,7 +79,7 @@ pub fn outbound_activity(
         follow.published = None;
         follow
     };
-    match message {
+    Ok(match message {
         PeeringMessage::Follow { follow_id } => Activity::follow(
             follow_id.clone(),
             our_actor.to_owned(),
@@ -110,7 +110,11 @@ pub fn outbound_activity(
         PeeringMessage::UpdateActor { .. } => {
             Activity::update_actor(activity_id.to_owned(), actor_document(), published.to_owned())
         }
-    }
+        // Sent as it was when first delivered: its object and the origin's proof unchanged.
+        PeeringMessage::Replicated { activity } => {
+            return serde_json::from_str(activity).map_err(|error| format!("a stored activity does not parse: {error}"));
+        }
+    })
 }
 
 #[cfg(test)]
@@ -168,7 +172,8 @@ mod tests {
                 BETA,
                 "2027-01-01T00:00:00Z",
                 no_actor,
-            );
+            )
+            .expect("renders");
             let bytes = serde_json::to_vec(&activity).expect("serializes");
             let parsed: Activity = serde_json::from_slice(&bytes).expect("parses");
             assert_eq!(inbound_peering(&parsed, ALPHA, BETA), Ok(expected), "{message:?}");

@@ -1,26 +1,49 @@
-//! Applying queued inbound activities: reads each leased activity as the service's peering message and hands it to
-//! the service, which applies it, logs the intake and marks it done in one transaction.
+//! Applying queued inbound activities: reads each leased activity as the service's peering message or replicated
+//! object and hands them to the service in batches: several activities per transaction, each with its intake log
+//! line and final state, so the intake keeps up with a peer that sends thousands of activities a second.
 
 use federation::protocol::Activity;
 
 use super::convert::inbound_peering;
+use super::objects::{is_replication, read_verified};
+use crate::service::federation::inbox::InboundMessage;
 use crate::service::{Service, ServiceError};
 
-/// Activities applied per pass at most.
-pub const BATCH: i64 = 64;
+/// Activities leased per pass at most.
+pub const BATCH: i64 = 256;
+/// Activities applied per transaction at most.
+pub const APPLY_BATCH: usize = 64;
 
 /// One pass: applies up to [`BATCH`] due activities, oldest first. Returns how many were taken.
 pub async fn apply_queued(service: &Service) -> Result<usize, ServiceError> {
     let rows = service.lease_inbound(BATCH).await?;
     let our_actor = service.instance_actor_url();
-    for row in &rows {
-        let peer_actor = service.find_peer(&row.peer_realm).await?.map(|peer| peer.actor_url);
-        let message = match (serde_json::from_str::<Activity>(&row.body), peer_actor) {
-            (Ok(activity), Some(peer_actor)) => inbound_peering(&activity, &peer_actor, &our_actor),
+    let mut peer_actors: std::collections::HashMap<String, Option<String>> = std::collections::HashMap::new();
+    let mut batch = Vec::with_capacity(rows.len());
+    for row in rows {
+        if !peer_actors.contains_key(&row.peer_realm) {
+            let actor = service.find_peer(&row.peer_realm).await?.map(|peer| peer.actor_url);
+            peer_actors.insert(row.peer_realm.clone(), actor);
+        }
+        let peer_actor = peer_actors.get(&row.peer_realm).cloned().flatten();
+        let parsed = federation::integrity::parse_i_json(row.body.as_bytes())
+            .map_err(|error| error.to_string())
+            .and_then(|value| serde_json::from_value::<Activity>(value).map_err(|error| error.to_string()));
+        let message = match (parsed, peer_actor) {
+            (Ok(activity), Some(_)) if is_replication(&activity) => {
+                read_verified(&activity).map(|object| InboundMessage::Replicated(Box::new(object)))
+            }
+            (Ok(activity), Some(peer_actor)) => {
+                inbound_peering(&activity, &peer_actor, &our_actor).map(InboundMessage::Peering)
+            }
             (Err(error), _) => Err(format!("not an activity: {error}")),
             (_, None) => Err("the peer was removed".to_owned()),
         };
-        service.apply_inbound(row, message).await?;
+        batch.push((row, message));
     }
-    Ok(rows.len())
+    let taken = batch.len();
+    for chunk in batch.chunks(APPLY_BATCH) {
+        service.apply_inbound_batch(chunk).await?;
+    }
+    Ok(taken)
 }

@@ -6,7 +6,9 @@ pub mod convert;
 pub mod documents;
 pub mod inbox;
 pub mod intake;
+pub mod objects;
 pub mod outgoing;
+pub mod replicate;
 
 use std::sync::Arc;
 
@@ -19,7 +21,7 @@ use chrono::{DateTime, Utc};
 use federation::protocol::{ACTIVITY_JSON, LD_JSON_ACTIVITYSTREAMS};
 use federation::signature::parse_signature;
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::documents::DocumentFacts;
 use crate::domain::{PeerState, PublicId};
@@ -154,6 +156,13 @@ async fn object(State(state): State<ApubState>, Path(id): Path<String>, headers:
 }
 
 #[derive(Deserialize)]
+struct OutboxParameters {
+    after: Option<String>,
+    limit: Option<i64>,
+    snapshot: Option<bool>,
+}
+
+#[derive(Deserialize)]
 struct WebfingerQuery {
     resource: Option<String>,
 }
@@ -234,10 +243,15 @@ async fn manifest(State(state): State<ApubState>) -> Response {
     response
 }
 
-/// `GET /outbox`: for signed GETs from active peers only. Replication (the next part of federation) fills it; until
-/// then it is an empty `OrderedCollection`, and the route already checks a signed GET the way the inbox checks a
-/// POST (sender, time, signature, nonce).
-async fn outbox(State(state): State<ApubState>, request: axum::http::Request<axum::body::Body>) -> Response {
+/// `GET /outbox`: for signed GETs from peers only (active, or asked by us and about to answer), checked the way the inbox checks a POST (sender, time,
+/// signature, nonce). Without a query: the collection (its head and first pages); with `after` (and `limit`): a page
+/// of the history after that position; with `snapshot=true`: a page of the current objects after that object.
+/// Every page is filtered to what the peer may see: only federated spaces and their content ever enter it.
+async fn outbox(
+    State(state): State<ApubState>,
+    Query(query): Query<OutboxParameters>,
+    request: axum::http::Request<axum::body::Body>,
+) -> Response {
     let (parts, _) = request.into_parts();
     let signature = match parse_signature(&parts.headers) {
         Ok(signature) => signature,
@@ -251,7 +265,16 @@ async fn outbox(State(state): State<ApubState>, request: axum::http::Request<axu
     };
     let service = state.outgoing.service();
     let sender = match service.inbox_sender(&signature.key_id).await {
-        Ok(Some(sender)) if sender.peer.state == PeerState::Active && sender.key.pinned_by != "first_contact" => sender,
+        // A peer this instance asked to peer with (`pending_out`) may read too: our admin chose to share with it, and
+        // it pulls as soon as its admin approved, which can be before its `Accept` reached us.
+        Ok(Some(sender))
+            if matches!(
+                sender.peer.state,
+                PeerState::Active | PeerState::PendingOut | PeerState::Unreachable
+            ) && sender.key.pinned_by != "first_contact" =>
+        {
+            sender
+        }
         Ok(_) => {
             return (
                 StatusCode::FORBIDDEN,
@@ -317,13 +340,28 @@ async fn outbox(State(state): State<ApubState>, request: axum::http::Request<axu
         }
         Err(error) => return failure(&error.to_string()),
     }
-    let collection: Value = json!({
-        "@context": federation::protocol::context::document_context(),
-        "id": state.urls().outbox(),
-        "type": "OrderedCollection",
-        "totalItems": 0,
-        "orderedItems": [],
-    });
+    let page = match (query.after, query.snapshot.unwrap_or(false)) {
+        (None, false) => replicate::outbox_collection(service).await,
+        (after, snapshot) => {
+            let query = replicate::OutboxQuery {
+                snapshot,
+                after: after.unwrap_or_default(),
+                limit: query.limit.unwrap_or(replicate::PULL_PAGE),
+            };
+            replicate::outbox_page(service, &sender.peer.realm, &query).await
+        }
+    };
+    let collection = match page {
+        Ok(page) => page,
+        Err(error) if error.code == crate::service::ErrorCode::ValidationFailed => {
+            return (
+                StatusCode::BAD_REQUEST,
+                axum::Json(json!({ "reason": "malformed_query", "detail": error.message })),
+            )
+                .into_response();
+        }
+        Err(error) => return failure(&error.to_string()),
+    };
     let mut response = json_response(activity_media_type(&parts.headers), &collection);
     // What a peer may see of the outbox depends on the peer: never cached by anything in between.
     response

@@ -72,6 +72,11 @@ impl Outgoing {
         &self.service
     }
 
+    /// The transport requests go through.
+    pub(super) fn transport(&self) -> &SharedTransport {
+        &self.transport
+    }
+
     fn urls(&self) -> InstanceUrls {
         InstanceUrls {
             base: self.service.public_base_url().to_owned(),
@@ -296,6 +301,10 @@ impl Outgoing {
             &published,
             || instance_actor(&urls, &realm, &keys, &current.key_id),
         );
+        let activity = match activity {
+            Ok(activity) => activity,
+            Err(error) => return Ok(AttemptResult::Refused { error }),
+        };
         let body = serde_json::to_vec(&activity).map_err(|error| ServiceError::internal(error.to_string()))?;
         let inbox = match Url::parse(&delivery.row.inbox_url) {
             Ok(url) => url,
@@ -361,7 +370,7 @@ fn check_same_origin(introduction: &PeerIntroduction, base: &str) -> Result<(), 
 
 /// How an answer ends an attempt: 2xx delivered; 408, 429 and 5xx retried (with `Retry-After` on 429 and 503,
 /// at most an hour); every other status a permanent refusal.
-fn classify(response: &Response<Vec<u8>>) -> AttemptResult {
+pub(super) fn classify(response: &Response<Vec<u8>>) -> AttemptResult {
     let status = response.status();
     if status.is_success() {
         return AttemptResult::Delivered;

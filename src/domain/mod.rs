@@ -6,8 +6,10 @@ pub mod evidence;
 pub mod ids;
 pub mod knowledge;
 pub mod peer;
+pub mod replication;
 pub mod scope;
 pub mod text;
+pub mod tombstone;
 
 pub use actor::{Actor, ActorType, AuthenticatedActor};
 pub use ids::{IdKind, IdParseError, PublicId};

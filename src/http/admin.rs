@@ -34,6 +34,11 @@ pub fn routes(state: AdminState) -> Router {
         .route("/admin/peers/{realm}/unblock", post(unblock_peer))
         .route("/admin/peers/{realm}/level", post(set_level))
         .route("/admin/federation/identity", get(identity))
+        .route("/admin/federation/dead-letters", get(dead_letters))
+        .route("/admin/federation/dead-letters/{id}", axum::routing::delete(drop_dead_letter))
+        .route("/admin/federation/dead-letters/{id}/replay", post(replay_dead_letter))
+        .route("/admin/spaces", get(list_spaces).post(create_space))
+        .route("/admin/content/{id}", axum::routing::delete(delete_content))
         .route_layer(axum::middleware::from_fn_with_state(state.clone(), require_admin))
         .with_state(state)
 }
@@ -66,7 +71,7 @@ impl IntoResponse for ApiError {
 }
 
 /// Lets a request through only with a bearer key that has the `admin` scope.
-async fn require_admin(State(state): State<AdminState>, request: Request, next: Next) -> Response {
+async fn require_admin(State(state): State<AdminState>, mut request: Request, next: Next) -> Response {
     let presented = request
         .headers()
         .get(header::AUTHORIZATION)
@@ -77,13 +82,59 @@ async fn require_admin(State(state): State<AdminState>, request: Request, next: 
         })
         .unwrap_or_default();
     match state.outgoing.service().authenticate(&presented).await {
-        Ok(caller) if caller.scopes.contains(Scope::Admin) => next.run(request).await,
+        Ok(caller) if caller.scopes.contains(Scope::Admin) => {
+            request.extensions_mut().insert(AdminCaller(caller.actor.id.clone()));
+            next.run(request).await
+        }
         Ok(_) => ApiError(ServiceError::new(
             ErrorCode::ForbiddenScope,
             "the admin API needs a key with the admin scope",
         ))
         .into_response(),
         Err(error) => ApiError(error).into_response(),
+    }
+}
+
+/// The actor behind the admin key of a request (who deletes content or creates a space).
+#[derive(Debug, Clone)]
+struct AdminCaller(crate::domain::PublicId);
+
+/// A peer's replication on the wire: what is waiting for it and how delivery and pulling went.
+#[derive(Serialize)]
+struct ReplicationWire {
+    undelivered: i64,
+    oldest_undelivered_at: Option<DateTime<Utc>>,
+    push_cursor: i64,
+    consecutive_failures: i32,
+    next_retry_at: Option<DateTime<Utc>>,
+    last_success_at: Option<DateTime<Utc>>,
+    last_error_class: Option<String>,
+    last_error: Option<String>,
+    last_error_at: Option<DateTime<Utc>>,
+    dead_letters: i64,
+    pull_cursor: Option<i64>,
+    backfilling: bool,
+    last_pull_at: Option<DateTime<Utc>>,
+    last_pull_error: Option<String>,
+}
+
+fn replication_wire(lag: crate::service::federation::cursors::ReplicationLag) -> ReplicationWire {
+    let row = lag.replication;
+    ReplicationWire {
+        undelivered: lag.undelivered,
+        oldest_undelivered_at: lag.oldest_undelivered_at,
+        push_cursor: row.push_cursor,
+        consecutive_failures: row.consecutive_failures,
+        next_retry_at: (row.consecutive_failures > 0).then_some(row.next_attempt_at),
+        last_success_at: row.last_success_at,
+        last_error_class: row.last_error_class,
+        last_error: row.last_error,
+        last_error_at: row.last_error_at,
+        dead_letters: lag.dead_letters,
+        backfilling: row.pull_cursor.is_none(),
+        pull_cursor: row.pull_cursor,
+        last_pull_at: row.last_pull_at,
+        last_pull_error: row.last_pull_error,
     }
 }
 
@@ -101,6 +152,7 @@ struct PeerWire {
     last_error_at: Option<DateTime<Utc>>,
     pending_deliveries: i64,
     keys: Vec<PeerKeyWire>,
+    replication: Option<ReplicationWire>,
 }
 
 #[derive(Serialize)]
@@ -110,8 +162,9 @@ struct PeerKeyWire {
     pinned_by: String,
 }
 
-fn peer_wire(view: PeerView) -> PeerWire {
+fn peer_wire(view: PeerView, lag: Option<crate::service::federation::cursors::ReplicationLag>) -> PeerWire {
     PeerWire {
+        replication: lag.map(replication_wire),
         realm: view.peer.realm,
         url: view.peer.base_url,
         state: view.peer.state.as_str().to_owned(),
@@ -144,19 +197,28 @@ fn level(text: &str) -> Result<PeerLevel, ApiError> {
 }
 
 async fn list_peers(State(state): State<AdminState>) -> Result<Response, ApiError> {
-    let peers: Vec<PeerWire> = state
-        .outgoing
-        .service()
+    let service = state.outgoing.service();
+    let mut lags = service.replication_lag().await?;
+    let peers: Vec<PeerWire> = service
         .list_peers()
         .await?
         .into_iter()
-        .map(peer_wire)
+        .map(|view| {
+            let lag = lags
+                .iter()
+                .position(|lag| lag.replication.peer_realm == view.peer.realm)
+                .map(|at| lags.swap_remove(at));
+            peer_wire(view, lag)
+        })
         .collect();
     Ok(axum::Json(json!({ "peers": peers })).into_response())
 }
 
 async fn show_peer(State(state): State<AdminState>, Path(realm): Path<String>) -> Result<Response, ApiError> {
-    Ok(axum::Json(peer_wire(state.outgoing.service().peer_view(&realm).await?)).into_response())
+    let service = state.outgoing.service();
+    let view = service.peer_view(&realm).await?;
+    let lag = service.peer_replication_lag(&view.peer.realm).await?;
+    Ok(axum::Json(peer_wire(view, lag)).into_response())
 }
 
 #[derive(Deserialize)]
@@ -204,7 +266,7 @@ async fn add_peer(
     let view = state.outgoing.service().add_peer(&introduction, level).await?;
     deliver_now(&state, &view.peer.realm).await;
     let view = state.outgoing.service().peer_view(&view.peer.realm).await?;
-    Ok((StatusCode::CREATED, axum::Json(peer_wire(view))).into_response())
+    Ok((StatusCode::CREATED, axum::Json(peer_wire(view, None))).into_response())
 }
 
 /// Sends what an operation queued for `realm` right away; failures stay queued for the federation loop.
@@ -236,13 +298,13 @@ async fn approve_peer(
         .approve_peer(&realm, level, body.fingerprint.as_deref())
         .await?;
     deliver_now(&state, &view.peer.realm).await;
-    Ok(axum::Json(peer_wire(view)).into_response())
+    Ok(axum::Json(peer_wire(view, None)).into_response())
 }
 
 async fn reject_peer(State(state): State<AdminState>, Path(realm): Path<String>) -> Result<Response, ApiError> {
     let view = state.outgoing.service().reject_peer(&realm).await?;
     deliver_now(&state, &view.peer.realm).await;
-    Ok(axum::Json(peer_wire(view)).into_response())
+    Ok(axum::Json(peer_wire(view, None)).into_response())
 }
 
 #[derive(Deserialize)]
@@ -263,11 +325,11 @@ async fn block_peer(
         .service()
         .block_peer(&realm, &body.reason, body.until)
         .await?;
-    Ok(axum::Json(peer_wire(view)).into_response())
+    Ok(axum::Json(peer_wire(view, None)).into_response())
 }
 
 async fn unblock_peer(State(state): State<AdminState>, Path(realm): Path<String>) -> Result<Response, ApiError> {
-    Ok(axum::Json(peer_wire(state.outgoing.service().unblock_peer(&realm).await?)).into_response())
+    Ok(axum::Json(peer_wire(state.outgoing.service().unblock_peer(&realm).await?, None)).into_response())
 }
 
 #[derive(Deserialize)]
@@ -282,7 +344,7 @@ async fn set_level(
     axum::Json(body): axum::Json<LevelBody>,
 ) -> Result<Response, ApiError> {
     let level = level(&body.level)?;
-    Ok(axum::Json(peer_wire(state.outgoing.service().set_peer_level(&realm, level).await?)).into_response())
+    Ok(axum::Json(peer_wire(state.outgoing.service().set_peer_level(&realm, level).await?, None)).into_response())
 }
 
 async fn remove_peer(State(state): State<AdminState>, Path(realm): Path<String>) -> Result<Response, ApiError> {
@@ -310,4 +372,128 @@ async fn identity(State(state): State<AdminState>) -> Result<Response, ApiError>
         axum::Json(json!({ "actor": service.instance_actor_url(), "realm": service.realm(), "keys": keys }))
             .into_response(),
     )
+}
+
+#[derive(Deserialize)]
+struct DeadLetterQuery {
+    #[serde(default)]
+    peer: Option<String>,
+}
+
+fn delivery_json(row: &crate::store::federation::DeliveryRow) -> serde_json::Value {
+    json!({
+        "id": row.id,
+        "peer": row.peer_realm,
+        "activity_id": row.activity_id,
+        "activity_type": row.activity_type,
+        "state": row.state,
+        "error": row.last_error,
+        "created_at": row.created_at,
+        "finished_at": row.finished_at,
+    })
+}
+
+async fn dead_letters(
+    State(state): State<AdminState>,
+    axum::extract::Query(query): axum::extract::Query<DeadLetterQuery>,
+) -> Result<Response, ApiError> {
+    let rows = state
+        .outgoing
+        .service()
+        .dead_letters(query.peer.as_deref(), 1000)
+        .await?;
+    let rows: Vec<_> = rows.iter().map(delivery_json).collect();
+    Ok(axum::Json(json!({ "dead_letters": rows })).into_response())
+}
+
+async fn replay_dead_letter(State(state): State<AdminState>, Path(id): Path<String>) -> Result<Response, ApiError> {
+    let row = state.outgoing.service().replay_dead_letter(&id).await?;
+    deliver_now(&state, &row.peer_realm).await;
+    Ok(axum::Json(delivery_json(&row)).into_response())
+}
+
+async fn drop_dead_letter(State(state): State<AdminState>, Path(id): Path<String>) -> Result<Response, ApiError> {
+    state.outgoing.service().drop_dead_letter(&id).await?;
+    Ok(StatusCode::NO_CONTENT.into_response())
+}
+
+fn space_json(space: &crate::domain::knowledge::Space) -> serde_json::Value {
+    json!({
+        "id": space.id.as_str(),
+        "name": space.name,
+        "description": space.description,
+        "visibility": space.visibility.as_str(),
+        "origin": space.origin,
+        "created_at": space.created_at,
+    })
+}
+
+async fn list_spaces(State(state): State<AdminState>) -> Result<Response, ApiError> {
+    let spaces = state.outgoing.service().list_spaces().await?;
+    let spaces: Vec<_> = spaces.iter().map(space_json).collect();
+    Ok(axum::Json(json!({ "spaces": spaces })).into_response())
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SpaceBody {
+    name: String,
+    visibility: String,
+    #[serde(default)]
+    description: Option<String>,
+}
+
+async fn create_space(
+    State(state): State<AdminState>,
+    axum::Extension(caller): axum::Extension<AdminCaller>,
+    axum::Json(body): axum::Json<SpaceBody>,
+) -> Result<Response, ApiError> {
+    let visibility = crate::domain::knowledge::SpaceVisibility::parse(body.visibility.trim()).ok_or_else(|| {
+        ApiError(ServiceError::validation(
+            "visibility",
+            "visibility must be federated or local",
+        ))
+    })?;
+    let space = state
+        .outgoing
+        .service()
+        .create_space(
+            &caller.0,
+            crate::service::spaces::NewSpace {
+                name: body.name,
+                description: body.description,
+                visibility,
+            },
+        )
+        .await?;
+    Ok((StatusCode::CREATED, axum::Json(space_json(&space))).into_response())
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DeleteBody {
+    reason: String,
+}
+
+async fn delete_content(
+    State(state): State<AdminState>,
+    axum::Extension(caller): axum::Extension<AdminCaller>,
+    Path(id): Path<String>,
+    axum::Json(body): axum::Json<DeleteBody>,
+) -> Result<Response, ApiError> {
+    let deletion = state
+        .outgoing
+        .service()
+        .delete_content(&caller.0, &id, &body.reason)
+        .await?;
+    let tombstone = &deletion.tombstone;
+    Ok(axum::Json(json!({
+        "id": tombstone.content_id.as_str(),
+        "deleted": true,
+        "already_deleted": deletion.already_deleted,
+        "deleted_at": tombstone.deleted_at,
+        "deleted_by": tombstone.deleted_by,
+        "reason": tombstone.reason,
+    }))
+    .into_response())
 }

@@ -116,3 +116,15 @@ impl Service {
         })
     }
 }
+
+impl Service {
+    /// The realm's admin user: who the command line acts as when an admin changes content or spaces (the admin API
+    /// acts as the key's actor instead).
+    pub async fn realm_admin(&self) -> Result<crate::domain::PublicId, ServiceError> {
+        let mut reader = self.store().reader().await?;
+        let stored = store::settings::get(&mut reader.conn(), SETTING_ADMIN_USER)
+            .await?
+            .ok_or_else(|| ServiceError::internal("this realm has no admin user recorded"))?;
+        crate::domain::PublicId::parse(&stored).map_err(|_| ServiceError::internal("stored admin user ID is malformed"))
+    }
+}

@@ -208,25 +208,25 @@ impl WriteSummary for ExperienceOutcome {
 }
 
 /// A publish request after every check that needs no database.
-struct ValidatedContent {
-    content_type: String,
-    title: String,
-    summary: String,
-    body_markdown: String,
-    structured_data: Value,
-    revision_of: Option<PublicId>,
-    change_note: Option<String>,
-    subjects: Vec<ValidatedSubject>,
-    claims: Vec<(String, String, String)>,
-    sources: Vec<ValidatedSource>,
-    relations: Vec<(RelationType, PublicId, Option<String>)>,
-    tags: Vec<String>,
-    space: Option<SpaceReference>,
-    language: Option<String>,
-    context_key: Option<String>,
+pub(super) struct ValidatedContent {
+    pub(super) content_type: String,
+    pub(super) title: String,
+    pub(super) summary: String,
+    pub(super) body_markdown: String,
+    pub(super) structured_data: Value,
+    pub(super) revision_of: Option<PublicId>,
+    pub(super) change_note: Option<String>,
+    pub(super) subjects: Vec<ValidatedSubject>,
+    pub(super) claims: Vec<(String, String, String)>,
+    pub(super) sources: Vec<ValidatedSource>,
+    pub(super) relations: Vec<(RelationType, PublicId, Option<String>)>,
+    pub(super) tags: Vec<String>,
+    pub(super) space: Option<SpaceReference>,
+    pub(super) language: Option<String>,
+    pub(super) context_key: Option<String>,
 }
 
-enum ValidatedSubject {
+pub(super) enum ValidatedSubject {
     Id(PublicId),
     Named {
         name: String,
@@ -247,7 +247,7 @@ pub(super) enum ValidatedSource {
     },
 }
 
-enum SpaceReference {
+pub(super) enum SpaceReference {
     Id(PublicId),
     Name(String),
 }
@@ -412,7 +412,7 @@ impl Service {
     }
 
     /// Every check of a publish that needs no database: sizes, formats, schemas and the content scan.
-    fn validate_content(&self, request: &PublishRequest) -> Result<ValidatedContent, ServiceError> {
+    pub(super) fn validate_content(&self, request: &PublishRequest) -> Result<ValidatedContent, ServiceError> {
         check_publish_sizes(request)?;
         let content_type = type_name("content_type", &request.content_type)?;
         let title = display_text("title", &request.title, MAX_TITLE_CHARACTERS)?;
@@ -1326,7 +1326,7 @@ fn validate_language(language: &str) -> Result<String, ServiceError> {
     }
 }
 
-fn content_hash(content: &ValidatedContent) -> String {
+pub(super) fn content_hash(content: &ValidatedContent) -> String {
     let canonical = json!({
         "title": content.title,
         "summary": content.summary,

@@ -339,7 +339,16 @@ impl Service {
         Ok(match id.kind() {
             IdKind::Content | IdKind::Revision => {
                 let (content, revision) = if id.kind() == IdKind::Content {
-                    let content = store::knowledge::find_content(conn, &id).await?.ok_or_else(not_found)?;
+                    let Some(content) = store::knowledge::find_content(conn, &id).await? else {
+                        // A tombstone of an item this instance never received (it was deleted before it arrived).
+                        return Err(match store::tombstones::find(conn, &id).await? {
+                            Some(tombstone) => tombstone_error(&tombstone),
+                            None => not_found(),
+                        });
+                    };
+                    if content.deleted_at.is_some() {
+                        return Err(deleted(conn, &content).await);
+                    }
                     let revision = match &request.revision {
                         None => store::knowledge::find_revision(conn, &content.current_revision_id).await?,
                         Some(RevisionSelector::Number(number)) => {
@@ -365,6 +374,9 @@ impl Service {
                     let content = store::knowledge::find_content(conn, &revision.content_id)
                         .await?
                         .ok_or_else(|| ServiceError::internal("revision without content"))?;
+                    if content.deleted_at.is_some() {
+                        return Err(deleted(conn, &content).await);
+                    }
                     (content, revision)
                 };
                 ObjectView::Content(Box::new(
@@ -719,4 +731,29 @@ fn prior_brief() -> TrustBrief {
         contradictions: 0,
         real_world_confirmations: 0,
     }
+}
+
+/// The answer to `get` on a deleted item: `not_found`, saying it was deleted, when, by whom and why, and where.
+async fn deleted(conn: &mut store::Conn<'_>, content: &crate::domain::knowledge::ContentItem) -> ServiceError {
+    match store::tombstones::find(conn, &content.id).await {
+        Ok(Some(tombstone)) => tombstone_error(&tombstone),
+        Ok(None) => ServiceError::new(ErrorCode::NotFound, format!("{} was deleted", content.id))
+            .with_details(serde_json::json!({ "id": content.id.as_str(), "deleted": true, "origin": content.origin })),
+        Err(error) => error.into(),
+    }
+}
+
+fn tombstone_error(tombstone: &crate::domain::tombstone::Tombstone) -> ServiceError {
+    ServiceError::new(
+        ErrorCode::NotFound,
+        format!("{} was deleted by {}: {}", tombstone.content_id, tombstone.deleted_by, tombstone.reason),
+    )
+    .with_details(serde_json::json!({
+        "id": tombstone.content_id.as_str(),
+        "deleted": true,
+        "deleted_at": tombstone.deleted_at,
+        "deleted_by": tombstone.deleted_by,
+        "reason": tombstone.reason,
+        "origin": tombstone.origin,
+    }))
 }

@@ -744,6 +744,73 @@ pub async fn list_deliveries(
     Ok(rows)
 }
 
+/// Notes which outbox event a dead letter carried.
+pub async fn set_delivery_outbox_seq(conn: &mut Conn<'_>, id: &str, seq: i64) -> Result<(), StoreError> {
+    dispatch!(conn, |connection| {
+        sqlx::query("UPDATE federation_deliveries SET outbox_seq = $2 WHERE id = $1")
+            .bind(id)
+            .bind(seq)
+            .execute(&mut *connection)
+            .await?;
+    });
+    Ok(())
+}
+
+/// One delivery by its ID.
+pub async fn find_delivery(conn: &mut Conn<'_>, id: &str) -> Result<Option<DeliveryRow>, StoreError> {
+    let row: Option<DeliveryRow> = dispatch!(conn, |connection| {
+        sqlx::query_as(sqlx::AssertSqlSafe(format!(
+            "SELECT {DELIVERY_COLUMNS} FROM federation_deliveries WHERE id = $1"
+        )))
+        .bind(id)
+        .fetch_optional(&mut *connection)
+        .await?
+    });
+    Ok(row)
+}
+
+/// Dead letters (deliveries refused for good) of a peer or of every peer, newest first.
+pub async fn list_dead_letters(
+    conn: &mut Conn<'_>,
+    realm: Option<&str>,
+    limit: i64,
+) -> Result<Vec<DeliveryRow>, StoreError> {
+    let rows: Vec<DeliveryRow> = dispatch!(conn, |connection| {
+        sqlx::query_as(sqlx::AssertSqlSafe(format!(
+            "SELECT {DELIVERY_COLUMNS} FROM federation_deliveries WHERE state = 'dead' \
+             AND ($1 IS NULL OR peer_realm = $1) ORDER BY created_at DESC, id DESC LIMIT $2"
+        )))
+        .bind(realm)
+        .bind(limit)
+        .fetch_all(&mut *connection)
+        .await?
+    });
+    Ok(rows)
+}
+
+/// How many dead letters a peer has.
+pub async fn count_dead_letters(conn: &mut Conn<'_>, realm: &str) -> Result<i64, StoreError> {
+    let count: i64 = dispatch!(conn, |connection| {
+        sqlx::query_scalar("SELECT COUNT(*) FROM federation_deliveries WHERE state = 'dead' AND peer_realm = $1")
+            .bind(realm)
+            .fetch_one(&mut *connection)
+            .await?
+    });
+    Ok(count)
+}
+
+/// Deletes a dead letter; `false` when there is none with this ID.
+pub async fn delete_dead_letter(conn: &mut Conn<'_>, id: &str) -> Result<bool, StoreError> {
+    let affected = dispatch!(conn, |connection| {
+        sqlx::query("DELETE FROM federation_deliveries WHERE id = $1 AND state = 'dead'")
+            .bind(id)
+            .execute(&mut *connection)
+            .await?
+            .rows_affected()
+    });
+    Ok(affected == 1)
+}
+
 /// One line of the intake log.
 #[derive(Debug, Clone, PartialEq, sqlx::FromRow)]
 pub struct IntakeRow {

@@ -14,11 +14,13 @@ pub mod idempotency;
 pub mod keys;
 pub mod knowledge;
 pub mod outbox;
+pub mod replication;
 pub mod search;
 pub mod settings;
 pub mod sqlite_writer;
 pub mod statement;
 pub mod statement_budget;
+pub mod tombstones;
 pub mod trust;
 
 use std::str::FromStr;

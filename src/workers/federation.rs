@@ -1,5 +1,6 @@
-//! The federation loop: applies queued inbound activities and sends due peering deliveries, then waits on the
-//! injected clock until the next delivery is due (at most a poll interval), or until the inbox queues something.
+//! The federation loop: applies queued inbound activities, sends due peering deliveries, pushes the outbox to peers
+//! whose round is due, pulls peers whose pull is due, and purges the outbox of what every peer has; then waits on
+//! the injected clock until the next of these is due (at most a poll interval), or until something is queued.
 
 use std::sync::Arc;
 
@@ -15,22 +16,40 @@ pub const POLL_INTERVAL: TimeDelta = TimeDelta::seconds(5);
 /// Deliveries attempted per pass at most.
 pub const DELIVERY_BATCH: i64 = 32;
 
+/// How this instance replicates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReplicationSettings {
+    /// Whether the outbox is pushed to peers (pull works either way).
+    pub push: bool,
+    /// Between two pulls of a peer.
+    pub pull_interval: TimeDelta,
+    /// The least time an outbox event is kept.
+    pub outbox_min_retention: TimeDelta,
+}
+
+/// How often the outbox is purged at most.
+pub const PURGE_INTERVAL: TimeDelta = TimeDelta::minutes(10);
+
 /// The loop and what wakes it.
 #[derive(Debug)]
 pub struct FederationLoop {
     outgoing: Outgoing,
     inbox_work: Arc<Notify>,
     passes: watch::Sender<u64>,
+    settings: ReplicationSettings,
+    last_purge: std::sync::Mutex<Option<chrono::DateTime<chrono::Utc>>>,
 }
 
 impl FederationLoop {
     /// The loop of one instance; `inbox_work` is notified by the inbox when it queues an activity.
-    pub fn new(outgoing: Outgoing, inbox_work: Arc<Notify>) -> FederationLoop {
+    pub fn new(outgoing: Outgoing, inbox_work: Arc<Notify>, settings: ReplicationSettings) -> FederationLoop {
         let (passes, _) = watch::channel(0);
         FederationLoop {
             outgoing,
             inbox_work,
             passes,
+            settings,
+            last_purge: std::sync::Mutex::new(None),
         }
     }
 
@@ -59,10 +78,46 @@ impl FederationLoop {
                     0
                 }
             };
-            handled += applied + delivered;
-            if applied == 0 && delivered == 0 {
+            let pushed = if self.settings.push {
+                match self.outgoing.push_due().await {
+                    Ok(pushed) => pushed,
+                    Err(error) => {
+                        tracing::warn!(error = %error, cause = error.cause.as_deref().unwrap_or(""), "pushing the outbox failed");
+                        0
+                    }
+                }
+            } else {
+                0
+            };
+            let pulled = match self.outgoing.pull_due(self.settings.pull_interval).await {
+                Ok(pulled) => pulled,
+                Err(error) => {
+                    tracing::warn!(error = %error, cause = error.cause.as_deref().unwrap_or(""), "pulling failed");
+                    0
+                }
+            };
+            handled += applied + delivered + pushed + pulled;
+            if applied == 0 && delivered == 0 && pushed == 0 && pulled == 0 {
+                self.purge_if_due().await;
                 return handled;
             }
+        }
+    }
+
+    async fn purge_if_due(&self) {
+        let service = self.outgoing.service();
+        let now = service.now();
+        {
+            let mut last = self.last_purge.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+            if last.is_some_and(|at| now - at < PURGE_INTERVAL) {
+                return;
+            }
+            *last = Some(now);
+        }
+        match service.purge_outbox(self.settings.outbox_min_retention).await {
+            Ok(0) => {}
+            Ok(purged) => tracing::info!(purged, "outbox events every peer has were purged"),
+            Err(error) => tracing::warn!(error = %error, "purging the outbox failed"),
         }
     }
 
@@ -73,7 +128,12 @@ impl FederationLoop {
             self.passes.send_modify(|passes| *passes += 1);
             let service = self.outgoing.service();
             let now = service.now();
-            let next_due = service.next_delivery_due().await.ok().flatten();
+            let next_delivery = service.next_delivery_due().await.ok().flatten();
+            let next_replication = service.next_replication_due().await.ok().flatten();
+            let next_due = match (next_delivery, next_replication) {
+                (Some(delivery), Some(replication)) => Some(delivery.min(replication)),
+                (delivery, replication) => delivery.or(replication),
+            };
             let deadline = next_due.map_or(now + POLL_INTERVAL, |due| due.min(now + POLL_INTERVAL).max(now));
             tokio::select! {
                 biased;

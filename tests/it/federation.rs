@@ -78,7 +78,7 @@ fn accept_of(from: &Node, to: &Node, id_suffix: &str) -> Value {
     })
 }
 
-async fn peered(network: &Network, first: &str, second: &str) {
+pub(crate) async fn peered(network: &Network, first: &str, second: &str) {
     let (a, b) = (network.node(first), network.node(second));
     a.add_peer(b, PeerLevel::Standard).await;
     network.settle().await;

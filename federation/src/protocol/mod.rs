@@ -9,6 +9,7 @@ pub mod activity;
 pub mod actor;
 pub mod context;
 pub mod discovery;
+pub mod objects;
 
 pub use activity::{Activity, ActivityKind, ActivityObject};
 pub use actor::{ManifestFederation, ManifestKey, Multikey, PublicKeyPem, ServiceActor};

@@ -9,6 +9,7 @@ use chrono::{DateTime, TimeDelta, Utc};
 use super::super::unit_of_work::{UnitOfWork, within_unit_of_work};
 use super::super::{Service, ServiceError};
 use super::peering::{InboundPeering, PeerIntroduction, block_has_lapsed, normalize_realm};
+use crate::domain::replication::ReplicatedObject;
 use crate::domain::{PeerLevel, PeerState};
 use crate::store::federation::{InboxActivityRow, IntakeRow, PeerKeyRow, PeerRecord};
 use crate::store::{self};
@@ -42,6 +43,16 @@ pub struct VerifiedActivity {
     pub activity_type: String,
     /// The body exactly as verified.
     pub body: String,
+}
+
+/// A queued activity as the adapter read it: a peering message, or a replicated object (its origin proof verified
+/// when it arrived).
+#[derive(Debug, Clone, PartialEq)]
+pub enum InboundMessage {
+    /// The peering handshake or a key update.
+    Peering(InboundPeering),
+    /// A content revision, a deletion or a space.
+    Replicated(Box<ReplicatedObject>),
 }
 
 /// What the inbox did with a verified activity.
@@ -161,7 +172,7 @@ impl Service {
                     created_at: now,
                     updated_at: now,
                 };
-                store::federation::save_peer(&mut transaction.conn(), &peer).await?;
+                super::cursors::save_peer_state(&mut transaction.conn(), &peer, now).await?;
                 for key in self.pin_keys(&realm, &introduction.keys, "first_contact") {
                     store::federation::save_peer_key(&mut transaction.conn(), &key).await?;
                 }
@@ -188,9 +199,10 @@ impl Service {
         {
             peer.state = PeerState::Active;
             peer.updated_at = now;
-            store::federation::save_peer(&mut transaction.conn(), &peer).await?;
+            super::cursors::save_peer_state(&mut transaction.conn(), &peer, now).await?;
         }
         store::federation::reset_peer_backoff(&mut transaction.conn(), &activity.peer_realm, now).await?;
+        store::replication::reset_backoff(&mut transaction.conn(), &activity.peer_realm, now).await?;
         transaction.commit().await?;
         Ok(if queued { Intake::Queued } else { Intake::Duplicate })
     }
@@ -210,11 +222,46 @@ impl Service {
     pub async fn apply_inbound(
         &self,
         row: &InboxActivityRow,
-        message: Result<InboundPeering, String>,
+        message: Result<InboundMessage, String>,
     ) -> Result<(), ServiceError> {
         let (outcome, detail) =
             within_unit_of_work!(self, |unit| { self.apply_inbound_in(unit, row, message.clone()).await })?;
         tracing::info!(peer = %row.peer_realm, activity_id = %row.activity_id, activity_type = %row.activity_type, outcome, detail = %detail, "inbound activity processed");
+        Ok(())
+    }
+
+    /// Applies several leased activities in one unit of work (one transaction, one commit), in order. When the
+    /// batch fails as a whole, each activity is applied on its own, so one bad activity costs only itself.
+    pub async fn apply_inbound_batch(
+        &self,
+        batch: &[(InboxActivityRow, Result<InboundMessage, String>)],
+    ) -> Result<(), ServiceError> {
+        if batch.len() > 1 {
+            let applied = within_unit_of_work!(self, |unit| {
+                async {
+                    let mut outcomes = Vec::with_capacity(batch.len());
+                    for (row, message) in batch {
+                        outcomes.push(self.apply_inbound_in(unit, row, message.clone()).await?);
+                    }
+                    Ok::<_, ServiceError>(outcomes)
+                }
+                .await
+            });
+            match applied {
+                Ok(outcomes) => {
+                    for ((row, _), (outcome, detail)) in batch.iter().zip(outcomes) {
+                        tracing::debug!(peer = %row.peer_realm, activity_id = %row.activity_id, activity_type = %row.activity_type, outcome, detail = %detail, "inbound activity processed");
+                    }
+                    return Ok(());
+                }
+                Err(error) => {
+                    tracing::warn!(error = %error, size = batch.len(), "a batch of inbound activities failed: applying them one by one");
+                }
+            }
+        }
+        for (row, message) in batch {
+            self.apply_inbound(row, message.clone()).await?;
+        }
         Ok(())
     }
 
@@ -223,7 +270,7 @@ impl Service {
         &self,
         unit: &mut UnitOfWork,
         row: &InboxActivityRow,
-        message: Result<InboundPeering, String>,
+        message: Result<InboundMessage, String>,
     ) -> Result<(&'static str, String), ServiceError> {
         let now = self.now();
         let Some(mut peer) = store::federation::find_peer(&mut unit.conn(), &row.peer_realm).await? else {
@@ -237,11 +284,21 @@ impl Service {
             Ok(_) if peer.state == PeerState::Blocked && !block_has_lapsed(&peer, now) => {
                 ("applied", "ignored", "the peer is blocked".to_owned())
             }
-            Ok(message) => {
+            Ok(InboundMessage::Peering(message)) => {
                 let (outcome, detail) = self
                     .apply_inbound_peering(unit.transaction(), &mut peer, &row.key_id, &message)
                     .await?;
                 ("applied", outcome, detail)
+            }
+            Ok(InboundMessage::Replicated(_))
+                if !matches!(peer.state, PeerState::Active | PeerState::Unreachable) =>
+            {
+                ("failed", "refused", format!("the peering is {}: objects are taken from active peers", peer.state))
+            }
+            Ok(InboundMessage::Replicated(object)) => {
+                let applied = self.apply_replicated_in(unit, &row.peer_realm, &object).await?;
+                let state = if applied.outcome() == "refused" { "failed" } else { "applied" };
+                (state, applied.outcome(), applied.detail().to_owned())
             }
         };
         self.finish_inbound(unit.transaction(), row, state, outcome, &detail)

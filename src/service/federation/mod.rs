@@ -2,6 +2,7 @@
 //! peers' activities, and the delivery queue. Transport-free: the `apub` adapter and the workers do HTTP and
 //! ActivityStreams; this module uses the `federation` crate only for keys and their endorsements.
 
+pub mod cursors;
 pub mod delivery;
 pub mod identity;
 pub mod inbox;

@@ -42,6 +42,12 @@ pub enum PeeringMessage {
         /// The key that signs the request.
         sign_with_key_id: String,
     },
+    /// A replicated activity a peer refused for good, queued again by an admin (`federation replay`): sent as it
+    /// was, its origin proof unchanged, the request signed afresh.
+    Replicated {
+        /// The activity, as JSON text.
+        activity: String,
+    },
 }
 
 impl PeeringMessage {
@@ -53,6 +59,7 @@ impl PeeringMessage {
             PeeringMessage::Reject { .. } => "Reject",
             PeeringMessage::Undo { .. } => "Undo",
             PeeringMessage::UpdateActor { .. } => "Update",
+            PeeringMessage::Replicated { .. } => "Replicated",
         }
     }
 }
@@ -257,7 +264,7 @@ impl Service {
                 Some(PeeringMessage::Follow { follow_id })
             }
         };
-        store::federation::save_peer(&mut transaction.conn(), &peer).await?;
+        super::cursors::save_peer_state(&mut transaction.conn(), &peer, now).await?;
         for key in self.pin_keys(&realm, &introduction.keys, "admin") {
             store::federation::save_peer_key(&mut transaction.conn(), &key).await?;
         }
@@ -332,7 +339,7 @@ impl Service {
             peer.level = level;
         }
         peer.updated_at = now;
-        store::federation::save_peer(&mut transaction.conn(), &peer).await?;
+        super::cursors::save_peer_state(&mut transaction.conn(), &peer, now).await?;
         if let Some(follow_id) = peer.their_follow_id.clone() {
             self.queue_peering_message(&mut transaction, &peer, PeeringMessage::Accept { follow_id })
                 .await?;
@@ -362,7 +369,7 @@ impl Service {
         let was_active = peer.state == PeerState::Active;
         peer.state = PeerState::Rejected;
         peer.updated_at = self.now();
-        store::federation::save_peer(&mut transaction.conn(), &peer).await?;
+        super::cursors::save_peer_state(&mut transaction.conn(), &peer, self.now()).await?;
         if let Some(follow_id) = peer.their_follow_id.clone() {
             self.queue_peering_message(&mut transaction, &peer, PeeringMessage::Reject { follow_id })
                 .await?;
@@ -410,7 +417,7 @@ impl Service {
         peer.blocked_reason = Some(reason.to_owned());
         peer.blocked_until = until;
         peer.updated_at = now;
-        store::federation::save_peer(&mut transaction.conn(), &peer).await?;
+        super::cursors::save_peer_state(&mut transaction.conn(), &peer, now).await?;
         transaction.commit().await?;
         tracing::warn!(peer = %realm, reason, until = ?until, "peer blocked");
         self.peer_view(&realm).await
@@ -427,7 +434,7 @@ impl Service {
             return Err(ServiceError::validation("peer", format!("{realm} is not blocked")));
         }
         lift_block(&mut peer, self.now());
-        store::federation::save_peer(&mut transaction.conn(), &peer).await?;
+        super::cursors::save_peer_state(&mut transaction.conn(), &peer, self.now()).await?;
         transaction.commit().await?;
         tracing::info!(peer = %realm, state = %peer.state, "peer unblocked");
         self.peer_view(&realm).await
@@ -442,7 +449,7 @@ impl Service {
             .ok_or_else(|| not_found_peer(&realm))?;
         peer.level = level;
         peer.updated_at = self.now();
-        store::federation::save_peer(&mut transaction.conn(), &peer).await?;
+        super::cursors::save_peer_state(&mut transaction.conn(), &peer, self.now()).await?;
         transaction.commit().await?;
         tracing::info!(peer = %realm, level = %level, "peer level set");
         self.peer_view(&realm).await
@@ -456,6 +463,7 @@ impl Service {
             .await?
             .ok_or_else(|| not_found_peer(&realm))?;
         store::federation::delete_peer(&mut transaction.conn(), &realm).await?;
+        store::replication::delete(&mut transaction.conn(), &realm).await?;
         if let Some(follow_id) = peer.our_follow_id.clone()
             && matches!(
                 peer.state,
@@ -646,7 +654,7 @@ impl Service {
             }
         };
         peer.updated_at = now;
-        store::federation::save_peer(&mut transaction.conn(), peer).await?;
+        super::cursors::save_peer_state(&mut transaction.conn(), peer, now).await?;
         Ok(outcome)
     }
 }
@@ -671,7 +679,7 @@ impl Service {
             return Ok(false);
         }
         peer.manifest_refreshed_at = Some(now);
-        store::federation::save_peer(&mut transaction.conn(), &peer).await?;
+        super::cursors::save_peer_state(&mut transaction.conn(), &peer, now).await?;
         transaction.commit().await?;
         Ok(true)
     }

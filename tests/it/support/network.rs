@@ -46,7 +46,7 @@ impl Switchboard {
         self.routes.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    /// Requests to `host` fail from now on, as if its server were down.
+    /// Requests to `host`, and its own requests, fail from now on, as if its server were down.
     pub fn take_down(&self, host: &str) {
         self.lock().down.insert(host.to_owned());
     }
@@ -59,6 +59,27 @@ impl Switchboard {
     /// Every request sent so far: (host, method, path).
     pub fn sent(&self) -> Vec<(String, String, String)> {
         self.lock().sent.clone()
+    }
+}
+
+/// One instance's connection to the switchboard: while that instance is down, its own requests fail too.
+#[derive(Debug, Clone)]
+struct NodeTransport {
+    switchboard: Switchboard,
+    from: String,
+}
+
+impl Transport for NodeTransport {
+    fn send(&self, request: http::Request<Vec<u8>>) -> TransportFuture {
+        if self.switchboard.lock().down.contains(&self.from) {
+            let from = self.from.clone();
+            return Box::pin(async move {
+                Err(TransportError::Connect {
+                    detail: format!("{from} is down"),
+                })
+            });
+        }
+        self.switchboard.send(request)
     }
 }
 
@@ -166,6 +187,11 @@ pub struct Network {
 impl Network {
     /// Instances for each realm (`alpha.test`, …), each with its own database on the configured backend.
     pub async fn start(realms: &[&str]) -> Network {
+        Network::start_configured(realms, |_, _| {}).await
+    }
+
+    /// Like [`Network::start`], with each instance's configuration adjusted by `configure(realm, config)` first.
+    pub async fn start_configured(realms: &[&str], configure: impl Fn(&str, &mut Config)) -> Network {
         let switchboard = Switchboard::default();
         let clock = ManualClock::starting_at(test_epoch());
         let mut nodes = Vec::new();
@@ -173,10 +199,14 @@ impl Network {
             let database = TestDatabase::create().await;
             let mut config = Config::for_realm(realm, &database.url, database.directory.path());
             config.federation_allow_http = true;
+            configure(realm, &mut config);
             let instance = Instance::open(config, Arc::new(clock.clone()))
                 .await
                 .expect("instance opens")
-                .with_transport(Arc::new(switchboard.clone()));
+                .with_transport(Arc::new(NodeTransport {
+                    switchboard: switchboard.clone(),
+                    from: (*realm).to_owned(),
+                }));
             instance.bootstrap().await.expect("instance bootstraps");
             let router = instance.router();
             switchboard.connect(realm, router.clone());

@@ -1,0 +1,362 @@
+//! Replicated objects on the wire: rendering this realm's records as signed ActivityStreams objects (an `Article`
+//! per revision, a `Tombstone` per deletion, a `Collection` per federated space) inside `Create`, `Update` and
+//! `Delete` activities, and reading a peer's back into the service's records after checking the origin's proof.
+//!
+//! A proof's `created` is the object's own time (the revision's, the deletion's, the space's), and Ed25519 is
+//! deterministic, so rendering the same record with the same key gives the same bytes every time: a retry, a pull
+//! and a backfill all carry the identical signed object.
+
+use chrono::{DateTime, Utc};
+use federation::integrity;
+use federation::protocol::objects::{
+    ARTICLE, COLLECTION, ClaimFacts, ContentObject, EntityFacts, FederatedDocument, MARKDOWN, RelationFacts,
+    RevisionFacts, SourceFacts, SpaceObject, SpaceReference, TOMBSTONE, TombstoneObject,
+};
+use federation::protocol::{Activity, ActivityKind, ActivityObject, context::document_context, parse_rfc3339};
+use serde_json::{Value, json};
+
+use super::documents::InstanceUrls;
+use super::rfc3339;
+use crate::domain::knowledge::RelationType;
+use crate::domain::replication::{
+    ClaimRecord, EntityRecord, FederatedObject, OriginProof, RelationRecord, ReplicatedObject, RevisionRecord,
+    SourceRecord, SpaceRecord,
+};
+use crate::domain::tombstone::Tombstone;
+use crate::domain::{PeerState, PublicId};
+use crate::service::Service;
+use crate::service::federation::identity::SigningKey;
+
+/// Why a replicated object was refused: a metrics reason and a detail for the log.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ObjectRefusal {
+    /// snake_case, as counted.
+    pub reason: &'static str,
+    /// What was wrong.
+    pub detail: String,
+}
+
+fn refusal(reason: &'static str, detail: impl Into<String>) -> ObjectRefusal {
+    ObjectRefusal {
+        reason,
+        detail: detail.into(),
+    }
+}
+
+/// The activity type a replicated object travels in.
+pub fn activity_kind(object: &FederatedObject) -> ActivityKind {
+    match object {
+        FederatedObject::Revision(record) if record.revision_no > 1 => ActivityKind::Update,
+        FederatedObject::Revision(_) | FederatedObject::Space(_) => ActivityKind::Create,
+        FederatedObject::Deletion(_) => ActivityKind::Delete,
+    }
+}
+
+/// Renders one of this realm's objects and signs it with `key` (the origin proof).
+pub fn signed_object(urls: &InstanceUrls, object: &FederatedObject, key: &SigningKey) -> Result<Value, String> {
+    let (document, created) = match object {
+        FederatedObject::Revision(record) => (serde_json::to_value(content_object(urls, record)), record.revised_at),
+        FederatedObject::Deletion(tombstone) => (
+            serde_json::to_value(TombstoneObject {
+                context: document_context(),
+                id: urls.object(tombstone.content_id.as_str()),
+                kind: TOMBSTONE.to_owned(),
+                former_type: ARTICLE.to_owned(),
+                public_id: tombstone.content_id.as_str().to_owned(),
+                realm: tombstone.origin.clone(),
+                deleted: rfc3339(tombstone.deleted_at),
+                deleted_by: tombstone.deleted_by.clone(),
+                reason: tombstone.reason.clone(),
+                proof: None,
+            }),
+            tombstone.deleted_at,
+        ),
+        FederatedObject::Space(space) => (
+            serde_json::to_value(SpaceObject {
+                context: document_context(),
+                id: urls.object(space.id.as_str()),
+                kind: COLLECTION.to_owned(),
+                public_id: space.id.as_str().to_owned(),
+                realm: space.origin.clone(),
+                name: space.name.clone(),
+                summary: space.description.clone(),
+                created_by: space.created_by.as_str().to_owned(),
+                published: rfc3339(space.created_at),
+                proof: None,
+            }),
+            space.created_at,
+        ),
+    };
+    let document = document.map_err(|error| error.to_string())?;
+    integrity::sign_document(&document, &key.key_pair, &key.key_id, created.timestamp()).map_err(|error| error.to_string())
+}
+
+/// The activity that carries a signed object: `{base}/activities/{activity_key}` by this instance's actor.
+pub fn activity_document(urls: &InstanceUrls, activity_key: &str, kind: &ActivityKind, object: Value, published: DateTime<Utc>) -> Value {
+    json!({
+        "@context": document_context(),
+        "id": format!("{}/activities/{activity_key}", urls.base),
+        "type": kind.as_str(),
+        "actor": urls.actor(),
+        "object": object,
+        "published": rfc3339(published),
+    })
+}
+
+fn content_object(urls: &InstanceUrls, record: &RevisionRecord) -> ContentObject {
+    ContentObject {
+        context: document_context(),
+        id: urls.object(record.content_id.as_str()),
+        kind: ARTICLE.to_owned(),
+        public_id: record.content_id.as_str().to_owned(),
+        realm: record.origin.clone(),
+        attributed_to: urls.object(record.author_id.as_str()),
+        author: record.author_id.as_str().to_owned(),
+        root_controller: record.author_root_controller.as_str().to_owned(),
+        content_type: record.content_type.clone(),
+        published: rfc3339(record.published_at),
+        updated: rfc3339(record.revised_at),
+        name: record.title.clone(),
+        summary: record.summary.clone(),
+        content: record.body_markdown.clone(),
+        media_type: MARKDOWN.to_owned(),
+        language: record.language.clone(),
+        space: SpaceReference {
+            public_id: record.space_id.as_str().to_owned(),
+            name: record.space_name.clone(),
+        },
+        revision: RevisionFacts {
+            public_id: record.revision_id.as_str().to_owned(),
+            number: record.revision_no,
+            change_note: record.change_note.clone(),
+            context_key: record.context_key.clone(),
+        },
+        structured_data: record.structured_data.clone(),
+        claims: record
+            .claims
+            .iter()
+            .map(|claim| ClaimFacts {
+                public_id: claim.id.as_str().to_owned(),
+                text: claim.text.clone(),
+            })
+            .collect(),
+        subjects: record
+            .subjects
+            .iter()
+            .map(|entity| EntityFacts {
+                public_id: entity.id.as_str().to_owned(),
+                entity_type: entity.entity_type.clone(),
+                name: entity.name.clone(),
+                aliases: entity.aliases.clone(),
+                description: entity.description.clone(),
+            })
+            .collect(),
+        sources: record
+            .sources
+            .iter()
+            .map(|source| SourceFacts {
+                public_id: source.id.as_str().to_owned(),
+                url: source.url.clone(),
+                title: source.title.clone(),
+            })
+            .collect(),
+        relations: record
+            .relations
+            .iter()
+            .map(|relation| RelationFacts {
+                relation_type: relation.relation_type.as_str().to_owned(),
+                target: relation.target.as_str().to_owned(),
+                reason: relation.reason.clone(),
+            })
+            .collect(),
+        tags: record.tags.clone(),
+        proof: None,
+    }
+}
+
+/// Whether an activity carries a replicated object (so only an active peer may send it).
+pub fn is_replication(activity: &Activity) -> bool {
+    matches!(
+        activity.kind,
+        ActivityKind::Create | ActivityKind::Update | ActivityKind::Delete
+    ) && matches!(&activity.object, ActivityObject::Other(value)
+        if matches!(value.get("type").and_then(Value::as_str), Some(ARTICLE | TOMBSTONE | COLLECTION)))
+}
+
+/// Reads a replicated object from an activity and checks its origin's proof against the key pinned for that
+/// origin (the sender, or for a relayed object another active peer). Nothing is stored here.
+pub async fn read_replicated(service: &Service, activity: &Activity) -> Result<ReplicatedObject, ObjectRefusal> {
+    let ActivityObject::Other(value) = &activity.object else {
+        return Err(refusal("malformed_object", "the activity carries no replicated object"));
+    };
+    let document = FederatedDocument::from_value(value).map_err(|detail| refusal("malformed_object", detail))?;
+    let expected_kind = match &document {
+        FederatedDocument::Content(_) => [ActivityKind::Create, ActivityKind::Update].contains(&activity.kind),
+        FederatedDocument::Tombstone(_) => activity.kind == ActivityKind::Delete,
+        FederatedDocument::Space(_) => activity.kind == ActivityKind::Create,
+    };
+    if !expected_kind {
+        return Err(refusal(
+            "malformed_object",
+            format!("a {} does not carry this object", activity.kind.as_str()),
+        ));
+    }
+    let key_id = integrity::proof_verification_method(value)
+        .map_err(|error| refusal("invalid_origin_proof", error.to_string()))?
+        .to_owned();
+    let origin = document.realm().to_ascii_lowercase();
+    let sender = service
+        .inbox_sender(&key_id)
+        .await
+        .map_err(|error| refusal("internal_error", error.to_string()))?
+        .ok_or_else(|| refusal("invalid_origin_proof", format!("{key_id} is not a pinned key of a peer")))?;
+    if sender.key.peer_realm != origin {
+        return Err(refusal(
+            "invalid_origin_proof",
+            format!("{key_id} is not a key of the object's origin {origin}"),
+        ));
+    }
+    if sender.key.pinned_by == "first_contact" || !matches!(sender.peer.state, PeerState::Active | PeerState::Unreachable) {
+        return Err(refusal(
+            "invalid_origin_proof",
+            format!("the origin {origin} is not an active peer"),
+        ));
+    }
+    let key = federation::PublicKey::from_multikey(&sender.key.public_key_multibase)
+        .map_err(|error| refusal("internal_error", error.to_string()))?;
+    integrity::verify_document(value, &key).map_err(|error| refusal("invalid_origin_proof", error.to_string()))?;
+    let signed = integrity::canonicalize(value).map_err(|error| refusal("not_i_json", error.to_string()))?;
+    let signed_object = String::from_utf8(signed).map_err(|error| refusal("not_i_json", error.to_string()))?;
+    let object = federated_object(document).map_err(|detail| refusal("malformed_object", detail))?;
+    Ok(ReplicatedObject {
+        object,
+        proof: OriginProof { signed_object, key_id },
+    })
+}
+
+/// Reads a replicated object that was verified when it arrived (the intake applies queued activities).
+pub fn read_verified(activity: &Activity) -> Result<ReplicatedObject, String> {
+    // (The activity was read with `integrity::parse_i_json`, which keeps every number exact.)
+    let ActivityObject::Other(value) = &activity.object else {
+        return Err("the activity carries no replicated object".to_owned());
+    };
+    let document = FederatedDocument::from_value(value)?;
+    let key_id = integrity::proof_verification_method(value)
+        .map_err(|error| error.to_string())?
+        .to_owned();
+    let signed = integrity::canonicalize(value).map_err(|error| error.to_string())?;
+    let signed_object = String::from_utf8(signed).map_err(|error| error.to_string())?;
+    Ok(ReplicatedObject {
+        object: federated_object(document)?,
+        proof: OriginProof { signed_object, key_id },
+    })
+}
+
+fn id(text: &str, what: &str) -> Result<PublicId, String> {
+    PublicId::parse(text).map_err(|error| format!("{what} {text:?}: {error}"))
+}
+
+fn time(text: &str, what: &str) -> Result<DateTime<Utc>, String> {
+    parse_rfc3339(text)
+        .and_then(|seconds| DateTime::from_timestamp(seconds, 0))
+        .ok_or_else(|| format!("{what} {text:?} is not an RFC 3339 time"))
+}
+
+fn federated_object(document: FederatedDocument) -> Result<FederatedObject, String> {
+    Ok(match document {
+        FederatedDocument::Content(object) => {
+            if object.media_type != MARKDOWN {
+                return Err(format!("content must be {MARKDOWN}"));
+            }
+            let object = *object;
+            let claims = object
+                .claims
+                .iter()
+                .map(|claim| {
+                    Ok(ClaimRecord {
+                        id: id(&claim.public_id, "claim")?,
+                        text: claim.text.clone(),
+                    })
+                })
+                .collect::<Result<Vec<_>, String>>()?;
+            let subjects = object
+                .subjects
+                .iter()
+                .map(|entity| {
+                    Ok(EntityRecord {
+                        id: id(&entity.public_id, "entity")?,
+                        entity_type: entity.entity_type.clone(),
+                        name: entity.name.clone(),
+                        aliases: entity.aliases.clone(),
+                        description: entity.description.clone(),
+                    })
+                })
+                .collect::<Result<Vec<_>, String>>()?;
+            let sources = object
+                .sources
+                .iter()
+                .map(|source| {
+                    Ok(SourceRecord {
+                        id: id(&source.public_id, "source")?,
+                        url: source.url.clone(),
+                        title: source.title.clone(),
+                    })
+                })
+                .collect::<Result<Vec<_>, String>>()?;
+            let relations = object
+                .relations
+                .iter()
+                .map(|relation| {
+                    Ok(RelationRecord {
+                        relation_type: RelationType::parse(&relation.relation_type)
+                            .ok_or_else(|| format!("relation type {:?}", relation.relation_type))?,
+                        target: id(&relation.target, "relation target")?,
+                        reason: relation.reason.clone(),
+                    })
+                })
+                .collect::<Result<Vec<_>, String>>()?;
+            FederatedObject::Revision(Box::new(RevisionRecord {
+                content_id: id(&object.public_id, "content")?,
+                origin: object.realm.to_ascii_lowercase(),
+                content_type: object.content_type,
+                space_id: id(&object.space.public_id, "space")?,
+                space_name: object.space.name,
+                author_id: id(&object.author, "author")?,
+                author_root_controller: id(&object.root_controller, "root controller")?,
+                published_at: time(&object.published, "published")?,
+                revision_id: id(&object.revision.public_id, "revision")?,
+                revision_no: object.revision.number,
+                revised_at: time(&object.updated, "updated")?,
+                title: object.name,
+                summary: object.summary,
+                body_markdown: object.content,
+                structured_data: object.structured_data,
+                language: object.language,
+                change_note: object.revision.change_note,
+                context_key: object.revision.context_key,
+                claims,
+                subjects,
+                sources,
+                relations,
+                tags: object.tags,
+            }))
+        }
+        FederatedDocument::Tombstone(object) => FederatedObject::Deletion(Tombstone {
+            content_id: id(&object.public_id, "content")?,
+            origin: object.realm.to_ascii_lowercase(),
+            deleted_at: time(&object.deleted, "deleted")?,
+            deleted_by: object.deleted_by,
+            reason: object.reason,
+            signed_object: None,
+            received_at: DateTime::<Utc>::UNIX_EPOCH,
+        }),
+        FederatedDocument::Space(object) => FederatedObject::Space(SpaceRecord {
+            id: id(&object.public_id, "space")?,
+            origin: object.realm.to_ascii_lowercase(),
+            name: object.name,
+            description: object.summary,
+            created_by: id(&object.created_by, "space creator")?,
+            created_at: time(&object.published, "published")?,
+        }),
+    })
+}

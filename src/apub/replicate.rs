@@ -1,0 +1,441 @@
+//! Replication over HTTP: push rounds (our outbox to each active peer's inbox, a window of events at a time, in
+//! order per object, a bounded number of requests in flight) and pulls (a peer's snapshot, then its outbox pages,
+//! into our inbox queue after checking every object's origin proof), and the pages of our own outbox that peers
+//! pull. Business rules (cursors, backoff, dead letters) stay in `service::federation::cursors`.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use chrono::TimeDelta;
+use federation::integrity;
+use federation::protocol::objects::OutboxPage;
+use federation::protocol::{Activity, context::document_context};
+use http::{Method, StatusCode};
+use serde_json::{Value, json};
+use url::Url;
+
+use super::documents::InstanceUrls;
+use super::objects::{activity_document, activity_kind, is_replication, read_replicated, signed_object};
+use super::outgoing::{Outgoing, classify};
+use crate::service::federation::cursors::{LeasedPeer, PUSH_CONCURRENCY, PullProgress, PushedEvent};
+use crate::service::federation::delivery::AttemptResult;
+use crate::service::federation::identity::SigningKey;
+use crate::service::federation::inbox::VerifiedActivity;
+use crate::service::{Service, ServiceError};
+
+/// Peers worked on per pass.
+pub const PEERS_PER_PASS: i64 = 16;
+/// Activities per outbox page at most (a peer may ask for fewer).
+pub const MAX_PAGE: i64 = 500;
+/// Activities per page a pull asks for.
+pub const PULL_PAGE: i64 = 200;
+
+/// The reasons of a 401 or 403 that are about the peering, not the signature: the queue is held and retried with
+/// the backoff (the peer may approve or unblock us), never dead-lettered.
+const PEER_LEVEL_REASONS: [&str; 3] = ["peer_not_active", "blocked_sender", "unknown_sender"];
+
+/// One event of a round, rendered.
+struct Rendered {
+    seq: i64,
+    object_id: String,
+    activity_id: String,
+    activity_type: String,
+    body: Option<String>,
+}
+
+impl Outgoing {
+    /// One push pass: a round for every peer whose push is due. Returns how many events were sent.
+    pub async fn push_due(&self) -> Result<usize, ServiceError> {
+        let leased = self.service().lease_push(PEERS_PER_PASS).await?;
+        let mut sent = 0;
+        for peer in leased {
+            sent += self.push_round(&peer).await?;
+        }
+        Ok(sent)
+    }
+
+    /// One round to one peer: the events after its cursor (one while its circuit is open), each object's events
+    /// in order, at most [`PUSH_CONCURRENCY`] requests at once; then the cursor and backoff are recorded.
+    async fn push_round(&self, leased: &LeasedPeer) -> Result<usize, ServiceError> {
+        let service = self.service();
+        let entries = service
+            .outbox_entries(leased.replication.push_cursor, leased.window())
+            .await?;
+        let key = Arc::new(service.signing_key().await?);
+        let urls = InstanceUrls {
+            base: service.public_base_url().to_owned(),
+        };
+        let mut rendered = Vec::with_capacity(entries.len());
+        for entry in entries {
+            let object_id = entry.event.event.change.object_id().to_owned();
+            let activity_id = format!("{}/activities/{}", urls.base, entry.event.event.event_id);
+            let (activity_type, body) = match &entry.object {
+                Some(object) => {
+                    let kind = activity_kind(object);
+                    let signed = signed_object(&urls, object, &key).map_err(ServiceError::internal)?;
+                    let document =
+                        activity_document(&urls, &entry.event.event.event_id, &kind, signed, entry.event.event.created_at);
+                    let body = serde_json::to_string(&document).map_err(|error| ServiceError::internal(error.to_string()))?;
+                    (kind.as_str().to_owned(), Some(body))
+                }
+                // The object is gone (its space's visibility is fixed, so this is a purged or corrupt row): nothing
+                // to send, and the cursor passes it.
+                None => ("None".to_owned(), None),
+            };
+            rendered.push(Rendered {
+                seq: entry.event.seq,
+                object_id,
+                activity_id,
+                activity_type,
+                body,
+            });
+        }
+        let inbox = match Url::parse(&leased.peer.inbox_url) {
+            Ok(inbox) => inbox,
+            Err(error) => {
+                let events = rendered
+                    .into_iter()
+                    .map(|event| PushedEvent {
+                        seq: event.seq,
+                        activity_id: event.activity_id,
+                        activity_type: event.activity_type,
+                        activity: event.body.unwrap_or_default(),
+                        result: Some(AttemptResult::Retry {
+                            error: format!("invalid_inbox_url: {error}"),
+                            retry_after: None,
+                        }),
+                        auth_refresh: false,
+                    })
+                    .collect();
+                service.finish_push_round(leased, events).await?;
+                return Ok(0);
+            }
+        };
+        // Each object's events go in order on one task; objects go in parallel.
+        let mut by_object: BTreeMap<String, Vec<Rendered>> = BTreeMap::new();
+        let mut order: Vec<String> = Vec::new();
+        for event in rendered {
+            if !by_object.contains_key(&event.object_id) {
+                order.push(event.object_id.clone());
+            }
+            by_object.entry(event.object_id.clone()).or_default().push(event);
+        }
+        let slots = Arc::new(tokio::sync::Semaphore::new(PUSH_CONCURRENCY));
+        let may_refresh_auth = leased.may_refresh_auth(service.now());
+        let mut tasks = tokio::task::JoinSet::new();
+        for object_id in order {
+            let Some(events) = by_object.remove(&object_id) else { continue };
+            let outgoing = self.clone();
+            let key = Arc::clone(&key);
+            let inbox = inbox.clone();
+            let slots = Arc::clone(&slots);
+            tasks.spawn(async move {
+                let _slot = slots.acquire_owned().await;
+                let mut results = Vec::with_capacity(events.len());
+                let mut failed: Option<AttemptResult> = None;
+                for event in events {
+                    let (result, auth_refresh) = match (&failed, &event.body) {
+                        (_, None) => (None, false),
+                        // A later event of an object whose earlier one failed waits for it.
+                        (Some(failure), Some(_)) => (Some(failure.clone()), false),
+                        (None, Some(body)) => {
+                            let (result, auth_refresh) =
+                                outgoing.post_replicated(&inbox, body.clone().into_bytes(), &key, may_refresh_auth).await;
+                            if matches!(result, AttemptResult::Retry { .. }) {
+                                failed = Some(result.clone());
+                            }
+                            (Some(result), auth_refresh)
+                        }
+                    };
+                    results.push(PushedEvent {
+                        seq: event.seq,
+                        activity_id: event.activity_id,
+                        activity_type: event.activity_type,
+                        activity: event.body.unwrap_or_default(),
+                        result,
+                        auth_refresh,
+                    });
+                }
+                results
+            });
+        }
+        let mut events = Vec::new();
+        while let Some(joined) = tasks.join_next().await {
+            match joined {
+                Ok(results) => events.extend(results),
+                Err(error) => return Err(ServiceError::internal(format!("a delivery task failed: {error}"))),
+            }
+        }
+        let sent = events
+            .iter()
+            .filter(|event| matches!(event.result, Some(AttemptResult::Delivered)))
+            .count();
+        service.finish_push_round(leased, events).await?;
+        Ok(sent)
+    }
+
+    /// Posts one replicated activity, signed afresh; says how it ended and whether a 401/403 may be retried with a
+    /// fresh signature.
+    async fn post_replicated(
+        &self,
+        inbox: &Url,
+        body: Vec<u8>,
+        key: &SigningKey,
+        may_refresh_auth: bool,
+    ) -> (AttemptResult, bool) {
+        let request = match self.signed_request(Method::POST, inbox, Some(body), key) {
+            Ok(request) => request,
+            Err(error) => {
+                return (
+                    AttemptResult::Retry {
+                        error: format!("signing: {error}"),
+                        retry_after: None,
+                    },
+                    false,
+                );
+            }
+        };
+        match self.transport().send(request).await {
+            Ok(response) => {
+                let status = response.status();
+                if status == StatusCode::UNAUTHORIZED || status == StatusCode::FORBIDDEN {
+                    let reason = serde_json::from_slice::<Value>(response.body())
+                        .ok()
+                        .and_then(|body| body.get("reason").and_then(Value::as_str).map(str::to_owned))
+                        .unwrap_or_default();
+                    let error = format!("http_{}: {reason}", status.as_u16());
+                    if PEER_LEVEL_REASONS.contains(&reason.as_str()) {
+                        return (AttemptResult::Retry { error, retry_after: None }, false);
+                    }
+                    if may_refresh_auth {
+                        return (AttemptResult::Retry { error, retry_after: None }, true);
+                    }
+                    return (AttemptResult::Refused { error }, false);
+                }
+                (classify(&response), false)
+            }
+            Err(error) if error.is_retryable() => (
+                AttemptResult::Retry {
+                    error: format!("{}: {error}", error.class()),
+                    retry_after: None,
+                },
+                false,
+            ),
+            Err(error) => (
+                AttemptResult::Retry {
+                    error: format!("{}: {error}", error.class()),
+                    retry_after: None,
+                },
+                false,
+            ),
+        }
+    }
+
+    /// One pull pass: one page from every peer whose pull is due (its snapshot first, then its outbox), queued
+    /// for the intake. Returns how many new activities were queued, plus one per peer with pages left.
+    pub async fn pull_due(&self, interval: TimeDelta) -> Result<usize, ServiceError> {
+        let leased = self.service().lease_pull(PEERS_PER_PASS).await?;
+        let mut queued = 0;
+        for peer in leased {
+            let progress = self.pull_page(&peer).await;
+            let (count, progress) = match progress {
+                // A page that leaves more to read counts as work, so a pass that queued nothing new (duplicates)
+                // is not mistaken for the end.
+                Ok((count, progress)) => {
+                    let more = matches!(
+                        progress,
+                        PullProgress::Backfilling { finished: false, .. } | PullProgress::Following { more: true, .. }
+                    );
+                    (count + usize::from(more), Ok(progress))
+                }
+                Err(error) => {
+                    tracing::info!(peer = %peer.peer.realm, error = %error, "pull failed");
+                    (0, Err(error))
+                }
+            };
+            queued += count;
+            self.service().finish_pull(&peer, progress, interval).await?;
+        }
+        Ok(queued)
+    }
+
+    async fn pull_page(&self, leased: &LeasedPeer) -> Result<(usize, PullProgress), String> {
+        let service = self.service();
+        let outbox = leased
+            .peer
+            .outbox_url
+            .as_deref()
+            .ok_or_else(|| "the peer has no outbox".to_owned())?;
+        let mut url = Url::parse(outbox).map_err(|error| format!("outbox URL: {error}"))?;
+        let backfilling = leased.replication.pull_cursor.is_none();
+        {
+            let mut query = url.query_pairs_mut();
+            query.clear();
+            match leased.replication.pull_cursor {
+                None => {
+                    query.append_pair("snapshot", "true");
+                    query.append_pair("after", leased.replication.backfill_after.as_deref().unwrap_or(""));
+                }
+                Some(cursor) => {
+                    query.append_pair("after", &cursor.to_string());
+                }
+            }
+            query.append_pair("limit", &PULL_PAGE.to_string());
+        }
+        let key = service.signing_key().await.map_err(|error| error.to_string())?;
+        let request = self
+            .signed_request(Method::GET, &url, None, &key)
+            .map_err(|error| error.to_string())?;
+        let response = self.transport().send(request).await.map_err(|error| format!("{}: {error}", error.class()))?;
+        if !response.status().is_success() {
+            return Err(format!("http_{}: the outbox did not answer", response.status().as_u16()));
+        }
+        let value = integrity::parse_i_json(response.body()).map_err(|error| format!("not_i_json: {error}"))?;
+        let page: OutboxPage = serde_json::from_value(value).map_err(|error| format!("not an outbox page: {error}"))?;
+        let mut verified = Vec::with_capacity(page.ordered_items.len());
+        for item in &page.ordered_items {
+            let activity: Activity = match serde_json::from_value(item.clone()) {
+                Ok(activity) => activity,
+                Err(error) => {
+                    tracing::warn!(peer = %leased.peer.realm, error = %error, "a pulled item is not an activity");
+                    continue;
+                }
+            };
+            if activity.actor != leased.peer.actor_url || !is_replication(&activity) {
+                tracing::warn!(peer = %leased.peer.realm, activity_id = %activity.id, "a pulled item is not the peer's replication activity");
+                continue;
+            }
+            match read_replicated(service, &activity).await {
+                Ok(replicated) => verified.push(VerifiedActivity {
+                    peer_realm: leased.peer.realm.clone(),
+                    key_id: replicated.proof.key_id,
+                    activity_id: activity.id.clone(),
+                    activity_type: activity.kind.as_str().to_owned(),
+                    body: item.to_string(),
+                }),
+                Err(refusal) => {
+                    tracing::warn!(peer = %leased.peer.realm, activity_id = %activity.id, reason = refusal.reason, detail = %refusal.detail, "a pulled object was refused");
+                }
+            }
+        }
+        let queued = service
+            .enqueue_pulled(&leased.peer.realm, &verified)
+            .await
+            .map_err(|error| error.to_string())?;
+        let progress = if backfilling {
+            PullProgress::Backfilling {
+                after: page.cursor.clone(),
+                head: leased.replication.backfill_head.unwrap_or(page.head),
+                finished: page.next.is_none(),
+            }
+        } else {
+            PullProgress::Following {
+                cursor: page
+                    .cursor
+                    .parse::<i64>()
+                    .map_err(|_| format!("the page's cursor {:?} is not a position", page.cursor))?,
+                more: page.next.is_some(),
+            }
+        };
+        Ok((queued, progress))
+    }
+}
+
+/// What a peer asked of our outbox.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OutboxQuery {
+    /// The snapshot instead of the history.
+    pub snapshot: bool,
+    /// The position (history) or object key (snapshot) to read after.
+    pub after: String,
+    /// Items per page.
+    pub limit: i64,
+}
+
+/// One page of our outbox (history after a position, or the snapshot after an object), signed objects inside.
+pub async fn outbox_page(service: &Service, peer_realm: &str, query: &OutboxQuery) -> Result<Value, ServiceError> {
+    let urls = InstanceUrls {
+        base: service.public_base_url().to_owned(),
+    };
+    let limit = query.limit.clamp(1, MAX_PAGE);
+    let key = service.signing_key().await?;
+    let head = service.outbox_head().await?;
+    let page_url = |after: &str| {
+        let mut url = format!("{}?after={}&limit={limit}", urls.outbox(), urlencode(after));
+        if query.snapshot {
+            url.push_str("&snapshot=true");
+        }
+        url
+    };
+    let mut items = Vec::new();
+    let cursor;
+    let full;
+    if query.snapshot {
+        let snapshot = service.snapshot_items(&query.after, limit).await?;
+        full = i64::try_from(snapshot.len()).unwrap_or(i64::MAX) >= limit;
+        cursor = snapshot.last().map_or_else(|| query.after.clone(), |item| item.position.clone());
+        for item in &snapshot {
+            let kind = activity_kind(&item.object);
+            let signed = signed_object(&urls, &item.object, &key).map_err(ServiceError::internal)?;
+            let activity_key = format!("snapshot-{}", item.position.replace(':', "-"));
+            let published = match &item.object {
+                crate::domain::replication::FederatedObject::Revision(record) => record.revised_at,
+                crate::domain::replication::FederatedObject::Deletion(tombstone) => tombstone.deleted_at,
+                crate::domain::replication::FederatedObject::Space(space) => space.created_at,
+            };
+            items.push(activity_document(&urls, &activity_key, &kind, signed, published));
+        }
+    } else {
+        let after = query
+            .after
+            .parse::<i64>()
+            .map_err(|_| ServiceError::validation("after", "after must be an outbox position"))?
+            .max(0);
+        let entries = service.outbox_entries(after, limit).await?;
+        full = i64::try_from(entries.len()).unwrap_or(i64::MAX) >= limit;
+        cursor = entries.last().map_or(after, |entry| entry.event.seq).to_string();
+        for entry in &entries {
+            let Some(object) = &entry.object else { continue };
+            let kind = activity_kind(object);
+            let signed = signed_object(&urls, object, &key).map_err(ServiceError::internal)?;
+            items.push(activity_document(
+                &urls,
+                &entry.event.event.event_id,
+                &kind,
+                signed,
+                entry.event.event.created_at,
+            ));
+        }
+        service.record_outbox_read(peer_realm, after).await?;
+    }
+    Ok(json!({
+        "@context": document_context(),
+        "id": page_url(&query.after),
+        "type": "OrderedCollectionPage",
+        "partOf": urls.outbox(),
+        "orderedItems": items,
+        "next": if full { Some(page_url(&cursor)) } else { None },
+        "cursor": cursor,
+        "head": head,
+    }))
+}
+
+/// The outbox collection itself (`GET /outbox` without a query): its head and where its pages start.
+pub async fn outbox_collection(service: &Service) -> Result<Value, ServiceError> {
+    let urls = InstanceUrls {
+        base: service.public_base_url().to_owned(),
+    };
+    let head = service.outbox_head().await?;
+    Ok(json!({
+        "@context": document_context(),
+        "id": urls.outbox(),
+        "type": "OrderedCollection",
+        "head": head,
+        "first": format!("{}?after=0&limit={PULL_PAGE}", urls.outbox()),
+        "snapshot": format!("{}?snapshot=true&after=&limit={PULL_PAGE}", urls.outbox()),
+    }))
+}
+
+fn urlencode(text: &str) -> String {
+    url::form_urlencoded::byte_serialize(text.as_bytes()).collect()
+}

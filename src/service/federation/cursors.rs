@@ -1,0 +1,451 @@
+//! Each peer's replication cursors: push rounds (our outbox to its inbox: lease, contiguous-prefix advance, one
+//! failure per round, full-jitter backoff, a circuit breaker, the delivery horizon, dead letters), pulls (its outbox
+//! and snapshot into our inbox queue), the lag an operator sees, and outbox retention.
+//!
+//! Push is at-least-once: a round sends a window of events and advances the cursor over the longest prefix that was
+//! delivered or dead-lettered, so an event after a failure is sent again next round; the receiver's dedupe on the
+//! activity ID makes the effect exactly once.
+
+use chrono::{DateTime, TimeDelta, Utc};
+
+use super::super::{Service, ServiceError};
+use super::delivery::{AttemptResult, BACKOFF_CAP, DELIVERY_HORIZON, backoff_bound};
+use super::inbox::{LEASE, VerifiedActivity};
+use super::peering::{PeeringMessage, normalize_realm};
+use crate::domain::PeerState;
+use crate::store::federation::{DeliveryRow, PeerRecord};
+use crate::store::replication::{Lease, PeerReplicationRow};
+use crate::store::{self, Conn, StoreError};
+
+/// Events a healthy peer is sent per round.
+pub const PUSH_WINDOW: i64 = 256;
+/// Requests in flight to one peer at once.
+pub const PUSH_CONCURRENCY: usize = 16;
+/// How long a 401 or 403 answer is believed to be fixable by signing again with a freshly read key: one such
+/// answer per interval is retried at once, a second is final (a dead letter).
+pub const AUTH_REFRESH_INTERVAL: TimeDelta = TimeDelta::hours(1);
+/// Outbox events purged per statement at most (retention runs often; a bounded delete keeps each one short).
+pub const PURGE_BATCH: i64 = 10_000;
+/// Pages read from one peer's outbox per pull pass.
+pub const PULL_PAGES_PER_PASS: usize = 16;
+
+/// A peer whose push or pull this worker holds.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LeasedPeer {
+    /// Its replication state as leased.
+    pub replication: PeerReplicationRow,
+    /// The peer.
+    pub peer: PeerRecord,
+}
+
+impl LeasedPeer {
+    /// Events to send this round: the whole window, or one while the circuit is open (the last round failed), so
+    /// a peer that is down costs one request per backoff period.
+    pub fn window(&self) -> i64 {
+        if self.replication.consecutive_failures > 0 { 1 } else { PUSH_WINDOW }
+    }
+
+    /// Whether a 401 or 403 now may be retried once with a fresh signature.
+    pub fn may_refresh_auth(&self, now: DateTime<Utc>) -> bool {
+        self.replication
+            .auth_refreshed_at
+            .is_none_or(|at| now - at >= AUTH_REFRESH_INTERVAL)
+    }
+}
+
+/// One event of a push round and how its delivery ended.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PushedEvent {
+    /// The outbox position.
+    pub seq: i64,
+    /// The activity's ID.
+    pub activity_id: String,
+    /// Its type.
+    pub activity_type: String,
+    /// The activity as sent (kept with a dead letter, so a replay sends the same object and proof).
+    pub activity: String,
+    /// How it ended (`None`: not sent, nothing to send for this event).
+    pub result: Option<AttemptResult>,
+    /// The answer was a 401 or 403 that a fresh signature may fix (retried once per interval).
+    pub auth_refresh: bool,
+}
+
+/// Where a pull stands after a pass.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PullProgress {
+    /// Reading the snapshot: the last object read and the outbox head when it began.
+    Backfilling {
+        /// The snapshot position read through.
+        after: String,
+        /// The head when the snapshot began.
+        head: i64,
+        /// Whether the snapshot was read to its end (then the outbox is followed from `head`).
+        finished: bool,
+    },
+    /// Following the outbox: read through this position.
+    Following {
+        /// The cursor.
+        cursor: i64,
+        /// Whether more pages remain.
+        more: bool,
+    },
+}
+
+/// What an operator sees of one peer's replication.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReplicationLag {
+    /// The state.
+    pub replication: PeerReplicationRow,
+    /// Events of our outbox the peer has not been sent.
+    pub undelivered: i64,
+    /// When the oldest of them was committed.
+    pub oldest_undelivered_at: Option<DateTime<Utc>>,
+    /// Dead letters kept for the peer.
+    pub dead_letters: i64,
+}
+
+/// Saves a peer and, when it is active, makes sure it has replication state: pushing starts after our outbox's
+/// head at this moment (what came before is in the snapshot the peer backfills from), and our pull of its outbox
+/// starts with a backfill. In the caller's transaction, so a peering never becomes active without it.
+pub(crate) async fn save_peer_state(
+    conn: &mut Conn<'_>,
+    peer: &PeerRecord,
+    now: DateTime<Utc>,
+) -> Result<(), StoreError> {
+    store::federation::save_peer(conn, peer).await?;
+    if peer.state == PeerState::Active {
+        let head = store::outbox::head(conn).await?;
+        store::replication::create_if_missing(conn, &peer.realm, head, now).await?;
+    }
+    Ok(())
+}
+
+impl Service {
+    /// Takes the peers whose push round is due, for this worker alone for the lease time.
+    pub async fn lease_push(&self, limit: i64) -> Result<Vec<LeasedPeer>, ServiceError> {
+        self.lease_peers(Lease::Push, limit).await
+    }
+
+    /// Takes the peers whose pull is due.
+    pub async fn lease_pull(&self, limit: i64) -> Result<Vec<LeasedPeer>, ServiceError> {
+        self.lease_peers(Lease::Pull, limit).await
+    }
+
+    async fn lease_peers(&self, lease: Lease, limit: i64) -> Result<Vec<LeasedPeer>, ServiceError> {
+        let now = self.now();
+        let mut transaction = self.store().begin().await?;
+        let rows = store::replication::lease_due(&mut transaction.conn(), lease, now, now + LEASE, limit).await?;
+        let mut leased = Vec::with_capacity(rows.len());
+        for replication in rows {
+            if let Some(peer) = store::federation::find_peer(&mut transaction.conn(), &replication.peer_realm).await? {
+                leased.push(LeasedPeer { replication, peer });
+            }
+        }
+        transaction.commit().await?;
+        Ok(leased)
+    }
+
+    /// Records a push round: the cursor moves over the longest prefix of events that were delivered or refused
+    /// for good (each refusal becomes a dead letter); a failure that may pass ends the prefix and counts once,
+    /// however many requests failed in the round.
+    pub async fn finish_push_round(&self, leased: &LeasedPeer, mut events: Vec<PushedEvent>) -> Result<(), ServiceError> {
+        let now = self.now();
+        events.sort_by_key(|event| event.seq);
+        let mut transaction = self.store().begin().await?;
+        let Some(mut row) = store::replication::find(&mut transaction.conn(), &leased.peer.realm).await? else {
+            return Ok(());
+        };
+        let mut cursor = row.push_cursor.max(leased.replication.push_cursor);
+        let mut delivered = 0_usize;
+        let mut failure: Option<(String, Option<TimeDelta>)> = None;
+        let mut auth_refresh = false;
+        for event in &events {
+            if event.seq <= cursor {
+                continue;
+            }
+            match &event.result {
+                None => cursor = event.seq,
+                Some(AttemptResult::Delivered) => {
+                    delivered += 1;
+                    cursor = event.seq;
+                }
+                Some(AttemptResult::Refused { error }) => {
+                    self.store_dead_letter(&mut transaction.conn(), leased, event, error, now).await?;
+                    cursor = event.seq;
+                }
+                Some(AttemptResult::Retry { error, retry_after }) => {
+                    auth_refresh = event.auth_refresh;
+                    failure = Some((error.clone(), *retry_after));
+                    break;
+                }
+            }
+        }
+        row.push_cursor = cursor;
+        row.leased_until = None;
+        row.updated_at = now;
+        let mut peer = store::federation::find_peer(&mut transaction.conn(), &leased.peer.realm).await?;
+        match failure {
+            Some((error, retry_after)) => {
+                row.consecutive_failures = row.consecutive_failures.saturating_add(1);
+                let failing_since = *row.failing_since.get_or_insert(now);
+                let wait = if auth_refresh {
+                    row.auth_refreshed_at = Some(now);
+                    TimeDelta::zero()
+                } else {
+                    let jittered = jitter(backoff_bound(row.consecutive_failures));
+                    retry_after.map_or(jittered, |asked| asked.min(BACKOFF_CAP).max(jittered))
+                };
+                row.next_attempt_at = now + wait;
+                let class = error.split(':').next().unwrap_or("error").trim().to_owned();
+                row.last_error_class = Some(class);
+                row.last_error = Some(excerpt(&error));
+                row.last_error_at = Some(now);
+                if let Some(peer) = peer.as_mut()
+                    && peer.state == PeerState::Active
+                    && now - failing_since >= DELIVERY_HORIZON
+                {
+                    tracing::warn!(peer = %peer.realm, "deliveries have failed for the delivery horizon: the peer is unreachable");
+                    peer.state = PeerState::Unreachable;
+                    peer.updated_at = now;
+                    store::federation::save_peer(&mut transaction.conn(), peer).await?;
+                }
+            }
+            None => {
+                row.consecutive_failures = 0;
+                row.failing_since = None;
+                row.next_attempt_at = now;
+                if delivered > 0 {
+                    row.last_success_at = Some(now);
+                    if let Some(peer) = peer.as_mut() {
+                        peer.last_contact_at = Some(now);
+                        if peer.state == PeerState::Unreachable {
+                            peer.state = PeerState::Active;
+                        }
+                        peer.updated_at = now;
+                        store::federation::save_peer(&mut transaction.conn(), peer).await?;
+                    }
+                }
+            }
+        }
+        store::replication::save(&mut transaction.conn(), &row).await?;
+        transaction.commit().await?;
+        tracing::debug!(peer = %leased.peer.realm, cursor, delivered, failures = row.consecutive_failures, "push round finished");
+        Ok(())
+    }
+
+    async fn store_dead_letter(
+        &self,
+        conn: &mut Conn<'_>,
+        leased: &LeasedPeer,
+        event: &PushedEvent,
+        error: &str,
+        now: DateTime<Utc>,
+    ) -> Result<(), ServiceError> {
+        let message = PeeringMessage::Replicated {
+            activity: event.activity.clone(),
+        };
+        let body = serde_json::to_string(&message).map_err(|error| ServiceError::internal(error.to_string()))?;
+        let row = DeliveryRow {
+            id: self.new_internal_id(),
+            peer_realm: leased.peer.realm.clone(),
+            inbox_url: leased.peer.inbox_url.clone(),
+            activity_id: event.activity_id.clone(),
+            activity_type: event.activity_type.clone(),
+            body,
+            state: "dead".to_owned(),
+            attempts: 1,
+            next_attempt_at: now,
+            last_error: Some(excerpt(error)),
+            created_at: now,
+            finished_at: Some(now),
+        };
+        store::federation::insert_delivery(conn, &row).await?;
+        store::federation::set_delivery_outbox_seq(conn, &row.id, event.seq).await?;
+        tracing::warn!(peer = %leased.peer.realm, activity_id = %event.activity_id, error, "the peer refused an activity for good: dead letter");
+        Ok(())
+    }
+
+    /// Records a pull pass: where it got to, or why it failed. The next pull is due after `interval` (at once
+    /// when pages remain).
+    pub async fn finish_pull(
+        &self,
+        leased: &LeasedPeer,
+        progress: Result<PullProgress, String>,
+        interval: TimeDelta,
+    ) -> Result<(), ServiceError> {
+        let now = self.now();
+        let mut transaction = self.store().begin().await?;
+        let Some(mut row) = store::replication::find(&mut transaction.conn(), &leased.peer.realm).await? else {
+            return Ok(());
+        };
+        row.pull_leased_until = None;
+        row.updated_at = now;
+        match progress {
+            Ok(PullProgress::Backfilling { after, head, finished }) => {
+                row.last_pull_at = Some(now);
+                row.last_pull_error = None;
+                if finished {
+                    row.pull_cursor = Some(head);
+                    row.backfill_after = None;
+                    row.backfill_head = None;
+                    row.next_pull_at = now;
+                } else {
+                    row.backfill_after = Some(after);
+                    row.backfill_head = Some(head);
+                    row.next_pull_at = now;
+                }
+            }
+            Ok(PullProgress::Following { cursor, more }) => {
+                row.last_pull_at = Some(now);
+                row.last_pull_error = None;
+                row.pull_cursor = Some(cursor.max(row.pull_cursor.unwrap_or(0)));
+                row.next_pull_at = if more { now } else { now + interval };
+            }
+            Err(error) => {
+                row.last_pull_error = Some(excerpt(&error));
+                row.next_pull_at = now + interval;
+            }
+        }
+        store::replication::save(&mut transaction.conn(), &row).await?;
+        transaction.commit().await?;
+        Ok(())
+    }
+
+    /// Queues activities read from a peer's outbox (their origin proofs verified by the adapter) for the intake, in
+    /// one transaction; those already received are skipped. Returns how many were new.
+    pub async fn enqueue_pulled(&self, peer_realm: &str, activities: &[VerifiedActivity]) -> Result<usize, ServiceError> {
+        let now = self.now();
+        let mut transaction = self.store().begin().await?;
+        let mut queued = 0;
+        for activity in activities {
+            let row = store::federation::InboxActivityRow {
+                activity_id: activity.activity_id.clone(),
+                peer_realm: peer_realm.to_owned(),
+                activity_type: activity.activity_type.clone(),
+                key_id: activity.key_id.clone(),
+                body: activity.body.clone(),
+                received_at: now,
+                state: "queued".to_owned(),
+                attempts: 0,
+                next_attempt_at: now,
+                processed_at: None,
+                outcome: None,
+            };
+            if store::federation::insert_inbox_activity(&mut transaction.conn(), &row).await? {
+                queued += 1;
+            }
+        }
+        transaction.commit().await?;
+        Ok(queued)
+    }
+
+    /// Records that `peer_realm` read our outbox after `after`: it has everything up to there (retention keeps
+    /// what it has not).
+    pub async fn record_outbox_read(&self, peer_realm: &str, after: i64) -> Result<(), ServiceError> {
+        let mut transaction = self.store().begin().await?;
+        store::replication::record_pulled_through(&mut transaction.conn(), peer_realm, after).await?;
+        transaction.commit().await?;
+        Ok(())
+    }
+
+    /// Every peer's replication with its lag, by realm.
+    pub async fn replication_lag(&self) -> Result<Vec<ReplicationLag>, ServiceError> {
+        let mut reader = self.store().reader().await?;
+        let rows = store::replication::list(&mut reader.conn()).await?;
+        let mut lags = Vec::with_capacity(rows.len());
+        for replication in rows {
+            let (undelivered, oldest_undelivered_at) =
+                store::outbox::backlog(&mut reader.conn(), replication.push_cursor).await?;
+            let dead_letters = store::federation::count_dead_letters(&mut reader.conn(), &replication.peer_realm).await?;
+            lags.push(ReplicationLag {
+                replication,
+                undelivered,
+                oldest_undelivered_at,
+                dead_letters,
+            });
+        }
+        Ok(lags)
+    }
+
+    /// One peer's replication lag.
+    pub async fn peer_replication_lag(&self, realm: &str) -> Result<Option<ReplicationLag>, ServiceError> {
+        let realm = normalize_realm(realm);
+        Ok(self
+            .replication_lag()
+            .await?
+            .into_iter()
+            .find(|lag| lag.replication.peer_realm == realm))
+    }
+
+    /// Dead letters (activities a peer refused for good), newest first, of one peer or of all.
+    pub async fn dead_letters(&self, realm: Option<&str>, limit: i64) -> Result<Vec<DeliveryRow>, ServiceError> {
+        let realm = realm.map(normalize_realm);
+        let mut reader = self.store().reader().await?;
+        Ok(store::federation::list_dead_letters(&mut reader.conn(), realm.as_deref(), limit).await?)
+    }
+
+    /// Sends a dead letter again: it goes back into the delivery queue, due now, signed afresh when it is sent.
+    pub async fn replay_dead_letter(&self, id: &str) -> Result<DeliveryRow, ServiceError> {
+        let now = self.now();
+        let mut transaction = self.store().begin().await?;
+        let row = store::federation::find_delivery(&mut transaction.conn(), id)
+            .await?
+            .filter(|row| row.state == "dead")
+            .ok_or_else(|| ServiceError::not_found(id))?;
+        store::federation::finish_delivery_attempt(&mut transaction.conn(), &row.id, "pending", now, row.last_error.as_deref(), None)
+            .await?;
+        transaction.commit().await?;
+        tracing::info!(delivery = %row.id, peer = %row.peer_realm, activity_id = %row.activity_id, "dead letter queued again");
+        Ok(DeliveryRow {
+            state: "pending".to_owned(),
+            next_attempt_at: now,
+            finished_at: None,
+            ..row
+        })
+    }
+
+    /// Forgets a dead letter.
+    pub async fn drop_dead_letter(&self, id: &str) -> Result<(), ServiceError> {
+        let mut transaction = self.store().begin().await?;
+        if !store::federation::delete_dead_letter(&mut transaction.conn(), id).await? {
+            return Err(ServiceError::not_found(id));
+        }
+        transaction.commit().await?;
+        tracing::info!(delivery = id, "dead letter dropped");
+        Ok(())
+    }
+
+    /// Purges outbox events every peer that may come back has passed, and that are older than `minimum`; never by
+    /// age alone. Returns how many went.
+    pub async fn purge_outbox(&self, minimum: TimeDelta) -> Result<u64, ServiceError> {
+        let mut transaction = self.store().begin().await?;
+        let floor = store::replication::retention_floor(&mut transaction.conn()).await?;
+        let Some(floor) = floor else {
+            // No peer has replication state: nothing was ever promised to anyone, but a peer added later backfills
+            // from the snapshot, so the minimum alone applies.
+            let purged = store::outbox::purge(&mut transaction.conn(), i64::MAX, self.now() - minimum, PURGE_BATCH).await?;
+            transaction.commit().await?;
+            return Ok(purged);
+        };
+        let purged = store::outbox::purge(&mut transaction.conn(), floor, self.now() - minimum, PURGE_BATCH).await?;
+        transaction.commit().await?;
+        Ok(purged)
+    }
+
+    /// When the next push round or pull is due, for the worker's wait.
+    pub async fn next_replication_due(&self) -> Result<Option<DateTime<Utc>>, ServiceError> {
+        let mut reader = self.store().reader().await?;
+        Ok(store::replication::next_due(&mut reader.conn()).await?)
+    }
+}
+
+/// A random wait between zero and `bound` (full jitter).
+fn jitter(bound: TimeDelta) -> TimeDelta {
+    let milliseconds = bound.num_milliseconds().max(1);
+    TimeDelta::milliseconds(rand::random_range(0..=milliseconds))
+}
+
+/// The start of an error, for the admin.
+fn excerpt(error: &str) -> String {
+    error.chars().take(300).collect()
+}

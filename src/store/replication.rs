@@ -1,0 +1,596 @@
+//! Replication rows: each peer's replication state (push cursor into our outbox with its backoff and lease, pull
+//! cursor into the peer's outbox with its backfill), the records of revisions and spaces as they federate (read in
+//! batches, a few statements for many objects), and the snapshot a new peer backfills from.
+
+use std::collections::HashMap;
+
+use chrono::{DateTime, Utc};
+use sqlx::types::Json;
+
+use super::{Conn, StoreError, dispatch, stored_id};
+use crate::domain::PublicId;
+use crate::domain::knowledge::RelationType;
+use crate::domain::replication::{
+    ClaimRecord, EntityRecord, RelationRecord, RevisionRecord, SourceRecord, SpaceRecord,
+};
+
+/// One peer's replication state.
+#[derive(Debug, Clone, PartialEq, sqlx::FromRow)]
+pub struct PeerReplicationRow {
+    /// The peer.
+    pub peer_realm: String,
+    /// Every outbox event at or below this was delivered to the peer (or dead-lettered).
+    pub push_cursor: i64,
+    /// Failed delivery rounds in a row (a round that fails counts once, however many requests failed in it).
+    pub consecutive_failures: i32,
+    /// When the next delivery round may start.
+    pub next_attempt_at: DateTime<Utc>,
+    /// A worker delivers to the peer until then; nobody else does.
+    pub leased_until: Option<DateTime<Utc>>,
+    /// When the current run of failures began.
+    pub failing_since: Option<DateTime<Utc>>,
+    /// The last delivery round that delivered something.
+    pub last_success_at: Option<DateTime<Utc>>,
+    /// The last failure's class (`network`, `http_503`, …).
+    pub last_error_class: Option<String>,
+    /// Its excerpt.
+    pub last_error: Option<String>,
+    /// When.
+    pub last_error_at: Option<DateTime<Utc>>,
+    /// When a 401 or 403 last led to the one key refresh allowed before such answers are final.
+    pub auth_refreshed_at: Option<DateTime<Utc>>,
+    /// The highest position of our outbox the peer has asked to read after (it has everything up to there).
+    pub pulled_through: Option<i64>,
+    /// The peer's outbox, pulled up to here; `None` until its snapshot was read (a backfill).
+    pub pull_cursor: Option<i64>,
+    /// While a backfill runs: the last object of the peer's snapshot read so far.
+    pub backfill_after: Option<String>,
+    /// While a backfill runs: the peer's outbox head when its snapshot began.
+    pub backfill_head: Option<i64>,
+    /// When the next pull (anti-entropy check) is due.
+    pub next_pull_at: DateTime<Utc>,
+    /// A worker pulls from the peer until then; nobody else does.
+    pub pull_leased_until: Option<DateTime<Utc>>,
+    /// The last pull that answered.
+    pub last_pull_at: Option<DateTime<Utc>>,
+    /// The last pull's failure.
+    pub last_pull_error: Option<String>,
+    /// When the row was made (the peering became active).
+    pub created_at: DateTime<Utc>,
+    /// When it last changed.
+    pub updated_at: DateTime<Utc>,
+}
+
+const REPLICATION_COLUMNS: &str = "peer_realm, push_cursor, consecutive_failures, next_attempt_at, leased_until, \
+    failing_since, last_success_at, last_error_class, last_error, last_error_at, auth_refreshed_at, pulled_through, \
+    pull_cursor, backfill_after, backfill_head, next_pull_at, pull_leased_until, last_pull_at, last_pull_error, \
+    created_at, updated_at";
+
+/// Creates a peer's replication state (push starting after `push_cursor`, a backfill pending) unless it has one.
+/// Returns whether it was created.
+pub async fn create_if_missing(
+    conn: &mut Conn<'_>,
+    realm: &str,
+    push_cursor: i64,
+    now: DateTime<Utc>,
+) -> Result<bool, StoreError> {
+    let affected = dispatch!(conn, |connection| {
+        sqlx::query(
+            "INSERT INTO peer_replication (peer_realm, push_cursor, consecutive_failures, next_attempt_at, \
+             next_pull_at, created_at, updated_at) VALUES ($1, $2, 0, $3, $3, $3, $3) \
+             ON CONFLICT (peer_realm) DO NOTHING",
+        )
+        .bind(realm)
+        .bind(push_cursor)
+        .bind(now)
+        .execute(&mut *connection)
+        .await?
+        .rows_affected()
+    });
+    Ok(affected == 1)
+}
+
+/// A peer's replication state.
+pub async fn find(conn: &mut Conn<'_>, realm: &str) -> Result<Option<PeerReplicationRow>, StoreError> {
+    let row: Option<PeerReplicationRow> = dispatch!(conn, |connection| {
+        sqlx::query_as(sqlx::AssertSqlSafe(format!(
+            "SELECT {REPLICATION_COLUMNS} FROM peer_replication WHERE peer_realm = $1"
+        )))
+        .bind(realm)
+        .fetch_optional(&mut *connection)
+        .await?
+    });
+    Ok(row)
+}
+
+/// Every peer's replication state, by realm.
+pub async fn list(conn: &mut Conn<'_>) -> Result<Vec<PeerReplicationRow>, StoreError> {
+    let rows: Vec<PeerReplicationRow> = dispatch!(conn, |connection| {
+        sqlx::query_as(sqlx::AssertSqlSafe(format!(
+            "SELECT {REPLICATION_COLUMNS} FROM peer_replication ORDER BY peer_realm"
+        )))
+        .fetch_all(&mut *connection)
+        .await?
+    });
+    Ok(rows)
+}
+
+/// Writes every field of a peer's replication state.
+pub async fn save(conn: &mut Conn<'_>, row: &PeerReplicationRow) -> Result<(), StoreError> {
+    dispatch!(conn, |connection| {
+        sqlx::query(
+            "UPDATE peer_replication SET push_cursor = $2, consecutive_failures = $3, next_attempt_at = $4, \
+             leased_until = $5, failing_since = $6, last_success_at = $7, last_error_class = $8, last_error = $9, \
+             last_error_at = $10, auth_refreshed_at = $11, pulled_through = $12, pull_cursor = $13, \
+             backfill_after = $14, backfill_head = $15, next_pull_at = $16, pull_leased_until = $17, \
+             last_pull_at = $18, last_pull_error = $19, updated_at = $20 WHERE peer_realm = $1",
+        )
+        .bind(&row.peer_realm)
+        .bind(row.push_cursor)
+        .bind(row.consecutive_failures)
+        .bind(row.next_attempt_at)
+        .bind(row.leased_until)
+        .bind(row.failing_since)
+        .bind(row.last_success_at)
+        .bind(&row.last_error_class)
+        .bind(&row.last_error)
+        .bind(row.last_error_at)
+        .bind(row.auth_refreshed_at)
+        .bind(row.pulled_through)
+        .bind(row.pull_cursor)
+        .bind(&row.backfill_after)
+        .bind(row.backfill_head)
+        .bind(row.next_pull_at)
+        .bind(row.pull_leased_until)
+        .bind(row.last_pull_at)
+        .bind(&row.last_pull_error)
+        .bind(row.updated_at)
+        .execute(&mut *connection)
+        .await?;
+    });
+    Ok(())
+}
+
+/// Forgets a peer's replication state (the peer was removed).
+pub async fn delete(conn: &mut Conn<'_>, realm: &str) -> Result<(), StoreError> {
+    dispatch!(conn, |connection| {
+        sqlx::query("DELETE FROM peer_replication WHERE peer_realm = $1")
+            .bind(realm)
+            .execute(&mut *connection)
+            .await?;
+    });
+    Ok(())
+}
+
+/// Moves a peer's next delivery round to `now` and forgets its failures: it just proved it is there (any
+/// authenticated request from it resets its backoff). A round a worker holds keeps its lease.
+pub async fn reset_backoff(conn: &mut Conn<'_>, realm: &str, now: DateTime<Utc>) -> Result<(), StoreError> {
+    dispatch!(conn, |connection| {
+        sqlx::query(
+            "UPDATE peer_replication SET next_attempt_at = $2, consecutive_failures = 0, failing_since = NULL \
+             WHERE peer_realm = $1 AND (next_attempt_at > $2 OR consecutive_failures > 0)",
+        )
+        .bind(realm)
+        .bind(now)
+        .execute(&mut *connection)
+        .await?;
+    });
+    Ok(())
+}
+
+/// Records that a peer asked to read our outbox after `seq` (it holds everything up to there).
+pub async fn record_pulled_through(conn: &mut Conn<'_>, realm: &str, seq: i64) -> Result<(), StoreError> {
+    dispatch!(conn, |connection| {
+        sqlx::query(
+            "UPDATE peer_replication SET pulled_through = $2 WHERE peer_realm = $1 \
+             AND (pulled_through IS NULL OR pulled_through < $2)",
+        )
+        .bind(realm)
+        .bind(seq)
+        .execute(&mut *connection)
+        .await?;
+    });
+    Ok(())
+}
+
+/// Which of the two leases [`lease_due`] takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lease {
+    /// Delivering our outbox to the peer: due when its next round is and our outbox has events after its cursor.
+    Push,
+    /// Pulling the peer's outbox: due when its next pull is.
+    Pull,
+}
+
+/// Leases the peers whose push (or pull) is due, at most `limit`, until `lease_until`; only active peers (and
+/// unreachable ones, which are probed). On PostgreSQL rows another transaction holds are skipped, so two processes
+/// never work on the same peer at once.
+pub async fn lease_due(
+    conn: &mut Conn<'_>,
+    lease: Lease,
+    now: DateTime<Utc>,
+    lease_until: DateTime<Utc>,
+    limit: i64,
+) -> Result<Vec<PeerReplicationRow>, StoreError> {
+    let (lease_column, due) = match lease {
+        Lease::Push => (
+            "leased_until",
+            "r.next_attempt_at <= $1 AND (r.leased_until IS NULL OR r.leased_until <= $1) \
+             AND EXISTS (SELECT 1 FROM outbox_events o WHERE o.seq > r.push_cursor)",
+        ),
+        Lease::Pull => (
+            "pull_leased_until",
+            "r.next_pull_at <= $1 AND (r.pull_leased_until IS NULL OR r.pull_leased_until <= $1)",
+        ),
+    };
+    let candidates = format!(
+        "SELECT r.peer_realm FROM peer_replication r JOIN peers p ON p.realm = r.peer_realm \
+         WHERE p.state IN ('active', 'unreachable') AND {due} ORDER BY r.next_attempt_at, r.peer_realm LIMIT $3"
+    );
+    let rows: Vec<PeerReplicationRow> = match conn {
+        Conn::Postgres(connection) => {
+            sqlx::query_as(sqlx::AssertSqlSafe(format!(
+                "UPDATE peer_replication SET {lease_column} = $2 WHERE peer_realm IN \
+                 ({candidates} FOR UPDATE OF r SKIP LOCKED) RETURNING {REPLICATION_COLUMNS}"
+            )))
+            .bind(now)
+            .bind(lease_until)
+            .bind(limit)
+            .fetch_all(&mut **connection)
+            .await?
+        }
+        sqlite => {
+            let connection = super::sqlite_connection(sqlite).await?;
+            sqlx::query_as(sqlx::AssertSqlSafe(format!(
+                "UPDATE peer_replication SET {lease_column} = $2 WHERE peer_realm IN ({candidates}) \
+                 RETURNING {REPLICATION_COLUMNS}"
+            )))
+            .bind(now)
+            .bind(lease_until)
+            .bind(limit)
+            .fetch_all(&mut *connection)
+            .await?
+        }
+    };
+    Ok(rows)
+}
+
+/// The earliest time a push or pull falls due for an active or unreachable peer (the worker waits until then).
+pub async fn next_due(conn: &mut Conn<'_>) -> Result<Option<DateTime<Utc>>, StoreError> {
+    let (push, pull): (Option<DateTime<Utc>>, Option<DateTime<Utc>>) = dispatch!(conn, |connection| {
+        sqlx::query_as(
+            "SELECT MIN(CASE WHEN EXISTS (SELECT 1 FROM outbox_events o WHERE o.seq > r.push_cursor) \
+             THEN r.next_attempt_at END), MIN(r.next_pull_at) FROM peer_replication r \
+             JOIN peers p ON p.realm = r.peer_realm WHERE p.state IN ('active', 'unreachable')",
+        )
+        .fetch_one(&mut *connection)
+        .await?
+    });
+    Ok(match (push, pull) {
+        (Some(push), Some(pull)) => Some(push.min(pull)),
+        (push, pull) => push.or(pull),
+    })
+}
+
+/// The lowest outbox position some peer still needs: every peer that may come back (all but rejected ones) keeps
+/// what lies after its cursor (or after what it pulled, if further). `None` when no peer has replication state.
+pub async fn retention_floor(conn: &mut Conn<'_>) -> Result<Option<i64>, StoreError> {
+    let floor: Option<i64> = dispatch!(conn, |connection| {
+        sqlx::query_scalar(
+            "SELECT MIN(CASE WHEN r.pulled_through IS NOT NULL AND r.pulled_through > r.push_cursor \
+             THEN r.pulled_through ELSE r.push_cursor END) FROM peer_replication r \
+             JOIN peers p ON p.realm = r.peer_realm WHERE p.state <> 'rejected'",
+        )
+        .fetch_one(&mut *connection)
+        .await?
+    });
+    Ok(floor)
+}
+
+// ---------------------------------------------------------------- records
+
+#[derive(sqlx::FromRow)]
+struct RevisionRecordRow {
+    content_id: String,
+    origin: String,
+    content_type: String,
+    space_id: String,
+    space_name: String,
+    author_id: String,
+    author_root_controller_id: String,
+    published_at: DateTime<Utc>,
+    revision_id: String,
+    revision_no: i32,
+    revised_at: DateTime<Utc>,
+    title: String,
+    summary: String,
+    body_markdown: String,
+    structured_data: Json<serde_json::Value>,
+    language: Option<String>,
+    change_note: Option<String>,
+    context_key: Option<String>,
+}
+
+/// Pushes `ids` as one `IN (…)` list of binds onto `builder`.
+fn push_id_list<Database: sqlx::Database>(builder: &mut sqlx::QueryBuilder<Database>, ids: &[String])
+where
+    for<'t> String: sqlx::Encode<'t, Database> + sqlx::Type<Database>,
+{
+    builder.push(" IN (");
+    let mut separated = builder.separated(", ");
+    for id in ids {
+        separated.push_bind(id.as_str().to_owned());
+    }
+    builder.push(")");
+}
+
+/// The records of these revisions (missing ones are absent), in a fixed number of statements for any number of
+/// revisions: the revisions with their items and spaces, then their claims, subjects, sources, relations and tags.
+pub async fn revision_records(conn: &mut Conn<'_>, revision_ids: &[String]) -> Result<Vec<RevisionRecord>, StoreError> {
+    if revision_ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let rows: Vec<RevisionRecordRow> = dispatch!(conn, |connection| {
+        let mut builder = sqlx::QueryBuilder::new(
+            "SELECT ci.id AS content_id, ci.origin, ci.content_type, ci.space_id, s.name AS space_name, ci.author_id, \
+             ci.author_root_controller_id, ci.created_at AS published_at, r.id AS revision_id, r.revision_no, \
+             r.created_at AS revised_at, r.title, r.summary, r.body_markdown, r.structured_data, r.language, \
+             r.change_note, r.context_key FROM content_revisions r JOIN content_items ci ON ci.id = r.content_id \
+             JOIN spaces s ON s.id = ci.space_id WHERE r.id",
+        );
+        push_id_list(&mut builder, revision_ids);
+        builder.build_query_as().fetch_all(&mut *connection).await?
+    });
+    let claims: Vec<(String, String, String)> = dispatch!(conn, |connection| {
+        let mut builder = sqlx::QueryBuilder::new(
+            "SELECT rc.revision_id, c.id, c.text FROM revision_claims rc JOIN claims c ON c.id = rc.claim_id \
+             WHERE rc.revision_id",
+        );
+        push_id_list(&mut builder, revision_ids);
+        builder.push(" ORDER BY rc.revision_id, rc.position");
+        builder.build_query_as().fetch_all(&mut *connection).await?
+    });
+    let subjects: Vec<(String, String, String, String, Json<Vec<String>>, String)> = dispatch!(conn, |connection| {
+        let mut builder = sqlx::QueryBuilder::new(
+            "SELECT rs.revision_id, e.id, e.entity_type, e.name, e.aliases, e.description FROM revision_subjects rs \
+             JOIN entities e ON e.id = rs.entity_id WHERE rs.revision_id",
+        );
+        push_id_list(&mut builder, revision_ids);
+        builder.push(" ORDER BY rs.revision_id, e.id");
+        builder.build_query_as().fetch_all(&mut *connection).await?
+    });
+    let sources: Vec<(String, String, String, Option<String>)> = dispatch!(conn, |connection| {
+        let mut builder = sqlx::QueryBuilder::new(
+            "SELECT rs.revision_id, s.id, s.url, rs.title FROM revision_sources rs JOIN sources s ON s.id = rs.source_id \
+             WHERE rs.revision_id",
+        );
+        push_id_list(&mut builder, revision_ids);
+        builder.push(" ORDER BY rs.revision_id, rs.position");
+        builder.build_query_as().fetch_all(&mut *connection).await?
+    });
+    let relations: Vec<(String, String, String, Option<String>)> = dispatch!(conn, |connection| {
+        let mut builder = sqlx::QueryBuilder::new(
+            "SELECT source_revision_id, relation_type, target_id, reason FROM relations WHERE source_revision_id",
+        );
+        push_id_list(&mut builder, revision_ids);
+        builder.push(" ORDER BY source_revision_id, id");
+        builder.build_query_as().fetch_all(&mut *connection).await?
+    });
+    let tags: Vec<(String, String)> = dispatch!(conn, |connection| {
+        let mut builder = sqlx::QueryBuilder::new("SELECT revision_id, tag FROM revision_tags WHERE revision_id");
+        push_id_list(&mut builder, revision_ids);
+        builder.push(" ORDER BY revision_id, tag");
+        builder.build_query_as().fetch_all(&mut *connection).await?
+    });
+
+    let mut records: Vec<RevisionRecord> = Vec::with_capacity(rows.len());
+    let mut position_of: HashMap<String, usize> = HashMap::with_capacity(rows.len());
+    for row in rows {
+        position_of.insert(row.revision_id.clone(), records.len());
+        records.push(RevisionRecord {
+            content_id: stored_id(&row.content_id, "content id")?,
+            origin: row.origin,
+            content_type: row.content_type,
+            space_id: stored_id(&row.space_id, "space id")?,
+            space_name: row.space_name,
+            author_id: stored_id(&row.author_id, "author id")?,
+            author_root_controller: stored_id(&row.author_root_controller_id, "author root")?,
+            published_at: row.published_at,
+            revision_id: stored_id(&row.revision_id, "revision id")?,
+            revision_no: row.revision_no,
+            revised_at: row.revised_at,
+            title: row.title,
+            summary: row.summary,
+            body_markdown: row.body_markdown,
+            structured_data: row.structured_data.0,
+            language: row.language,
+            change_note: row.change_note,
+            context_key: row.context_key,
+            claims: Vec::new(),
+            subjects: Vec::new(),
+            sources: Vec::new(),
+            relations: Vec::new(),
+            tags: Vec::new(),
+        });
+    }
+    let record_of = |revision_id: &str| position_of.get(revision_id).copied();
+    for (revision_id, id, text) in claims {
+        if let Some(at) = record_of(&revision_id) {
+            records[at].claims.push(ClaimRecord {
+                id: stored_id(&id, "claim id")?,
+                text,
+            });
+        }
+    }
+    for (revision_id, id, entity_type, name, aliases, description) in subjects {
+        if let Some(at) = record_of(&revision_id) {
+            records[at].subjects.push(EntityRecord {
+                id: stored_id(&id, "entity id")?,
+                entity_type,
+                name,
+                aliases: aliases.0,
+                description,
+            });
+        }
+    }
+    for (revision_id, id, url, title) in sources {
+        if let Some(at) = record_of(&revision_id) {
+            records[at].sources.push(SourceRecord {
+                id: stored_id(&id, "source id")?,
+                url,
+                title,
+            });
+        }
+    }
+    for (revision_id, relation_type, target, reason) in relations {
+        if let Some(at) = record_of(&revision_id) {
+            records[at].relations.push(RelationRecord {
+                relation_type: RelationType::parse(&relation_type)
+                    .ok_or_else(|| StoreError::Corrupt(format!("relation type {relation_type}")))?,
+                target: stored_id(&target, "relation target")?,
+                reason,
+            });
+        }
+    }
+    for (revision_id, tag) in tags {
+        if let Some(at) = record_of(&revision_id) {
+            records[at].tags.push(tag);
+        }
+    }
+    Ok(records)
+}
+
+/// The records of these spaces (missing ones are absent).
+pub async fn space_records(conn: &mut Conn<'_>, space_ids: &[String]) -> Result<Vec<SpaceRecord>, StoreError> {
+    if space_ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let rows: Vec<(String, String, String, String, String, DateTime<Utc>)> = dispatch!(conn, |connection| {
+        let mut builder = sqlx::QueryBuilder::new(
+            "SELECT id, origin, name, description, created_by, created_at FROM spaces WHERE id",
+        );
+        push_id_list(&mut builder, space_ids);
+        builder.build_query_as().fetch_all(&mut *connection).await?
+    });
+    rows.into_iter()
+        .map(|(id, origin, name, description, created_by, created_at)| {
+            Ok(SpaceRecord {
+                id: stored_id(&id, "space id")?,
+                origin,
+                name,
+                description,
+                created_by: stored_id(&created_by, "space creator")?,
+                created_at,
+            })
+        })
+        .collect()
+}
+
+/// Which of these content items are deleted.
+pub async fn deleted_among(conn: &mut Conn<'_>, content_ids: &[String]) -> Result<Vec<String>, StoreError> {
+    if content_ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let rows: Vec<(String,)> = dispatch!(conn, |connection| {
+        let mut builder = sqlx::QueryBuilder::new("SELECT content_id FROM content_tombstones WHERE content_id");
+        push_id_list(&mut builder, content_ids);
+        builder.build_query_as().fetch_all(&mut *connection).await?
+    });
+    Ok(rows.into_iter().map(|(id,)| id).collect())
+}
+
+/// One entry of the snapshot a new peer backfills from, in object-ID order.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SnapshotEntry {
+    /// A federated space of this realm.
+    Space(PublicId),
+    /// A content item of this realm in a federated space, at its current revision.
+    Revision(PublicId),
+    /// A deleted content item of this realm.
+    Deleted(PublicId),
+}
+
+/// Up to `limit` entries of this realm's snapshot after the object `after` (`""` for the start): its federated
+/// spaces, the current revisions of its content in them, and its tombstones, in object-ID order (spaces sort before
+/// content: `cnt_` < `spc_` would not hold, so the order is by ID within each kind, spaces first).
+pub async fn snapshot_after(
+    conn: &mut Conn<'_>,
+    origin: &str,
+    after: &str,
+    limit: i64,
+) -> Result<Vec<(String, SnapshotEntry)>, StoreError> {
+    // One ordered list over the three kinds, keyed so that every space comes before every content item.
+    let rows: Vec<(String, String, String)> = dispatch!(conn, |connection| {
+        sqlx::query_as(
+            "SELECT position, kind, id FROM ( \
+               SELECT '0:' || s.id AS position, 'space' AS kind, s.id AS id FROM spaces s \
+                 WHERE s.origin = $1 AND s.visibility = 'federated' \
+               UNION ALL \
+               SELECT '1:' || ci.id, 'revision', ci.current_revision_id FROM content_items ci \
+                 JOIN spaces s ON s.id = ci.space_id \
+                 WHERE ci.origin = $1 AND s.visibility = 'federated' AND ci.deleted_at IS NULL \
+               UNION ALL \
+               SELECT '1:' || t.content_id, 'deleted', t.content_id FROM content_tombstones t \
+                 JOIN content_items ci ON ci.id = t.content_id JOIN spaces s ON s.id = ci.space_id \
+                 WHERE t.origin = $1 AND s.visibility = 'federated' \
+             ) entries WHERE position > $2 ORDER BY position LIMIT $3",
+        )
+        .bind(origin)
+        .bind(after)
+        .bind(limit)
+        .fetch_all(&mut *connection)
+        .await?
+    });
+    rows.into_iter()
+        .map(|(position, kind, id)| {
+            let id = stored_id(&id, "snapshot entry")?;
+            let entry = match kind.as_str() {
+                "space" => SnapshotEntry::Space(id),
+                "revision" => SnapshotEntry::Revision(id),
+                _ => SnapshotEntry::Deleted(id),
+            };
+            Ok((position, entry))
+        })
+        .collect()
+}
+
+/// Keeps a replicated revision's object exactly as its origin signed it, with the key that signed it.
+pub async fn record_revision_proof(
+    conn: &mut Conn<'_>,
+    revision_id: &PublicId,
+    signed_object: &str,
+    key_id: &str,
+) -> Result<(), StoreError> {
+    dispatch!(conn, |connection| {
+        sqlx::query("UPDATE content_revisions SET signed_object = $1, proof_key_id = $2 WHERE id = $3")
+            .bind(signed_object)
+            .bind(key_id)
+            .bind(revision_id.as_str())
+            .execute(&mut *connection)
+            .await?;
+    });
+    Ok(())
+}
+
+/// Keeps a replicated space's object exactly as its origin signed it.
+pub async fn record_space_proof(conn: &mut Conn<'_>, space_id: &PublicId, signed_object: &str) -> Result<(), StoreError> {
+    dispatch!(conn, |connection| {
+        sqlx::query("UPDATE spaces SET signed_object = $1 WHERE id = $2")
+            .bind(signed_object)
+            .bind(space_id.as_str())
+            .execute(&mut *connection)
+            .await?;
+    });
+    Ok(())
+}
+
+/// A replicated revision's signed object and proof key, when it has them.
+pub async fn revision_proof(conn: &mut Conn<'_>, revision_id: &PublicId) -> Result<Option<(String, String)>, StoreError> {
+    let row: Option<(Option<String>, Option<String>)> = dispatch!(conn, |connection| {
+        sqlx::query_as("SELECT signed_object, proof_key_id FROM content_revisions WHERE id = $1")
+            .bind(revision_id.as_str())
+            .fetch_optional(&mut *connection)
+            .await?
+    });
+    Ok(row.and_then(|(object, key)| object.zip(key)))
+}

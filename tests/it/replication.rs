@@ -1,0 +1,591 @@
+//! Federation part 2, through the in-process network: what a realm publishes in a federated space reaches every
+//! active peer signed by its origin, in order, once in effect, whatever the network does; what it keeps local never
+//! leaves; forged, relayed and colliding objects are refused with nothing stored.
+
+use axum::body::Body;
+use chrono::TimeDelta;
+use http::{Method, StatusCode};
+use interai::domain::knowledge::SpaceVisibility;
+use interai::service::ErrorCode;
+use interai::service::content::PublishRequest;
+use interai::service::lookup::{GetRequest, ObjectView};
+use interai::service::search::SearchRequest;
+use interai::service::spaces::NewSpace;
+use serde_json::{Value, json};
+use tower::ServiceExt;
+use url::Url;
+
+use crate::federation::peered;
+use crate::fixtures::{Agent, agent, metadata, publish_procedure};
+use crate::support::network::{Network, Node};
+
+async fn reader(node: &Node) -> Agent {
+    agent(node.service(), "reader").await
+}
+
+/// The content item `id` as `get` shows it on `node`, or the error.
+async fn get(node: &Node, reader: &Agent, id: &str) -> Result<ObjectView, interai::service::ServiceError> {
+    node.service()
+        .get(
+            &reader.caller,
+            &GetRequest {
+                id: id.to_owned(),
+                revision: None,
+                include: None,
+                evidence_cursor: None,
+            },
+        )
+        .await
+}
+
+async fn search_ids(node: &Node, reader: &Agent, query: &str) -> Vec<(String, String)> {
+    let results = node
+        .service()
+        .search(
+            &reader.caller,
+            &SearchRequest {
+                query: Some(query.to_owned()),
+                kinds: vec!["content".to_owned()],
+                limit: Some(50),
+                ..SearchRequest::default()
+            },
+        )
+        .await
+        .expect("search");
+    results.results.into_iter().map(|hit| (hit.id, hit.origin)).collect()
+}
+
+async fn revise(node: &Node, author: &Agent, id: &str, title: &str) -> i32 {
+    node.service()
+        .publish(
+            &author.caller,
+            &metadata("publish"),
+            PublishRequest {
+                content_type: "procedure".to_owned(),
+                title: title.to_owned(),
+                summary: format!("How to {title}."),
+                body_markdown: format!("# {title}\n\nRevised.\n"),
+                revision_of: Some(id.to_owned()),
+                ..PublishRequest::default()
+            },
+        )
+        .await
+        .expect("revision published")
+        .revision_no
+}
+
+async fn create_space(node: &Node, name: &str, visibility: SpaceVisibility) -> String {
+    let admin = node.service().realm_admin().await.expect("admin");
+    node.service()
+        .create_space(
+            &admin,
+            NewSpace {
+                name: name.to_owned(),
+                description: Some(format!("The {name} space.")),
+                visibility,
+            },
+        )
+        .await
+        .expect("space created")
+        .id
+        .into_string()
+}
+
+async fn publish_in(node: &Node, author: &Agent, space: &str, title: &str) -> String {
+    node.service()
+        .publish(
+            &author.caller,
+            &metadata("publish"),
+            PublishRequest {
+                content_type: "procedure".to_owned(),
+                title: title.to_owned(),
+                summary: format!("How to {title}."),
+                body_markdown: format!("# {title}\n\n1. Do it.\n"),
+                claims: vec![format!("{title} works on the first try")],
+                space: Some(space.to_owned()),
+                ..PublishRequest::default()
+            },
+        )
+        .await
+        .expect("publish")
+        .id
+}
+
+fn current_revision(view: &ObjectView) -> (i32, String) {
+    match view {
+        ObjectView::Content(content) => (content.revision.revision_no, content.revision.title.clone()),
+        other => panic!("not content: {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn published_content_reaches_the_peer_with_its_origin_and_revisions_and_deletions_follow() {
+    let network = Network::start(&["alpha.test", "beta.test"]).await;
+    peered(&network, "alpha.test", "beta.test").await;
+    let (alpha, beta) = (network.node("alpha.test"), network.node("beta.test"));
+    let author = agent(alpha.service(), "author").await;
+    let published = publish_procedure(alpha.service(), &author, "rotate the signing key", &["rotation keeps peers"]).await;
+    network.settle().await;
+
+    let beta_reader = reader(beta).await;
+    let view = get(beta, &beta_reader, &published.id).await.expect("beta has the item");
+    let ObjectView::Content(content) = &view else { panic!("content") };
+    assert_eq!(content.content.origin, "alpha.test");
+    assert_eq!(content.revision.id.as_str(), published.revision_id);
+    assert!(content.untrusted_content, "text from another realm is untrusted content");
+    assert_eq!(
+        search_ids(beta, &beta_reader, "rotate signing key").await,
+        vec![(published.id.clone(), "alpha.test".to_owned())]
+    );
+    // The signed object is kept with the revision, verifiable after relay.
+    let signed = beta
+        .service()
+        .revision_origin_proof(&content.revision.id)
+        .await
+        .expect("read")
+        .expect("a replicated revision keeps its signed object");
+    let signed: Value = serde_json::from_str(&signed.0).expect("json");
+    assert_eq!(signed["proof"]["cryptosuite"], "eddsa-jcs-2022");
+    assert_eq!(signed["publicId"], published.id.as_str());
+
+    assert_eq!(revise(alpha, &author, &published.id, "rotate the signing key safely").await, 2);
+    network.settle().await;
+    let view = get(beta, &beta_reader, &published.id).await.expect("beta has the item");
+    assert_eq!(current_revision(&view), (2, "rotate the signing key safely".to_owned()));
+
+    let admin = alpha.service().realm_admin().await.expect("admin");
+    alpha
+        .service()
+        .delete_content(&admin, &published.id, "superseded by the runbook")
+        .await
+        .expect("deleted");
+    network.settle().await;
+    let error = get(beta, &beta_reader, &published.id).await.expect_err("deleted on beta too");
+    assert_eq!(error.code, ErrorCode::NotFound);
+    assert_eq!(error.details["deleted"], true, "{:?}", error.details);
+    assert_eq!(error.details["reason"], "superseded by the runbook");
+    assert_eq!(error.details["origin"], "alpha.test");
+    assert!(search_ids(beta, &beta_reader, "rotate signing key").await.is_empty());
+}
+
+#[tokio::test]
+async fn a_local_space_never_leaves_by_push_pull_or_backfill() {
+    let network = Network::start(&["alpha.test", "beta.test", "gamma.test"]).await;
+    peered(&network, "alpha.test", "beta.test").await;
+    let (alpha, beta, gamma) = (
+        network.node("alpha.test"),
+        network.node("beta.test"),
+        network.node("gamma.test"),
+    );
+    let author = agent(alpha.service(), "author").await;
+    let local = create_space(alpha, "internal", SpaceVisibility::Local).await;
+    let shared = create_space(alpha, "shared", SpaceVisibility::Federated).await;
+    let secret = publish_in(alpha, &author, &local, "restart the payroll cluster").await;
+    let public = publish_in(alpha, &author, &shared, "restart the build cluster").await;
+    network.settle().await;
+    // Pull too (the anti-entropy interval passes), and a new peer backfills.
+    network.advance(TimeDelta::minutes(2));
+    network.settle().await;
+    peered(&network, "alpha.test", "gamma.test").await;
+    network.settle().await;
+    for node in [beta, gamma] {
+        let reader = reader(node).await;
+        assert!(get(node, &reader, &public).await.is_ok(), "{} has the federated item", node.realm);
+        let error = get(node, &reader, &secret).await.expect_err("the local item never arrives");
+        assert_eq!(error.code, ErrorCode::NotFound);
+        let spaces = node.service().list_spaces().await.expect("spaces");
+        assert!(spaces.iter().all(|space| space.id.as_str() != local), "{} knows the local space", node.realm);
+        assert!(spaces.iter().any(|space| space.id.as_str() == shared));
+    }
+    // Nor is it in any page of the outbox or the snapshot a peer reads.
+    for query in ["after=0&limit=500", "snapshot=true&after=&limit=500"] {
+        let page = signed_get(beta, alpha, &format!("/outbox?{query}")).await;
+        let text = page.to_string();
+        assert!(text.contains(&public), "{query}: {text}");
+        assert!(!text.contains(&secret) && !text.contains(&local), "{query} leaks the local space");
+    }
+}
+
+#[tokio::test]
+async fn a_peer_down_for_a_day_gets_every_change_once_in_order_per_object() {
+    let network = Network::start_configured(&["alpha.test", "beta.test"], |_, config| {
+        config.writes_per_hour = 100_000;
+    })
+    .await;
+    peered(&network, "alpha.test", "beta.test").await;
+    let (alpha, beta) = (network.node("alpha.test"), network.node("beta.test"));
+    let author = agent(alpha.service(), "author").await;
+    network.switchboard.take_down("beta.test");
+    // 1,000 changes: 250 items, each revised three times.
+    let mut items = Vec::new();
+    for index in 0..250 {
+        items.push(publish_procedure(alpha.service(), &author, &format!("procedure number {index}"), &[]).await.id);
+    }
+    for round in 2..=4 {
+        for (index, id) in items.iter().enumerate() {
+            revise(alpha, &author, id, &format!("procedure number {index} revision {round}")).await;
+        }
+    }
+    // A simulated day of failed attempts: the backoff grows to its cap of an hour and the peer is probed.
+    for _ in 0..24 {
+        network.settle().await;
+        network.advance(TimeDelta::hours(1));
+    }
+    let lag = alpha
+        .service()
+        .peer_replication_lag("beta.test")
+        .await
+        .expect("lag")
+        .expect("beta has replication state");
+    assert_eq!(lag.undelivered, 1000);
+    assert!(lag.replication.consecutive_failures >= 1);
+    network.switchboard.bring_up("beta.test");
+    network.advance(TimeDelta::hours(1));
+    network.settle().await;
+
+    let beta_reader = reader(beta).await;
+    for (index, id) in items.iter().enumerate() {
+        let view = get(beta, &beta_reader, id).await.expect("arrived");
+        assert_eq!(current_revision(&view), (4, format!("procedure number {index} revision 4")));
+    }
+    let applied = beta
+        .service()
+        .intake_log(Some("alpha.test"), 100_000)
+        .await
+        .expect("intake log")
+        .into_iter()
+        .filter(|line| line.outcome == "applied" && line.detail.starts_with("cnt_"))
+        .map(|line| line.detail)
+        .collect::<Vec<_>>();
+    let mut distinct = applied.clone();
+    distinct.sort();
+    distinct.dedup();
+    assert_eq!(distinct.len(), applied.len(), "each change applied once in effect");
+    assert_eq!(applied.len(), 1000, "{:?}", &applied[..5]);
+    let lag = alpha.service().peer_replication_lag("beta.test").await.expect("lag").expect("state");
+    assert_eq!((lag.undelivered, lag.replication.consecutive_failures), (0, 0));
+}
+
+#[tokio::test]
+async fn with_push_off_pull_alone_converges() {
+    let network = Network::start_configured(&["alpha.test", "beta.test"], |realm, config| {
+        if realm == "alpha.test" {
+            config.federation_push = false;
+        }
+    })
+    .await;
+    peered(&network, "alpha.test", "beta.test").await;
+    let (alpha, beta) = (network.node("alpha.test"), network.node("beta.test"));
+    let author = agent(alpha.service(), "author").await;
+    let first = publish_procedure(alpha.service(), &author, "drain a node", &[]).await.id;
+    network.settle().await;
+    let beta_reader = reader(beta).await;
+    assert!(get(beta, &beta_reader, &first).await.is_err(), "nothing is pushed");
+    network.advance(TimeDelta::seconds(61));
+    network.settle().await;
+    assert!(get(beta, &beta_reader, &first).await.is_ok(), "the anti-entropy pull brought it");
+    revise(alpha, &author, &first, "drain a node gently").await;
+    let second = publish_procedure(alpha.service(), &author, "cordon a node", &[]).await.id;
+    network.advance(TimeDelta::seconds(61));
+    network.settle().await;
+    assert_eq!(current_revision(&get(beta, &beta_reader, &first).await.expect("first")).0, 2);
+    assert!(get(beta, &beta_reader, &second).await.is_ok());
+}
+
+#[tokio::test]
+async fn a_new_peer_backfills_everything_visible_to_it() {
+    let network = Network::start(&["alpha.test", "beta.test"]).await;
+    let (alpha, beta) = (network.node("alpha.test"), network.node("beta.test"));
+    let author = agent(alpha.service(), "author").await;
+    let mut items = Vec::new();
+    for index in 0..30 {
+        items.push(publish_procedure(alpha.service(), &author, &format!("older procedure {index}"), &[]).await.id);
+    }
+    revise(alpha, &author, &items[0], "older procedure zero, revised").await;
+    let admin = alpha.service().realm_admin().await.expect("admin");
+    alpha.service().delete_content(&admin, &items[1], "wrong").await.expect("deleted");
+    peered(&network, "alpha.test", "beta.test").await;
+    network.settle().await;
+    let beta_reader = reader(beta).await;
+    let pull = beta.service().peer_replication_lag("alpha.test").await.expect("lag").expect("state");
+    assert!(pull.replication.pull_cursor.is_some(), "the backfill finished: {pull:?}");
+    assert_eq!(
+        current_revision(&get(beta, &beta_reader, &items[0]).await.expect("revised")),
+        (2, "older procedure zero, revised".to_owned())
+    );
+    let deleted = get(beta, &beta_reader, &items[1]).await.expect_err("tombstone");
+    assert_eq!(deleted.details["deleted"], true);
+    for id in &items[2..] {
+        assert!(get(beta, &beta_reader, id).await.is_ok(), "{id} backfilled");
+    }
+}
+
+/// A signed GET from `from` of `path` on `to`, answered as JSON.
+async fn signed_get(from: &Node, to: &Node, path: &str) -> Value {
+    let key = from.service().signing_key().await.expect("key");
+    let url = Url::parse(&format!("{}{path}", to.url())).expect("url");
+    let request = from
+        .outgoing()
+        .signed_request(Method::GET, &url, None, &key)
+        .expect("signed");
+    let (status, body) = send(to, request).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    body
+}
+
+async fn send(node: &Node, request: http::Request<Vec<u8>>) -> (StatusCode, Value) {
+    let (parts, body) = request.into_parts();
+    let response = node
+        .router
+        .clone()
+        .oneshot(http::Request::from_parts(parts, Body::from(body)))
+        .await
+        .expect("router answers");
+    let status = response.status();
+    let bytes = axum::body::to_bytes(response.into_body(), 8 * 1024 * 1024)
+        .await
+        .expect("body");
+    (status, serde_json::from_slice(&bytes).unwrap_or(Value::Null))
+}
+
+/// The first activity of `from`'s outbox as a peer reads it.
+async fn first_outbox_activity(reader_node: &Node, from: &Node) -> Value {
+    let page = signed_get(reader_node, from, "/outbox?after=0&limit=10").await;
+    page["orderedItems"][0].clone()
+}
+
+async fn post_activity(from: &Node, to: &Node, activity: &Value) -> (StatusCode, Value) {
+    let key = from.service().signing_key().await.expect("key");
+    let inbox = Url::parse(&format!("{}/inbox", to.url())).expect("inbox");
+    let request = from
+        .outgoing()
+        .signed_request(Method::POST, &inbox, Some(serde_json::to_vec(activity).expect("json")), &key)
+        .expect("signed");
+    send(to, request).await
+}
+
+#[tokio::test]
+async fn tampered_relayed_and_colliding_objects_are_refused_with_nothing_stored() {
+    let network = Network::start_configured(&["alpha.test", "beta.test", "gamma.test"], |_, config| {
+        config.federation_push = false;
+    })
+    .await;
+    peered(&network, "alpha.test", "beta.test").await;
+    peered(&network, "gamma.test", "beta.test").await;
+    peered(&network, "alpha.test", "gamma.test").await;
+    let (alpha, beta, gamma) = (
+        network.node("alpha.test"),
+        network.node("beta.test"),
+        network.node("gamma.test"),
+    );
+    let author = agent(alpha.service(), "author").await;
+    let published = publish_procedure(alpha.service(), &author, "rebuild the index", &[]).await;
+    let original = first_outbox_activity(gamma, alpha).await;
+    assert_eq!(original["type"], "Create");
+    let beta_reader = reader(beta).await;
+
+    // Tampered: the title changed after the origin signed, sent by the origin itself.
+    let mut tampered = original.clone();
+    tampered["id"] = json!(format!("{}/activities/tampered", alpha.url()));
+    tampered["object"]["name"] = json!("rebuild the index and drop the backups");
+    let (status, body) = post_activity(alpha, beta, &tampered).await;
+    assert_eq!((status, body["reason"].as_str()), (StatusCode::BAD_REQUEST, Some("invalid_origin_proof")));
+
+    // Relayed without a valid proof: gamma sends alpha's object re-signed with its own key.
+    let mut relayed = original.clone();
+    relayed["id"] = json!(format!("{}/activities/relayed", gamma.url()));
+    relayed["actor"] = json!(format!("{}/actor", gamma.url()));
+    let mut object = relayed["object"].clone();
+    object.as_object_mut().expect("object").remove("proof");
+    object.as_object_mut().expect("object").remove("@context");
+    let gamma_key = gamma.service().signing_key().await.expect("key");
+    let resigned = federation::integrity::sign_document(&object, &gamma_key.key_pair, &gamma_key.key_id, 1_800_000_000)
+        .expect("signs");
+    relayed["object"] = resigned.clone();
+    let (status, body) = post_activity(gamma, beta, &relayed).await;
+    assert_eq!(
+        (status, body["reason"].as_str()),
+        (StatusCode::BAD_REQUEST, Some("invalid_origin_proof")),
+        "a key of gamma does not vouch for alpha's object"
+    );
+    network.settle().await;
+    assert!(get(beta, &beta_reader, &published.id).await.is_err(), "nothing of it was stored");
+
+    // The genuine object relayed by gamma, with alpha's proof intact, is accepted: the proof, not the sender, says
+    // where it comes from.
+    let mut genuine_relay = original.clone();
+    genuine_relay["id"] = json!(format!("{}/activities/genuine-relay", gamma.url()));
+    genuine_relay["actor"] = json!(format!("{}/actor", gamma.url()));
+    let (status, body) = post_activity(gamma, beta, &genuine_relay).await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{body}");
+    network.settle().await;
+    let view = get(beta, &beta_reader, &published.id).await.expect("relayed with its origin's proof");
+    let ObjectView::Content(content) = view else { panic!("content") };
+    assert_eq!(content.content.origin, "alpha.test");
+
+    // Re-using alpha's ID under another origin: gamma signs a object of its own with alpha's item ID.
+    let mut collision = object.clone();
+    collision["realm"] = json!("gamma.test");
+    collision["id"] = json!(format!("{}/o/{}", gamma.url(), published.id));
+    collision["name"] = json!("gamma's impostor");
+    collision["@context"] = original["object"]["@context"].clone();
+    let collision = federation::integrity::sign_document(&collision, &gamma_key.key_pair, &gamma_key.key_id, 1_800_000_000)
+        .expect("signs");
+    let activity = json!({
+        "@context": original["@context"],
+        "id": format!("{}/activities/collision", gamma.url()),
+        "type": "Create",
+        "actor": format!("{}/actor", gamma.url()),
+        "object": collision,
+    });
+    let (status, body) = post_activity(gamma, beta, &activity).await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{body}");
+    network.settle().await;
+    let outcome = beta
+        .service()
+        .inbound_activity(&format!("{}/activities/collision", gamma.url()))
+        .await
+        .expect("read")
+        .expect("stored");
+    assert_eq!(outcome.outcome.as_deref(), Some("refused"));
+    let view = get(beta, &beta_reader, &published.id).await.expect("still alpha's");
+    assert_eq!(current_revision(&view), (1, "rebuild the index".to_owned()));
+
+    // Not I-JSON: a duplicate member name.
+    let key = alpha.service().signing_key().await.expect("key");
+    let inbox = Url::parse(&format!("{}/inbox", beta.url())).expect("inbox");
+    let body = format!(
+        r#"{{"id":"{}/activities/dup","type":"Create","type":"Create","actor":"{}/actor","object":{{}}}}"#,
+        alpha.url(),
+        alpha.url()
+    );
+    let request = alpha
+        .outgoing()
+        .signed_request(Method::POST, &inbox, Some(body.into_bytes()), &key)
+        .expect("signed");
+    let (status, body) = send(beta, request).await;
+    assert_eq!((status, body["reason"].as_str()), (StatusCode::BAD_REQUEST, Some("not_i_json")));
+}
+
+#[tokio::test]
+async fn a_peer_blocked_mid_stream_stops_receiving_at_once() {
+    let network = Network::start(&["alpha.test", "beta.test"]).await;
+    peered(&network, "alpha.test", "beta.test").await;
+    let (alpha, beta) = (network.node("alpha.test"), network.node("beta.test"));
+    let author = agent(alpha.service(), "author").await;
+    let before = publish_procedure(alpha.service(), &author, "warm the cache", &[]).await.id;
+    network.settle().await;
+    beta.service()
+        .block_peer("alpha.test", "sends spam", None)
+        .await
+        .expect("blocked");
+    let after = publish_procedure(alpha.service(), &author, "flush the cache", &[]).await.id;
+    network.settle().await;
+    network.advance(TimeDelta::minutes(5));
+    network.settle().await;
+    let beta_reader = reader(beta).await;
+    assert!(get(beta, &beta_reader, &before).await.is_ok());
+    assert!(get(beta, &beta_reader, &after).await.is_err(), "nothing arrives after the block");
+    // Alpha holds the event for beta (a peer-level refusal is not a dead letter).
+    let lag = alpha.service().peer_replication_lag("beta.test").await.expect("lag").expect("state");
+    assert_eq!(lag.undelivered, 1);
+    assert_eq!(lag.dead_letters, 0);
+    assert_eq!(lag.replication.last_error_class.as_deref(), Some("http_403"));
+}
+
+#[tokio::test]
+async fn a_maximal_publish_replicates() {
+    let network = Network::start(&["alpha.test", "beta.test"]).await;
+    peered(&network, "alpha.test", "beta.test").await;
+    let (alpha, beta) = (network.node("alpha.test"), network.node("beta.test"));
+    let author = agent(alpha.service(), "author").await;
+    let request = maximal_publish();
+    let published = alpha
+        .service()
+        .publish(&author.caller, &metadata("publish"), request)
+        .await
+        .expect("the maximal publish is accepted");
+    network.settle().await;
+    let beta_reader = reader(beta).await;
+    let view = get(beta, &beta_reader, &published.id).await.expect("replicated");
+    let ObjectView::Content(content) = view else { panic!("content") };
+    assert_eq!(content.revision.revision_no, 1);
+    let lag = alpha.service().peer_replication_lag("beta.test").await.expect("lag").expect("state");
+    assert_eq!((lag.undelivered, lag.dead_letters), (0, 0));
+}
+
+#[tokio::test]
+async fn the_outbox_pages_follow_the_cursor_and_name_the_head() {
+    let network = Network::start(&["alpha.test", "beta.test"]).await;
+    peered(&network, "alpha.test", "beta.test").await;
+    let (alpha, beta) = (network.node("alpha.test"), network.node("beta.test"));
+    let author = agent(alpha.service(), "author").await;
+    for index in 0..5 {
+        publish_procedure(alpha.service(), &author, &format!("paged procedure {index}"), &[]).await;
+    }
+    let first = signed_get(beta, alpha, "/outbox?after=0&limit=2").await;
+    assert_eq!(first["type"], "OrderedCollectionPage");
+    assert_eq!(first["orderedItems"].as_array().map(Vec::len), Some(2));
+    let cursor = first["cursor"].as_str().expect("cursor").to_owned();
+    let head = first["head"].as_i64().expect("head");
+    assert!(first["next"].is_string());
+    let rest = signed_get(beta, alpha, &format!("/outbox?after={cursor}&limit=50")).await;
+    assert_eq!(rest["orderedItems"].as_array().map(Vec::len), Some(3));
+    assert!(rest["next"].is_null());
+    assert_eq!(rest["cursor"].as_str().and_then(|text| text.parse::<i64>().ok()), Some(head));
+    let collection = signed_get(beta, alpha, "/outbox").await;
+    assert_eq!(collection["type"], "OrderedCollection");
+    assert_eq!(collection["head"], head);
+}
+
+/// Plain words, `characters` long, different for each `seed` (the secret scan sees prose, not a key).
+fn words(seed: usize, characters: usize) -> String {
+    let mut text = String::with_capacity(characters + 16);
+    let mut index = 0;
+    while text.len() < characters {
+        text.push_str(&format!("word{seed}x{index} "));
+        index += 1;
+    }
+    text.truncate(characters);
+    text.trim_end().to_owned()
+}
+
+/// A publish with every field at its cap: the largest object an agent can make, and so the largest `Create` a
+/// peer must take (its inbox cap is twice the MCP request cap).
+fn maximal_publish() -> PublishRequest {
+    use interai::service::content::{SourceReference, SubjectReference};
+    use interai::service::limits::{
+        MAX_ALIASES, MAX_BODY_BYTES, MAX_CLAIM_CHARACTERS, MAX_CLAIMS, MAX_NAME_CHARACTERS, MAX_NOTE_CHARACTERS,
+        MAX_SOURCE_URL_CHARACTERS, MAX_SOURCES, MAX_SUBJECTS, MAX_SUMMARY_CHARACTERS, MAX_TAGS, MAX_TITLE_CHARACTERS,
+    };
+    PublishRequest {
+        content_type: "procedure".to_owned(),
+        title: words(1, MAX_TITLE_CHARACTERS),
+        summary: words(2, MAX_SUMMARY_CHARACTERS),
+        body_markdown: words(3, MAX_BODY_BYTES),
+        change_note: Some(words(4, MAX_NOTE_CHARACTERS)),
+        claims: (0..MAX_CLAIMS).map(|index| words(100 + index, MAX_CLAIM_CHARACTERS)).collect(),
+        subjects: (0..MAX_SUBJECTS)
+            .map(|index| SubjectReference::Named {
+                name: words(200 + index, MAX_NAME_CHARACTERS),
+                entity_type: "library".to_owned(),
+                aliases: (0..MAX_ALIASES)
+                    .map(|alias| words(10_000 + index * 100 + alias, MAX_NAME_CHARACTERS))
+                    .collect(),
+                description: Some(words(300 + index, MAX_SUMMARY_CHARACTERS)),
+            })
+            .collect(),
+        sources: (0..MAX_SOURCES)
+            .map(|index| {
+                let prefix = format!("https://docs{index}.example.org/");
+                let path = "a".repeat(MAX_SOURCE_URL_CHARACTERS - prefix.len());
+                SourceReference::Url {
+                    url: format!("{prefix}{path}"),
+                    title: Some(words(400 + index, MAX_NAME_CHARACTERS)),
+                }
+            })
+            .collect(),
+        tags: (0..MAX_TAGS).map(|index| format!("tag-{index}")).collect(),
+        ..PublishRequest::default()
+    }
+}
