@@ -112,7 +112,8 @@ pub fn outbound_activity(
         }
         // Sent as it was when first delivered: its object and the origin's proof unchanged.
         PeeringMessage::Replicated { activity } => {
-            return serde_json::from_str(activity).map_err(|error| format!("a stored activity does not parse: {error}"));
+            return serde_json::from_str(activity)
+                .map_err(|error| format!("a stored activity does not parse: {error}"));
         }
     })
 }

@@ -343,6 +343,9 @@ async fn process(state: &ApubState, request: Request<Body>) -> InboxVerdict {
     };
     // 8 and 9. Read the activity (I-JSON: no duplicate member names, numbers a double holds), check a replicated
     // object's origin proof, dedupe on the activity's ID, enqueue durably.
+    if serde_json::from_slice::<serde::de::IgnoredAny>(&body).is_err() {
+        return InboxVerdict::rejected(StatusCode::BAD_REQUEST, "malformed_activity", "the body is not JSON");
+    }
     let parsed = match federation::integrity::parse_i_json(&body) {
         Ok(parsed) => parsed,
         Err(error) => {

@@ -88,11 +88,18 @@ pub fn signed_object(urls: &InstanceUrls, object: &FederatedObject, key: &Signin
         ),
     };
     let document = document.map_err(|error| error.to_string())?;
-    integrity::sign_document(&document, &key.key_pair, &key.key_id, created.timestamp()).map_err(|error| error.to_string())
+    integrity::sign_document(&document, &key.key_pair, &key.key_id, created.timestamp())
+        .map_err(|error| error.to_string())
 }
 
 /// The activity that carries a signed object: `{base}/activities/{activity_key}` by this instance's actor.
-pub fn activity_document(urls: &InstanceUrls, activity_key: &str, kind: &ActivityKind, object: Value, published: DateTime<Utc>) -> Value {
+pub fn activity_document(
+    urls: &InstanceUrls,
+    activity_key: &str,
+    kind: &ActivityKind,
+    object: Value,
+    published: DateTime<Utc>,
+) -> Value {
     json!({
         "@context": document_context(),
         "id": format!("{}/activities/{activity_key}", urls.base),
@@ -209,14 +216,21 @@ pub async fn read_replicated(service: &Service, activity: &Activity) -> Result<R
         .inbox_sender(&key_id)
         .await
         .map_err(|error| refusal("internal_error", error.to_string()))?
-        .ok_or_else(|| refusal("invalid_origin_proof", format!("{key_id} is not a pinned key of a peer")))?;
+        .ok_or_else(|| {
+            refusal(
+                "invalid_origin_proof",
+                format!("{key_id} is not a pinned key of a peer"),
+            )
+        })?;
     if sender.key.peer_realm != origin {
         return Err(refusal(
             "invalid_origin_proof",
             format!("{key_id} is not a key of the object's origin {origin}"),
         ));
     }
-    if sender.key.pinned_by == "first_contact" || !matches!(sender.peer.state, PeerState::Active | PeerState::Unreachable) {
+    if sender.key.pinned_by == "first_contact"
+        || !matches!(sender.peer.state, PeerState::Active | PeerState::Unreachable)
+    {
         return Err(refusal(
             "invalid_origin_proof",
             format!("the origin {origin} is not an active peer"),

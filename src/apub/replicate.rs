@@ -73,9 +73,15 @@ impl Outgoing {
                 Some(object) => {
                     let kind = activity_kind(object);
                     let signed = signed_object(&urls, object, &key).map_err(ServiceError::internal)?;
-                    let document =
-                        activity_document(&urls, &entry.event.event.event_id, &kind, signed, entry.event.event.created_at);
-                    let body = serde_json::to_string(&document).map_err(|error| ServiceError::internal(error.to_string()))?;
+                    let document = activity_document(
+                        &urls,
+                        &entry.event.event.event_id,
+                        &kind,
+                        signed,
+                        entry.event.event.created_at,
+                    );
+                    let body =
+                        serde_json::to_string(&document).map_err(|error| ServiceError::internal(error.to_string()))?;
                     (kind.as_str().to_owned(), Some(body))
                 }
                 // The object is gone (its space's visibility is fixed, so this is a purged or corrupt row): nothing
@@ -124,7 +130,9 @@ impl Outgoing {
         let may_refresh_auth = leased.may_refresh_auth(service.now());
         let mut tasks = tokio::task::JoinSet::new();
         for object_id in order {
-            let Some(events) = by_object.remove(&object_id) else { continue };
+            let Some(events) = by_object.remove(&object_id) else {
+                continue;
+            };
             let outgoing = self.clone();
             let key = Arc::clone(&key);
             let inbox = inbox.clone();
@@ -139,8 +147,9 @@ impl Outgoing {
                         // A later event of an object whose earlier one failed waits for it.
                         (Some(failure), Some(_)) => (Some(failure.clone()), false),
                         (None, Some(body)) => {
-                            let (result, auth_refresh) =
-                                outgoing.post_replicated(&inbox, body.clone().into_bytes(), &key, may_refresh_auth).await;
+                            let (result, auth_refresh) = outgoing
+                                .post_replicated(&inbox, body.clone().into_bytes(), &key, may_refresh_auth)
+                                .await;
                             if matches!(result, AttemptResult::Retry { .. }) {
                                 failed = Some(result.clone());
                             }
@@ -205,10 +214,22 @@ impl Outgoing {
                         .unwrap_or_default();
                     let error = format!("http_{}: {reason}", status.as_u16());
                     if PEER_LEVEL_REASONS.contains(&reason.as_str()) {
-                        return (AttemptResult::Retry { error, retry_after: None }, false);
+                        return (
+                            AttemptResult::Retry {
+                                error,
+                                retry_after: None,
+                            },
+                            false,
+                        );
                     }
                     if may_refresh_auth {
-                        return (AttemptResult::Retry { error, retry_after: None }, true);
+                        return (
+                            AttemptResult::Retry {
+                                error,
+                                retry_after: None,
+                            },
+                            true,
+                        );
                     }
                     return (AttemptResult::Refused { error }, false);
                 }
@@ -286,9 +307,16 @@ impl Outgoing {
         let request = self
             .signed_request(Method::GET, &url, None, &key)
             .map_err(|error| error.to_string())?;
-        let response = self.transport().send(request).await.map_err(|error| format!("{}: {error}", error.class()))?;
+        let response = self
+            .transport()
+            .send(request)
+            .await
+            .map_err(|error| format!("{}: {error}", error.class()))?;
         if !response.status().is_success() {
-            return Err(format!("http_{}: the outbox did not answer", response.status().as_u16()));
+            return Err(format!(
+                "http_{}: the outbox did not answer",
+                response.status().as_u16()
+            ));
         }
         let value = integrity::parse_i_json(response.body()).map_err(|error| format!("not_i_json: {error}"))?;
         let page: OutboxPage = serde_json::from_value(value).map_err(|error| format!("not an outbox page: {error}"))?;
@@ -373,7 +401,9 @@ pub async fn outbox_page(service: &Service, peer_realm: &str, query: &OutboxQuer
     if query.snapshot {
         let snapshot = service.snapshot_items(&query.after, limit).await?;
         full = i64::try_from(snapshot.len()).unwrap_or(i64::MAX) >= limit;
-        cursor = snapshot.last().map_or_else(|| query.after.clone(), |item| item.position.clone());
+        cursor = snapshot
+            .last()
+            .map_or_else(|| query.after.clone(), |item| item.position.clone());
         for item in &snapshot {
             let kind = activity_kind(&item.object);
             let signed = signed_object(&urls, &item.object, &key).map_err(ServiceError::internal)?;

@@ -35,7 +35,10 @@ pub fn routes(state: AdminState) -> Router {
         .route("/admin/peers/{realm}/level", post(set_level))
         .route("/admin/federation/identity", get(identity))
         .route("/admin/federation/dead-letters", get(dead_letters))
-        .route("/admin/federation/dead-letters/{id}", axum::routing::delete(drop_dead_letter))
+        .route(
+            "/admin/federation/dead-letters/{id}",
+            axum::routing::delete(drop_dead_letter),
+        )
         .route("/admin/federation/dead-letters/{id}/replay", post(replay_dead_letter))
         .route("/admin/spaces", get(list_spaces).post(create_space))
         .route("/admin/content/{id}", axum::routing::delete(delete_content))
@@ -344,7 +347,11 @@ async fn set_level(
     axum::Json(body): axum::Json<LevelBody>,
 ) -> Result<Response, ApiError> {
     let level = level(&body.level)?;
-    Ok(axum::Json(peer_wire(state.outgoing.service().set_peer_level(&realm, level).await?, None)).into_response())
+    Ok(axum::Json(peer_wire(
+        state.outgoing.service().set_peer_level(&realm, level).await?,
+        None,
+    ))
+    .into_response())
 }
 
 async fn remove_peer(State(state): State<AdminState>, Path(realm): Path<String>) -> Result<Response, ApiError> {
@@ -380,7 +387,7 @@ struct DeadLetterQuery {
     peer: Option<String>,
 }
 
-fn delivery_json(row: &crate::store::federation::DeliveryRow) -> serde_json::Value {
+fn delivery_json(row: &crate::service::federation::delivery::DeliveryRow) -> serde_json::Value {
     json!({
         "id": row.id,
         "peer": row.peer_realm,

@@ -746,7 +746,10 @@ async fn deleted(conn: &mut store::Conn<'_>, content: &crate::domain::knowledge:
 fn tombstone_error(tombstone: &crate::domain::tombstone::Tombstone) -> ServiceError {
     ServiceError::new(
         ErrorCode::NotFound,
-        format!("{} was deleted by {}: {}", tombstone.content_id, tombstone.deleted_by, tombstone.reason),
+        format!(
+            "{} was deleted by {}: {}",
+            tombstone.content_id, tombstone.deleted_by, tombstone.reason
+        ),
     )
     .with_details(serde_json::json!({
         "id": tombstone.content_id.as_str(),

@@ -14,9 +14,7 @@ use super::unit_of_work::UnitOfWork;
 use super::{Service, ServiceError};
 use crate::domain::change::{Change, OutboxEvent};
 use crate::domain::knowledge::{Claim, ContentItem, Entity, Revision, Source, Space, SpaceVisibility};
-use crate::domain::replication::{
-    FederatedObject, OriginProof, ReplicatedObject, RevisionRecord, SpaceRecord,
-};
+use crate::domain::replication::{FederatedObject, OriginProof, ReplicatedObject, RevisionRecord, SpaceRecord};
 use crate::domain::tombstone::Tombstone;
 use crate::domain::{IdKind, PublicId};
 use crate::store::replication::SnapshotEntry;
@@ -159,7 +157,10 @@ impl Service {
         proof: &OriginProof,
     ) -> Result<Applied, ServiceError> {
         if tombstone.content_id.kind() != IdKind::Content {
-            return Ok(Applied::Refused(format!("{} is not a content ID", tombstone.content_id)));
+            return Ok(Applied::Refused(format!(
+                "{} is not a content ID",
+                tombstone.content_id
+            )));
         }
         let reason = match super::validation::required_text(
             "reason",
@@ -169,9 +170,17 @@ impl Service {
         .and_then(|reason| self.scan_text("reason", &reason).map(|()| reason))
         {
             Ok(reason) => reason,
-            Err(error) => return Ok(Applied::Refused(format!("deletion of {}: {error}", tombstone.content_id))),
+            Err(error) => {
+                return Ok(Applied::Refused(format!(
+                    "deletion of {}: {error}",
+                    tombstone.content_id
+                )));
+            }
         };
-        if store::tombstones::find(&mut unit.conn(), &tombstone.content_id).await?.is_some() {
+        if store::tombstones::find(&mut unit.conn(), &tombstone.content_id)
+            .await?
+            .is_some()
+        {
             return Ok(Applied::Ignored(format!("{} is deleted already", tombstone.content_id)));
         }
         let existing = store::knowledge::find_content_for_update(&mut unit.conn(), &tombstone.content_id).await?;
@@ -206,7 +215,12 @@ impl Service {
         record: &RevisionRecord,
         proof: &OriginProof,
     ) -> Result<Applied, ServiceError> {
-        let refuse = |why: String| Ok(Applied::Refused(format!("{} revision {}: {why}", record.content_id, record.revision_no)));
+        let refuse = |why: String| {
+            Ok(Applied::Refused(format!(
+                "{} revision {}: {why}",
+                record.content_id, record.revision_no
+            )))
+        };
         for (id, kind) in [
             (&record.content_id, IdKind::Content),
             (&record.revision_id, IdKind::Revision),
@@ -279,18 +293,28 @@ impl Service {
             }
         }
         let space_name =
-            match super::validation::display_text("space/name", &record.space_name, super::limits::MAX_NAME_CHARACTERS) {
+            match super::validation::display_text("space/name", &record.space_name, super::limits::MAX_NAME_CHARACTERS)
+            {
                 Ok(name) => name,
                 Err(error) => return refuse(error.to_string()),
             };
 
         // The rules that need the database, all checked before anything is written.
-        if store::tombstones::find(&mut unit.conn(), &record.content_id).await?.is_some() {
-            return Ok(Applied::Ignored(format!("{} was deleted: the tombstone wins", record.content_id)));
+        if store::tombstones::find(&mut unit.conn(), &record.content_id)
+            .await?
+            .is_some()
+        {
+            return Ok(Applied::Ignored(format!(
+                "{} was deleted: the tombstone wins",
+                record.content_id
+            )));
         }
         if let Some(existing) = store::knowledge::find_revision(&mut unit.conn(), &record.revision_id).await? {
             if existing.origin != record.origin || existing.content_id != record.content_id {
-                return refuse(format!("{} already exists here under another origin or item", record.revision_id));
+                return refuse(format!(
+                    "{} already exists here under another origin or item",
+                    record.revision_id
+                ));
             }
             return Ok(Applied::Ignored(format!("{} is stored already", record.revision_id)));
         }
@@ -318,7 +342,8 @@ impl Service {
         let claim_ids = record.claims.iter().map(|claim| claim.id.clone());
         let mut record_claims: Vec<(String, PublicId)> = Vec::new();
         for (claim, id) in record.claims.iter().zip(claim_ids) {
-            let fingerprint = crate::domain::text::claim_fingerprint(&crate::domain::text::normalize_claim_text(&claim.text));
+            let fingerprint =
+                crate::domain::text::claim_fingerprint(&crate::domain::text::normalize_claim_text(&claim.text));
             if let Some(stored) = store::knowledge::find_claim(&mut unit.conn(), &id).await?
                 && stored.fingerprint != fingerprint
             {
@@ -371,7 +396,10 @@ impl Service {
             else {
                 continue;
             };
-            if store::knowledge::find_entity(&mut unit.conn(), &subject.id).await?.is_none() {
+            if store::knowledge::find_entity(&mut unit.conn(), &subject.id)
+                .await?
+                .is_none()
+            {
                 let entity = Entity {
                     id: subject.id.clone(),
                     entity_type: entity_type.clone(),
@@ -414,7 +442,10 @@ impl Service {
             else {
                 continue;
             };
-            if store::knowledge::find_source(&mut unit.conn(), &source.id).await?.is_none() {
+            if store::knowledge::find_source(&mut unit.conn(), &source.id)
+                .await?
+                .is_none()
+            {
                 store::knowledge::insert_source(
                     &mut unit.conn(),
                     &Source {
@@ -529,7 +560,11 @@ impl Service {
             record.content_id,
             record.revision_no,
             record.origin,
-            if becomes_current { "" } else { " (older than the current revision: kept, not current)" }
+            if becomes_current {
+                ""
+            } else {
+                " (older than the current revision: kept, not current)"
+            }
         )))
     }
 
@@ -537,11 +572,16 @@ impl Service {
     pub async fn outbox_entries(&self, after: i64, limit: i64) -> Result<Vec<OutboxEntry>, ServiceError> {
         let mut reader = self.store().reader().await?;
         let events = store::outbox::after(&mut reader.conn(), after, limit).await?;
-        let objects = self.federated_objects(&mut reader.conn(), events.iter().map(|event| &event.event.change)).await?;
+        let objects = self
+            .federated_objects(&mut reader.conn(), events.iter().map(|event| &event.event.change))
+            .await?;
         Ok(events
             .into_iter()
             .map(|event| {
-                let object = objects.iter().find(|object| event_names(&event.event.change, object)).cloned();
+                let object = objects
+                    .iter()
+                    .find(|object| event_names(&event.event.change, object))
+                    .cloned();
                 OutboxEntry { event, object }
             })
             .collect())
@@ -549,7 +589,10 @@ impl Service {
 
     /// A replicated revision's object as its origin signed it, with the key that signed it (`None` for a local
     /// revision, which this instance signs when it sends it).
-    pub async fn revision_origin_proof(&self, revision_id: &PublicId) -> Result<Option<(String, String)>, ServiceError> {
+    pub async fn revision_origin_proof(
+        &self,
+        revision_id: &PublicId,
+    ) -> Result<Option<(String, String)>, ServiceError> {
         let mut reader = self.store().reader().await?;
         Ok(store::replication::revision_proof(&mut reader.conn(), revision_id).await?)
     }

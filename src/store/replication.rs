@@ -573,7 +573,11 @@ pub async fn record_revision_proof(
 }
 
 /// Keeps a replicated space's object exactly as its origin signed it.
-pub async fn record_space_proof(conn: &mut Conn<'_>, space_id: &PublicId, signed_object: &str) -> Result<(), StoreError> {
+pub async fn record_space_proof(
+    conn: &mut Conn<'_>,
+    space_id: &PublicId,
+    signed_object: &str,
+) -> Result<(), StoreError> {
     dispatch!(conn, |connection| {
         sqlx::query("UPDATE spaces SET signed_object = $1 WHERE id = $2")
             .bind(signed_object)
@@ -585,7 +589,10 @@ pub async fn record_space_proof(conn: &mut Conn<'_>, space_id: &PublicId, signed
 }
 
 /// A replicated revision's signed object and proof key, when it has them.
-pub async fn revision_proof(conn: &mut Conn<'_>, revision_id: &PublicId) -> Result<Option<(String, String)>, StoreError> {
+pub async fn revision_proof(
+    conn: &mut Conn<'_>,
+    revision_id: &PublicId,
+) -> Result<Option<(String, String)>, StoreError> {
     let row: Option<(Option<String>, Option<String>)> = dispatch!(conn, |connection| {
         sqlx::query_as("SELECT signed_object, proof_key_id FROM content_revisions WHERE id = $1")
             .bind(revision_id.as_str())

@@ -124,15 +124,26 @@ async fn published_content_reaches_the_peer_with_its_origin_and_revisions_and_de
     peered(&network, "alpha.test", "beta.test").await;
     let (alpha, beta) = (network.node("alpha.test"), network.node("beta.test"));
     let author = agent(alpha.service(), "author").await;
-    let published = publish_procedure(alpha.service(), &author, "rotate the signing key", &["rotation keeps peers"]).await;
+    let published = publish_procedure(
+        alpha.service(),
+        &author,
+        "rotate the signing key",
+        &["rotation keeps peers"],
+    )
+    .await;
     network.settle().await;
 
     let beta_reader = reader(beta).await;
     let view = get(beta, &beta_reader, &published.id).await.expect("beta has the item");
-    let ObjectView::Content(content) = &view else { panic!("content") };
+    let ObjectView::Content(content) = &view else {
+        panic!("content")
+    };
     assert_eq!(content.content.origin, "alpha.test");
     assert_eq!(content.revision.id.as_str(), published.revision_id);
-    assert!(content.untrusted_content, "text from another realm is untrusted content");
+    assert!(
+        content.untrusted_content,
+        "text from another realm is untrusted content"
+    );
     assert_eq!(
         search_ids(beta, &beta_reader, "rotate signing key").await,
         vec![(published.id.clone(), "alpha.test".to_owned())]
@@ -148,7 +159,10 @@ async fn published_content_reaches_the_peer_with_its_origin_and_revisions_and_de
     assert_eq!(signed["proof"]["cryptosuite"], "eddsa-jcs-2022");
     assert_eq!(signed["publicId"], published.id.as_str());
 
-    assert_eq!(revise(alpha, &author, &published.id, "rotate the signing key safely").await, 2);
+    assert_eq!(
+        revise(alpha, &author, &published.id, "rotate the signing key safely").await,
+        2
+    );
     network.settle().await;
     let view = get(beta, &beta_reader, &published.id).await.expect("beta has the item");
     assert_eq!(current_revision(&view), (2, "rotate the signing key safely".to_owned()));
@@ -160,7 +174,9 @@ async fn published_content_reaches_the_peer_with_its_origin_and_revisions_and_de
         .await
         .expect("deleted");
     network.settle().await;
-    let error = get(beta, &beta_reader, &published.id).await.expect_err("deleted on beta too");
+    let error = get(beta, &beta_reader, &published.id)
+        .await
+        .expect_err("deleted on beta too");
     assert_eq!(error.code, ErrorCode::NotFound);
     assert_eq!(error.details["deleted"], true, "{:?}", error.details);
     assert_eq!(error.details["reason"], "superseded by the runbook");
@@ -190,11 +206,21 @@ async fn a_local_space_never_leaves_by_push_pull_or_backfill() {
     network.settle().await;
     for node in [beta, gamma] {
         let reader = reader(node).await;
-        assert!(get(node, &reader, &public).await.is_ok(), "{} has the federated item", node.realm);
-        let error = get(node, &reader, &secret).await.expect_err("the local item never arrives");
+        assert!(
+            get(node, &reader, &public).await.is_ok(),
+            "{} has the federated item",
+            node.realm
+        );
+        let error = get(node, &reader, &secret)
+            .await
+            .expect_err("the local item never arrives");
         assert_eq!(error.code, ErrorCode::NotFound);
         let spaces = node.service().list_spaces().await.expect("spaces");
-        assert!(spaces.iter().all(|space| space.id.as_str() != local), "{} knows the local space", node.realm);
+        assert!(
+            spaces.iter().all(|space| space.id.as_str() != local),
+            "{} knows the local space",
+            node.realm
+        );
         assert!(spaces.iter().any(|space| space.id.as_str() == shared));
     }
     // Nor is it in any page of the outbox or the snapshot a peer reads.
@@ -202,7 +228,10 @@ async fn a_local_space_never_leaves_by_push_pull_or_backfill() {
         let page = signed_get(beta, alpha, &format!("/outbox?{query}")).await;
         let text = page.to_string();
         assert!(text.contains(&public), "{query}: {text}");
-        assert!(!text.contains(&secret) && !text.contains(&local), "{query} leaks the local space");
+        assert!(
+            !text.contains(&secret) && !text.contains(&local),
+            "{query} leaks the local space"
+        );
     }
 }
 
@@ -219,11 +248,21 @@ async fn a_peer_down_for_a_day_gets_every_change_once_in_order_per_object() {
     // 1,000 changes: 250 items, each revised three times.
     let mut items = Vec::new();
     for index in 0..250 {
-        items.push(publish_procedure(alpha.service(), &author, &format!("procedure number {index}"), &[]).await.id);
+        items.push(
+            publish_procedure(alpha.service(), &author, &format!("procedure number {index}"), &[])
+                .await
+                .id,
+        );
     }
     for round in 2..=4 {
         for (index, id) in items.iter().enumerate() {
-            revise(alpha, &author, id, &format!("procedure number {index} revision {round}")).await;
+            revise(
+                alpha,
+                &author,
+                id,
+                &format!("procedure number {index} revision {round}"),
+            )
+            .await;
         }
     }
     // A simulated day of failed attempts: the backoff grows to its cap of an hour and the peer is probed.
@@ -246,7 +285,10 @@ async fn a_peer_down_for_a_day_gets_every_change_once_in_order_per_object() {
     let beta_reader = reader(beta).await;
     for (index, id) in items.iter().enumerate() {
         let view = get(beta, &beta_reader, id).await.expect("arrived");
-        assert_eq!(current_revision(&view), (4, format!("procedure number {index} revision 4")));
+        assert_eq!(
+            current_revision(&view),
+            (4, format!("procedure number {index} revision 4"))
+        );
     }
     let applied = beta
         .service()
@@ -262,7 +304,12 @@ async fn a_peer_down_for_a_day_gets_every_change_once_in_order_per_object() {
     distinct.dedup();
     assert_eq!(distinct.len(), applied.len(), "each change applied once in effect");
     assert_eq!(applied.len(), 1000, "{:?}", &applied[..5]);
-    let lag = alpha.service().peer_replication_lag("beta.test").await.expect("lag").expect("state");
+    let lag = alpha
+        .service()
+        .peer_replication_lag("beta.test")
+        .await
+        .expect("lag")
+        .expect("state");
     assert_eq!((lag.undelivered, lag.replication.consecutive_failures), (0, 0));
 }
 
@@ -277,18 +324,28 @@ async fn with_push_off_pull_alone_converges() {
     peered(&network, "alpha.test", "beta.test").await;
     let (alpha, beta) = (network.node("alpha.test"), network.node("beta.test"));
     let author = agent(alpha.service(), "author").await;
-    let first = publish_procedure(alpha.service(), &author, "drain a node", &[]).await.id;
+    let first = publish_procedure(alpha.service(), &author, "drain a node", &[])
+        .await
+        .id;
     network.settle().await;
     let beta_reader = reader(beta).await;
     assert!(get(beta, &beta_reader, &first).await.is_err(), "nothing is pushed");
     network.advance(TimeDelta::seconds(61));
     network.settle().await;
-    assert!(get(beta, &beta_reader, &first).await.is_ok(), "the anti-entropy pull brought it");
+    assert!(
+        get(beta, &beta_reader, &first).await.is_ok(),
+        "the anti-entropy pull brought it"
+    );
     revise(alpha, &author, &first, "drain a node gently").await;
-    let second = publish_procedure(alpha.service(), &author, "cordon a node", &[]).await.id;
+    let second = publish_procedure(alpha.service(), &author, "cordon a node", &[])
+        .await
+        .id;
     network.advance(TimeDelta::seconds(61));
     network.settle().await;
-    assert_eq!(current_revision(&get(beta, &beta_reader, &first).await.expect("first")).0, 2);
+    assert_eq!(
+        current_revision(&get(beta, &beta_reader, &first).await.expect("first")).0,
+        2
+    );
     assert!(get(beta, &beta_reader, &second).await.is_ok());
 }
 
@@ -299,16 +356,32 @@ async fn a_new_peer_backfills_everything_visible_to_it() {
     let author = agent(alpha.service(), "author").await;
     let mut items = Vec::new();
     for index in 0..30 {
-        items.push(publish_procedure(alpha.service(), &author, &format!("older procedure {index}"), &[]).await.id);
+        items.push(
+            publish_procedure(alpha.service(), &author, &format!("older procedure {index}"), &[])
+                .await
+                .id,
+        );
     }
     revise(alpha, &author, &items[0], "older procedure zero, revised").await;
     let admin = alpha.service().realm_admin().await.expect("admin");
-    alpha.service().delete_content(&admin, &items[1], "wrong").await.expect("deleted");
+    alpha
+        .service()
+        .delete_content(&admin, &items[1], "wrong")
+        .await
+        .expect("deleted");
     peered(&network, "alpha.test", "beta.test").await;
     network.settle().await;
     let beta_reader = reader(beta).await;
-    let pull = beta.service().peer_replication_lag("alpha.test").await.expect("lag").expect("state");
-    assert!(pull.replication.pull_cursor.is_some(), "the backfill finished: {pull:?}");
+    let pull = beta
+        .service()
+        .peer_replication_lag("alpha.test")
+        .await
+        .expect("lag")
+        .expect("state");
+    assert!(
+        pull.replication.pull_cursor.is_some(),
+        "the backfill finished: {pull:?}"
+    );
     assert_eq!(
         current_revision(&get(beta, &beta_reader, &items[0]).await.expect("revised")),
         (2, "older procedure zero, revised".to_owned())
@@ -359,7 +432,12 @@ async fn post_activity(from: &Node, to: &Node, activity: &Value) -> (StatusCode,
     let inbox = Url::parse(&format!("{}/inbox", to.url())).expect("inbox");
     let request = from
         .outgoing()
-        .signed_request(Method::POST, &inbox, Some(serde_json::to_vec(activity).expect("json")), &key)
+        .signed_request(
+            Method::POST,
+            &inbox,
+            Some(serde_json::to_vec(activity).expect("json")),
+            &key,
+        )
         .expect("signed");
     send(to, request).await
 }
@@ -389,7 +467,10 @@ async fn tampered_relayed_and_colliding_objects_are_refused_with_nothing_stored(
     tampered["id"] = json!(format!("{}/activities/tampered", alpha.url()));
     tampered["object"]["name"] = json!("rebuild the index and drop the backups");
     let (status, body) = post_activity(alpha, beta, &tampered).await;
-    assert_eq!((status, body["reason"].as_str()), (StatusCode::BAD_REQUEST, Some("invalid_origin_proof")));
+    assert_eq!(
+        (status, body["reason"].as_str()),
+        (StatusCode::BAD_REQUEST, Some("invalid_origin_proof"))
+    );
 
     // Relayed without a valid proof: gamma sends alpha's object re-signed with its own key.
     let mut relayed = original.clone();
@@ -409,7 +490,10 @@ async fn tampered_relayed_and_colliding_objects_are_refused_with_nothing_stored(
         "a key of gamma does not vouch for alpha's object"
     );
     network.settle().await;
-    assert!(get(beta, &beta_reader, &published.id).await.is_err(), "nothing of it was stored");
+    assert!(
+        get(beta, &beta_reader, &published.id).await.is_err(),
+        "nothing of it was stored"
+    );
 
     // The genuine object relayed by gamma, with alpha's proof intact, is accepted: the proof, not the sender, says
     // where it comes from.
@@ -419,8 +503,12 @@ async fn tampered_relayed_and_colliding_objects_are_refused_with_nothing_stored(
     let (status, body) = post_activity(gamma, beta, &genuine_relay).await;
     assert_eq!(status, StatusCode::ACCEPTED, "{body}");
     network.settle().await;
-    let view = get(beta, &beta_reader, &published.id).await.expect("relayed with its origin's proof");
-    let ObjectView::Content(content) = view else { panic!("content") };
+    let view = get(beta, &beta_reader, &published.id)
+        .await
+        .expect("relayed with its origin's proof");
+    let ObjectView::Content(content) = view else {
+        panic!("content")
+    };
     assert_eq!(content.content.origin, "alpha.test");
 
     // Re-using alpha's ID under another origin: gamma signs a object of its own with alpha's item ID.
@@ -429,8 +517,9 @@ async fn tampered_relayed_and_colliding_objects_are_refused_with_nothing_stored(
     collision["id"] = json!(format!("{}/o/{}", gamma.url(), published.id));
     collision["name"] = json!("gamma's impostor");
     collision["@context"] = original["object"]["@context"].clone();
-    let collision = federation::integrity::sign_document(&collision, &gamma_key.key_pair, &gamma_key.key_id, 1_800_000_000)
-        .expect("signs");
+    let collision =
+        federation::integrity::sign_document(&collision, &gamma_key.key_pair, &gamma_key.key_id, 1_800_000_000)
+            .expect("signs");
     let activity = json!({
         "@context": original["@context"],
         "id": format!("{}/activities/collision", gamma.url()),
@@ -464,7 +553,10 @@ async fn tampered_relayed_and_colliding_objects_are_refused_with_nothing_stored(
         .signed_request(Method::POST, &inbox, Some(body.into_bytes()), &key)
         .expect("signed");
     let (status, body) = send(beta, request).await;
-    assert_eq!((status, body["reason"].as_str()), (StatusCode::BAD_REQUEST, Some("not_i_json")));
+    assert_eq!(
+        (status, body["reason"].as_str()),
+        (StatusCode::BAD_REQUEST, Some("not_i_json"))
+    );
 }
 
 #[tokio::test]
@@ -473,21 +565,33 @@ async fn a_peer_blocked_mid_stream_stops_receiving_at_once() {
     peered(&network, "alpha.test", "beta.test").await;
     let (alpha, beta) = (network.node("alpha.test"), network.node("beta.test"));
     let author = agent(alpha.service(), "author").await;
-    let before = publish_procedure(alpha.service(), &author, "warm the cache", &[]).await.id;
+    let before = publish_procedure(alpha.service(), &author, "warm the cache", &[])
+        .await
+        .id;
     network.settle().await;
     beta.service()
         .block_peer("alpha.test", "sends spam", None)
         .await
         .expect("blocked");
-    let after = publish_procedure(alpha.service(), &author, "flush the cache", &[]).await.id;
+    let after = publish_procedure(alpha.service(), &author, "flush the cache", &[])
+        .await
+        .id;
     network.settle().await;
     network.advance(TimeDelta::minutes(5));
     network.settle().await;
     let beta_reader = reader(beta).await;
     assert!(get(beta, &beta_reader, &before).await.is_ok());
-    assert!(get(beta, &beta_reader, &after).await.is_err(), "nothing arrives after the block");
+    assert!(
+        get(beta, &beta_reader, &after).await.is_err(),
+        "nothing arrives after the block"
+    );
     // Alpha holds the event for beta (a peer-level refusal is not a dead letter).
-    let lag = alpha.service().peer_replication_lag("beta.test").await.expect("lag").expect("state");
+    let lag = alpha
+        .service()
+        .peer_replication_lag("beta.test")
+        .await
+        .expect("lag")
+        .expect("state");
     assert_eq!(lag.undelivered, 1);
     assert_eq!(lag.dead_letters, 0);
     assert_eq!(lag.replication.last_error_class.as_deref(), Some("http_403"));
@@ -508,9 +612,16 @@ async fn a_maximal_publish_replicates() {
     network.settle().await;
     let beta_reader = reader(beta).await;
     let view = get(beta, &beta_reader, &published.id).await.expect("replicated");
-    let ObjectView::Content(content) = view else { panic!("content") };
+    let ObjectView::Content(content) = view else {
+        panic!("content")
+    };
     assert_eq!(content.revision.revision_no, 1);
-    let lag = alpha.service().peer_replication_lag("beta.test").await.expect("lag").expect("state");
+    let lag = alpha
+        .service()
+        .peer_replication_lag("beta.test")
+        .await
+        .expect("lag")
+        .expect("state");
     assert_eq!((lag.undelivered, lag.dead_letters), (0, 0));
 }
 
@@ -532,7 +643,10 @@ async fn the_outbox_pages_follow_the_cursor_and_name_the_head() {
     let rest = signed_get(beta, alpha, &format!("/outbox?after={cursor}&limit=50")).await;
     assert_eq!(rest["orderedItems"].as_array().map(Vec::len), Some(3));
     assert!(rest["next"].is_null());
-    assert_eq!(rest["cursor"].as_str().and_then(|text| text.parse::<i64>().ok()), Some(head));
+    assert_eq!(
+        rest["cursor"].as_str().and_then(|text| text.parse::<i64>().ok()),
+        Some(head)
+    );
     let collection = signed_get(beta, alpha, "/outbox").await;
     assert_eq!(collection["type"], "OrderedCollection");
     assert_eq!(collection["head"], head);
@@ -564,7 +678,9 @@ fn maximal_publish() -> PublishRequest {
         summary: words(2, MAX_SUMMARY_CHARACTERS),
         body_markdown: words(3, MAX_BODY_BYTES),
         change_note: Some(words(4, MAX_NOTE_CHARACTERS)),
-        claims: (0..MAX_CLAIMS).map(|index| words(100 + index, MAX_CLAIM_CHARACTERS)).collect(),
+        claims: (0..MAX_CLAIMS)
+            .map(|index| words(100 + index, MAX_CLAIM_CHARACTERS))
+            .collect(),
         subjects: (0..MAX_SUBJECTS)
             .map(|index| SubjectReference::Named {
                 name: words(200 + index, MAX_NAME_CHARACTERS),

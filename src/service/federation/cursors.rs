@@ -42,7 +42,11 @@ impl LeasedPeer {
     /// Events to send this round: the whole window, or one while the circuit is open (the last round failed), so
     /// a peer that is down costs one request per backoff period.
     pub fn window(&self) -> i64 {
-        if self.replication.consecutive_failures > 0 { 1 } else { PUSH_WINDOW }
+        if self.replication.consecutive_failures > 0 {
+            1
+        } else {
+            PUSH_WINDOW
+        }
     }
 
     /// Whether a 401 or 403 now may be retried once with a fresh signature.
@@ -148,7 +152,11 @@ impl Service {
     /// Records a push round: the cursor moves over the longest prefix of events that were delivered or refused
     /// for good (each refusal becomes a dead letter); a failure that may pass ends the prefix and counts once,
     /// however many requests failed in the round.
-    pub async fn finish_push_round(&self, leased: &LeasedPeer, mut events: Vec<PushedEvent>) -> Result<(), ServiceError> {
+    pub async fn finish_push_round(
+        &self,
+        leased: &LeasedPeer,
+        mut events: Vec<PushedEvent>,
+    ) -> Result<(), ServiceError> {
         let now = self.now();
         events.sort_by_key(|event| event.seq);
         let mut transaction = self.store().begin().await?;
@@ -170,7 +178,8 @@ impl Service {
                     cursor = event.seq;
                 }
                 Some(AttemptResult::Refused { error }) => {
-                    self.store_dead_letter(&mut transaction.conn(), leased, event, error, now).await?;
+                    self.store_dead_letter(&mut transaction.conn(), leased, event, error, now)
+                        .await?;
                     cursor = event.seq;
                 }
                 Some(AttemptResult::Retry { error, retry_after }) => {
@@ -313,7 +322,11 @@ impl Service {
 
     /// Queues activities read from a peer's outbox (their origin proofs verified by the adapter) for the intake, in
     /// one transaction; those already received are skipped. Returns how many were new.
-    pub async fn enqueue_pulled(&self, peer_realm: &str, activities: &[VerifiedActivity]) -> Result<usize, ServiceError> {
+    pub async fn enqueue_pulled(
+        &self,
+        peer_realm: &str,
+        activities: &[VerifiedActivity],
+    ) -> Result<usize, ServiceError> {
         let now = self.now();
         let mut transaction = self.store().begin().await?;
         let mut queued = 0;
@@ -356,7 +369,8 @@ impl Service {
         for replication in rows {
             let (undelivered, oldest_undelivered_at) =
                 store::outbox::backlog(&mut reader.conn(), replication.push_cursor).await?;
-            let dead_letters = store::federation::count_dead_letters(&mut reader.conn(), &replication.peer_realm).await?;
+            let dead_letters =
+                store::federation::count_dead_letters(&mut reader.conn(), &replication.peer_realm).await?;
             lags.push(ReplicationLag {
                 replication,
                 undelivered,
@@ -392,8 +406,15 @@ impl Service {
             .await?
             .filter(|row| row.state == "dead")
             .ok_or_else(|| ServiceError::not_found(id))?;
-        store::federation::finish_delivery_attempt(&mut transaction.conn(), &row.id, "pending", now, row.last_error.as_deref(), None)
-            .await?;
+        store::federation::finish_delivery_attempt(
+            &mut transaction.conn(),
+            &row.id,
+            "pending",
+            now,
+            row.last_error.as_deref(),
+            None,
+        )
+        .await?;
         transaction.commit().await?;
         tracing::info!(delivery = %row.id, peer = %row.peer_realm, activity_id = %row.activity_id, "dead letter queued again");
         Ok(DeliveryRow {
@@ -423,7 +444,8 @@ impl Service {
         let Some(floor) = floor else {
             // No peer has replication state: nothing was ever promised to anyone, but a peer added later backfills
             // from the snapshot, so the minimum alone applies.
-            let purged = store::outbox::purge(&mut transaction.conn(), i64::MAX, self.now() - minimum, PURGE_BATCH).await?;
+            let purged =
+                store::outbox::purge(&mut transaction.conn(), i64::MAX, self.now() - minimum, PURGE_BATCH).await?;
             transaction.commit().await?;
             return Ok(purged);
         };

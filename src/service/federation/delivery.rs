@@ -8,7 +8,7 @@ use super::super::{Service, ServiceError};
 use super::inbox::LEASE;
 use super::peering::PeeringMessage;
 use crate::domain::PeerState;
-use crate::store::federation::DeliveryRow;
+pub use crate::store::federation::DeliveryRow;
 use crate::store::{self};
 
 /// The first retry waits up to this long (full jitter: a random time between zero and the bound).

@@ -290,14 +290,18 @@ impl Service {
                     .await?;
                 ("applied", outcome, detail)
             }
-            Ok(InboundMessage::Replicated(_))
-                if !matches!(peer.state, PeerState::Active | PeerState::Unreachable) =>
-            {
-                ("failed", "refused", format!("the peering is {}: objects are taken from active peers", peer.state))
-            }
+            Ok(InboundMessage::Replicated(_)) if !matches!(peer.state, PeerState::Active | PeerState::Unreachable) => (
+                "failed",
+                "refused",
+                format!("the peering is {}: objects are taken from active peers", peer.state),
+            ),
             Ok(InboundMessage::Replicated(object)) => {
                 let applied = self.apply_replicated_in(unit, &row.peer_realm, &object).await?;
-                let state = if applied.outcome() == "refused" { "failed" } else { "applied" };
+                let state = if applied.outcome() == "refused" {
+                    "failed"
+                } else {
+                    "applied"
+                };
                 (state, applied.outcome(), applied.detail().to_owned())
             }
         };
