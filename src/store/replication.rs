@@ -289,6 +289,9 @@ pub async fn retention_floor(conn: &mut Conn<'_>) -> Result<Option<i64>, StoreEr
 
 // ---------------------------------------------------------------- records
 
+/// A revision's subject as read: revision, entity ID, type, name, aliases, description.
+type SubjectRow = (String, String, String, String, Json<Vec<String>>, String);
+
 #[derive(sqlx::FromRow)]
 struct RevisionRecordRow {
     content_id: String,
@@ -350,7 +353,7 @@ pub async fn revision_records(conn: &mut Conn<'_>, revision_ids: &[String]) -> R
         builder.push(" ORDER BY rc.revision_id, rc.position");
         builder.build_query_as().fetch_all(&mut *connection).await?
     });
-    let subjects: Vec<(String, String, String, String, Json<Vec<String>>, String)> = dispatch!(conn, |connection| {
+    let subjects: Vec<SubjectRow> = dispatch!(conn, |connection| {
         let mut builder = sqlx::QueryBuilder::new(
             "SELECT rs.revision_id, e.id, e.entity_type, e.name, e.aliases, e.description FROM revision_subjects rs \
              JOIN entities e ON e.id = rs.entity_id WHERE rs.revision_id",
