@@ -171,6 +171,7 @@ impl Instance {
             self.service.clone(),
             self.transport.clone(),
             self.config.federation_allow_http,
+            self.metrics.clone(),
         )
     }
 

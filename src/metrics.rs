@@ -11,7 +11,12 @@
 //!   does not have) and outcome (`ok` or the spec error code);
 //! - `interai_inbox_requests_total{outcome, reason}`: every federation inbox request, by [`InboxOutcome`] and
 //!   rejection reason ([`NO_REASON`] unless rejected);
-//! - `interai_peers{state}`: peer realms per state ([`PEER_STATES`]), a gauge set by [`Metrics::set_peer_counts`].
+//! - `interai_peers{state}`: peer realms per state ([`PEER_STATES`]), a gauge set by [`Metrics::set_peer_counts`];
+//! - `interai_deliveries_total{outcome}`: replicated activities this process sent, by outcome ([`DELIVERY_OUTCOMES`]);
+//! - `interai_outbox_undelivered{peer}` and `interai_outbox_lag_seconds{peer}`: per peer, the outbox events not yet
+//!   delivered and the age of the oldest, gauges set at each scrape by [`Metrics::set_replication_lag`] (the `peer`
+//!   label takes the realms an admin peered with: bounded by the peer list);
+//! - `interai_inbox_queue_depth`: inbound activities waiting to be applied, set at each scrape.
 
 use crate::domain::PeerState;
 use std::sync::Arc;
@@ -125,6 +130,20 @@ struct PeerLabels {
     state: &'static str,
 }
 
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct DeliveryLabels {
+    outcome: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct PeerRealmLabels {
+    peer: String,
+}
+
+/// The outcomes of a replicated activity's delivery attempt: 2xx, a failure retried later, a permanent refusal
+/// kept as a dead letter.
+pub const DELIVERY_OUTCOMES: [&str; 3] = ["delivered", "retried", "dead_lettered"];
+
 /// The metrics of one instance. Cloning is cheap (one `Arc`); every clone counts into the same registry. Created by
 /// the instance (`Instance::open`) and handed to the HTTP router, which passes it on to the MCP adapter.
 #[derive(Clone)]
@@ -138,6 +157,10 @@ struct MetricsInner {
     tool_calls: Family<ToolCallLabels, Counter>,
     inbox_requests: Family<InboxRequestLabels, Counter>,
     peers: Family<PeerLabels, Gauge>,
+    deliveries: Family<DeliveryLabels, Counter>,
+    outbox_undelivered: Family<PeerRealmLabels, Gauge>,
+    outbox_lag_seconds: Family<PeerRealmLabels, Gauge>,
+    inbox_queue_depth: Gauge,
 }
 
 impl std::fmt::Debug for Metrics {
@@ -182,6 +205,34 @@ impl Metrics {
             // Every state is shown from the start, so that a dashboard sees 0 rather than no data.
             peers.get_or_create(&PeerLabels { state }).set(0);
         }
+        let deliveries = Family::<DeliveryLabels, Counter>::default();
+        registry.register(
+            "deliveries",
+            "Replicated activities sent to peers by this process, by outcome (delivered, retried, dead_lettered)",
+            deliveries.clone(),
+        );
+        for outcome in DELIVERY_OUTCOMES {
+            // Every outcome is shown from the start (0, not no data).
+            let _ = deliveries.get_or_create(&DeliveryLabels { outcome });
+        }
+        let outbox_undelivered = Family::<PeerRealmLabels, Gauge>::default();
+        registry.register(
+            "outbox_undelivered",
+            "Outbox events not yet delivered to the peer",
+            outbox_undelivered.clone(),
+        );
+        let outbox_lag_seconds = Family::<PeerRealmLabels, Gauge>::default();
+        registry.register(
+            "outbox_lag_seconds",
+            "Age in seconds of the oldest outbox event not yet delivered to the peer (0 when none waits)",
+            outbox_lag_seconds.clone(),
+        );
+        let inbox_queue_depth = Gauge::default();
+        registry.register(
+            "inbox_queue_depth",
+            "Inbound activities accepted and waiting to be applied",
+            inbox_queue_depth.clone(),
+        );
         Metrics {
             inner: Arc::new(MetricsInner {
                 registry,
@@ -189,6 +240,10 @@ impl Metrics {
                 tool_calls,
                 inbox_requests,
                 peers,
+                deliveries,
+                outbox_undelivered,
+                outbox_lag_seconds,
+                inbox_queue_depth,
             }),
         }
     }
@@ -246,6 +301,32 @@ impl Metrics {
                 .sum();
             self.inner.peers.get_or_create(&PeerLabels { state }).set(total);
         }
+    }
+
+    /// Counts one delivery attempt of a replicated activity; `outcome` is one of [`DELIVERY_OUTCOMES`].
+    pub fn record_delivery(&self, outcome: &'static str) {
+        debug_assert!(
+            DELIVERY_OUTCOMES.contains(&outcome),
+            "unknown delivery outcome {outcome:?}"
+        );
+        self.inner.deliveries.get_or_create(&DeliveryLabels { outcome }).inc();
+    }
+
+    /// Sets the per-peer outbox gauges from a complete list of (peer, undelivered, oldest age in seconds); peers
+    /// no longer listed are removed, so a removed peer's series goes away.
+    pub fn set_replication_lag(&self, lags: &[(String, i64, i64)]) {
+        self.inner.outbox_undelivered.clear();
+        self.inner.outbox_lag_seconds.clear();
+        for (peer, undelivered, age) in lags {
+            let labels = PeerRealmLabels { peer: peer.clone() };
+            self.inner.outbox_undelivered.get_or_create(&labels).set(*undelivered);
+            self.inner.outbox_lag_seconds.get_or_create(&labels).set(*age);
+        }
+    }
+
+    /// Sets the inbound queue's depth.
+    pub fn set_inbox_queue_depth(&self, depth: i64) {
+        self.inner.inbox_queue_depth.set(depth);
     }
 
     /// Every family in the OpenMetrics text format, ending with `# EOF`.

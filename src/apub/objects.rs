@@ -236,6 +236,33 @@ pub async fn read_replicated(service: &Service, activity: &Activity) -> Result<R
             format!("the origin {origin} is not an active peer"),
         ));
     }
+    if let Some(verdict) =
+        super::inbox::key_outside_window(sender.key.valid_from, sender.key.valid_until, service.now())
+    {
+        return Err(refusal(
+            "invalid_origin_proof",
+            format!("{key_id} is not valid now ({})", verdict.reason),
+        ));
+    }
+    // The object's URL, and a content item's author, are on the origin's own URL: a proof by the origin's key
+    // vouches only for the origin's objects.
+    let on_origin = |text: &str| match (url::Url::parse(text), url::Url::parse(&sender.peer.base_url)) {
+        (Ok(url), Ok(base)) => url.origin() == base.origin(),
+        _ => false,
+    };
+    let attributed_to = match &document {
+        FederatedDocument::Content(object) => Some(object.attributed_to.as_str()),
+        _ => None,
+    };
+    if let Some(stray) = std::iter::once(document.id())
+        .chain(attributed_to)
+        .find(|text| !on_origin(text))
+    {
+        return Err(refusal(
+            "invalid_origin_proof",
+            format!("{stray} is not under the origin's URL {}", sender.peer.base_url),
+        ));
+    }
     let key = federation::PublicKey::from_multikey(&sender.key.public_key_multibase)
         .map_err(|error| refusal("internal_error", error.to_string()))?;
     integrity::verify_document(value, &key).map_err(|error| refusal("invalid_origin_proof", error.to_string()))?;
@@ -354,6 +381,9 @@ fn federated_object(document: FederatedDocument) -> Result<FederatedObject, Stri
                 relations,
                 tags: object.tags,
             }))
+        }
+        FederatedDocument::Tombstone(object) if object.former_type != ARTICLE => {
+            return Err(format!("a Tombstone's formerType must be {ARTICLE}"));
         }
         FederatedDocument::Tombstone(object) => FederatedObject::Deletion(Tombstone {
             content_id: id(&object.public_id, "content")?,

@@ -46,6 +46,7 @@ pub struct Outgoing {
     service: Service,
     transport: SharedTransport,
     allow_http: bool,
+    metrics: crate::metrics::Metrics,
 }
 
 /// A request's host and port as a realm: `host` or `host:port` (the scheme's default port left out).
@@ -58,13 +59,25 @@ pub fn realm_of(url: &Url) -> Option<String> {
 }
 
 impl Outgoing {
-    /// Outgoing requests of `service` through `transport`; `allow_http` admits `http://` peers.
-    pub fn new(service: Service, transport: SharedTransport, allow_http: bool) -> Outgoing {
+    /// Outgoing requests of `service` through `transport`; `allow_http` admits `http://` peers; deliveries are
+    /// counted in `metrics`.
+    pub fn new(
+        service: Service,
+        transport: SharedTransport,
+        allow_http: bool,
+        metrics: crate::metrics::Metrics,
+    ) -> Outgoing {
         Outgoing {
             service,
             transport,
             allow_http,
+            metrics,
         }
+    }
+
+    /// The instance's metrics.
+    pub(super) fn metrics(&self) -> &crate::metrics::Metrics {
+        &self.metrics
     }
 
     /// The service these requests speak for.

@@ -175,6 +175,15 @@ impl Outgoing {
                 Err(error) => return Err(ServiceError::internal(format!("a delivery task failed: {error}"))),
             }
         }
+        for event in &events {
+            let outcome = match &event.result {
+                Some(AttemptResult::Delivered) => "delivered",
+                Some(AttemptResult::Retry { .. }) => "retried",
+                Some(AttemptResult::Refused { .. }) => "dead_lettered",
+                None => continue,
+            };
+            self.metrics().record_delivery(outcome);
+        }
         let sent = events
             .iter()
             .filter(|event| matches!(event.result, Some(AttemptResult::Delivered)))
@@ -399,15 +408,23 @@ pub async fn outbox_page(service: &Service, peer_realm: &str, query: &OutboxQuer
     let cursor;
     let full;
     if query.snapshot {
-        let snapshot = service.snapshot_items(&query.after, limit).await?;
-        full = i64::try_from(snapshot.len()).unwrap_or(i64::MAX) >= limit;
-        cursor = snapshot
-            .last()
-            .map_or_else(|| query.after.clone(), |item| item.position.clone());
+        let (snapshot, read_through) = service.snapshot_items(&query.after, limit).await?;
+        full = read_through.as_ref().is_some_and(|(read, _)| *read >= limit);
+        cursor = read_through.map_or_else(|| query.after.clone(), |(_, last)| last);
         for item in &snapshot {
             let kind = activity_kind(&item.object);
             let signed = signed_object(&urls, &item.object, &key).map_err(ServiceError::internal)?;
-            let activity_key = format!("snapshot-{}", item.position.replace(':', "-"));
+            // Named by what it carries (the revision, the deletion, the space), so a newer revision or a later
+            // deletion is a new activity that a peer's dedupe never hides, and the same one is deduplicated.
+            let activity_key = match &item.object {
+                crate::domain::replication::FederatedObject::Revision(record) => {
+                    format!("snapshot-{}", record.revision_id)
+                }
+                crate::domain::replication::FederatedObject::Deletion(tombstone) => {
+                    format!("snapshot-deleted-{}", tombstone.content_id)
+                }
+                crate::domain::replication::FederatedObject::Space(space) => format!("snapshot-{}", space.id),
+            };
             let published = match &item.object {
                 crate::domain::replication::FederatedObject::Revision(record) => record.revised_at,
                 crate::domain::replication::FederatedObject::Deletion(tombstone) => tombstone.deleted_at,
@@ -438,16 +455,20 @@ pub async fn outbox_page(service: &Service, peer_realm: &str, query: &OutboxQuer
         }
         service.record_outbox_read(peer_realm, after).await?;
     }
-    Ok(json!({
+    let mut page = json!({
         "@context": document_context(),
         "id": page_url(&query.after),
         "type": "OrderedCollectionPage",
         "partOf": urls.outbox(),
         "orderedItems": items,
-        "next": if full { Some(page_url(&cursor)) } else { None },
         "cursor": cursor,
         "head": head,
-    }))
+    });
+    // `next` only when there may be more (absent on the last page).
+    if full {
+        page["next"] = json!(page_url(&cursor));
+    }
+    Ok(page)
 }
 
 /// The outbox collection itself (`GET /outbox` without a query): its head and where its pages start.

@@ -78,6 +78,26 @@ async fn render_metrics(
         }
         Err(error) => tracing::warn!(error = %error, "peer counts for /metrics could not be read"),
     }
+    match endpoint.service.replication_lag().await {
+        Ok(lags) => {
+            let now = endpoint.service.now();
+            let lags: Vec<(String, i64, i64)> = lags
+                .into_iter()
+                .map(|lag| {
+                    let age = lag
+                        .oldest_undelivered_at
+                        .map_or(0, |at| (now - at).num_seconds().max(0));
+                    (lag.replication.peer_realm, lag.undelivered, age)
+                })
+                .collect();
+            endpoint.metrics.set_replication_lag(&lags);
+        }
+        Err(error) => tracing::warn!(error = %error, "replication lag for /metrics could not be read"),
+    }
+    match endpoint.service.inbound_queue_depth().await {
+        Ok(depth) => endpoint.metrics.set_inbox_queue_depth(depth),
+        Err(error) => tracing::warn!(error = %error, "the inbox queue depth for /metrics could not be read"),
+    }
     let accept = headers.get(header::ACCEPT).and_then(|value| value.to_str().ok());
     let format = format_for_accept(accept);
     (

@@ -646,6 +646,9 @@ impl Service {
                     store::knowledge::revision_target(conn, store::knowledge::RevisionOf::CurrentOf(target))
                         .await?
                         .ok_or_else(not_found)?;
+                if content.deleted_at.is_some() {
+                    return Err(deleted_target(target, field));
+                }
                 Ok((
                     super::trust::revision_trust_target(revision_id.clone(), revision_created_at, content),
                     Some(revision_id),
@@ -653,6 +656,13 @@ impl Service {
             }
             IdKind::Revision | IdKind::Claim | IdKind::Entity => {
                 let trust_target = self.find_trust_target(conn, target).await?.ok_or_else(not_found)?;
+                if let Some(content_id) = &trust_target.content_id
+                    && store::knowledge::find_content(conn, content_id)
+                        .await?
+                        .is_some_and(|content| content.deleted_at.is_some())
+                {
+                    return Err(deleted_target(target, field));
+                }
                 let used_revision = (target.kind() == IdKind::Revision).then(|| target.clone());
                 Ok((trust_target, used_revision))
             }
@@ -871,4 +881,13 @@ impl Service {
         store::trust::replace_rating_aggregates(conn, target, dimension, &aggregates).await?;
         Ok(())
     }
+}
+
+/// Evidence about deleted content is refused: the item is a tombstone, and nothing can be learned from using it.
+fn deleted_target(target: &PublicId, field: &str) -> ServiceError {
+    ServiceError::new(
+        ErrorCode::NotFound,
+        format!("{target} belongs to deleted content: evidence about it is not taken"),
+    )
+    .with_details(json!({ "id": target.as_str(), "field": field, "deleted": true }))
 }

@@ -238,6 +238,8 @@ pub struct ContentView {
     pub explanation: Option<Explanation>,
     /// Whether any text shown was written by someone other than the caller (see `content_view`).
     pub untrusted_content: bool,
+    /// For an item from another realm: where from and how far this instance trusts it.
+    pub foreign_origin: Option<super::replication::ForeignOrigin>,
 }
 
 /// A claim as `get` shows it.
@@ -554,7 +556,13 @@ impl Service {
                 .iter()
                 .flatten()
                 .any(|brief| brief.revision.author_id != *caller_id);
+        let foreign_origin = self
+            .foreign_origins(conn, [content.origin.as_str()])
+            .await?
+            .into_iter()
+            .next();
         Ok(ContentView {
+            foreign_origin,
             subjects,
             tags: store::knowledge::tags_of_revision(conn, &revision.id).await?,
             sources,

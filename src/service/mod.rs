@@ -79,6 +79,9 @@ struct ServiceInner {
     ulid_generator: std::sync::Mutex<ulid::Generator>,
     /// The secret that signs search cursors, read once from the database.
     cursor_secret: std::sync::Mutex<Option<String>>,
+    /// Woken when a commit appended outbox events, so the federation loop pushes them at once instead of at its
+    /// next poll (a commit in another process is seen at that poll).
+    outbox_appended: tokio::sync::Notify,
 }
 
 impl std::fmt::Debug for Service {
@@ -104,8 +107,14 @@ impl Service {
                 content_scanner: scan::ContentScanner::new(),
                 structured_data_validator: structured_data::StructuredDataValidator::new(),
                 cursor_secret: std::sync::Mutex::new(None),
+                outbox_appended: tokio::sync::Notify::new(),
             }),
         }
+    }
+
+    /// Notified after a commit of this process appended outbox events.
+    pub fn outbox_appended(&self) -> &tokio::sync::Notify {
+        &self.inner.outbox_appended
     }
 
     /// The realm this instance serves.

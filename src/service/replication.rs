@@ -53,6 +53,19 @@ impl Applied {
     }
 }
 
+/// What a reader is told about an object from another realm: where it comes from, how far this instance trusts that
+/// realm (its peer level, `None` when the origin is not, or no longer, a peer: then it counts nothing), and a label
+/// to show next to it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ForeignOrigin {
+    /// The origin realm.
+    pub realm: String,
+    /// The admin's level for it, when it is a peer.
+    pub peer_level: Option<crate::domain::PeerLevel>,
+    /// `from another realm: …`, for people and agents alike.
+    pub label: String,
+}
+
 /// One outbox event with the record it names, as it is sent.
 #[derive(Debug, Clone, PartialEq)]
 pub struct OutboxEntry {
@@ -72,6 +85,46 @@ pub struct SnapshotItem {
 }
 
 impl Service {
+    /// What to tell a reader of an object from `origin`; `None` for this realm's own objects.
+    pub(crate) async fn foreign_origins(
+        &self,
+        conn: &mut store::Conn<'_>,
+        origins: impl IntoIterator<Item = &str>,
+    ) -> Result<Vec<ForeignOrigin>, ServiceError> {
+        let mut foreign: Vec<ForeignOrigin> = Vec::new();
+        let mut peers: Option<Vec<crate::store::federation::PeerRecord>> = None;
+        for origin in origins {
+            if origin.eq_ignore_ascii_case(self.realm()) || foreign.iter().any(|known| known.realm == origin) {
+                continue;
+            }
+            if peers.is_none() {
+                peers = Some(store::federation::list_peers(conn).await?);
+            }
+            let peer = peers
+                .iter()
+                .flatten()
+                .find(|peer| peer.realm.eq_ignore_ascii_case(origin));
+            let peer_level = peer
+                .filter(|peer| {
+                    matches!(
+                        peer.state,
+                        crate::domain::PeerState::Active | crate::domain::PeerState::Unreachable
+                    )
+                })
+                .map(|peer| peer.level);
+            let label = match peer_level {
+                Some(level) => format!("from another realm: {origin} (a peer trusted at level {level})"),
+                None => format!("from another realm: {origin} (not a peer of this instance: counts nothing here)"),
+            };
+            foreign.push(ForeignOrigin {
+                realm: origin.to_owned(),
+                peer_level,
+                label,
+            });
+        }
+        Ok(foreign)
+    }
+
     /// Applies one verified replicated object from `sender` inside `unit`. Rule violations come back as
     /// [`Applied::Refused`] with nothing written; database failures as `Err` (the caller's unit rolls back).
     pub(crate) async fn apply_replicated_in(
@@ -123,15 +176,23 @@ impl Service {
             Ok(text) => text,
             Err(error) => return Ok(Applied::Refused(format!("space {}: {error}", record.id))),
         };
-        if let Some(existing) = store::knowledge::find_space(&mut unit.conn(), &record.id).await? {
+        if let Some(existing) = store::replication::find_space_origin(&mut unit.conn(), &record.id).await? {
             if existing.origin != record.origin {
                 return Ok(Applied::Refused(format!(
                     "{} already exists here under the origin {}",
                     record.id, existing.origin
                 )));
             }
-            store::replication::record_space_proof(&mut unit.conn(), &record.id, &proof.signed_object).await?;
-            return Ok(Applied::Ignored(format!("space {} is known already", record.id)));
+            if existing.signed_object_known {
+                return Ok(Applied::Ignored(format!("space {} is known already", record.id)));
+            }
+            // The space arrived with one of its items first (name only): its own object completes it.
+            store::replication::complete_space(&mut unit.conn(), &record.id, &name, &description, &proof.signed_object)
+                .await?;
+            return Ok(Applied::Stored(format!(
+                "space {} from {} completed",
+                record.id, record.origin
+            )));
         }
         let now = self.now();
         let space = Space {
@@ -362,9 +423,16 @@ impl Service {
                 return refuse(format!("{} exists here under the origin {}", subject.id, stored.origin));
             }
         }
-        for source in &record.sources {
+        for (source, validated) in record.sources.iter().zip(&content.sources) {
             if source.id.kind() != IdKind::Source {
                 return refuse(format!("{} is not a source ID", source.id));
+            }
+            if let (Some(stored), super::content::ValidatedSource::Url { normalized, .. }) = (
+                store::knowledge::find_source(&mut unit.conn(), &source.id).await?,
+                validated,
+            ) && stored.normalized_url != *normalized
+            {
+                return refuse(format!("{} exists here with another URL", source.id));
             }
         }
 
@@ -603,10 +671,19 @@ impl Service {
         Ok(store::outbox::head(&mut reader.conn()).await?)
     }
 
-    /// Up to `limit` objects of our snapshot after `after` (`""` from the start): what a new peer backfills.
-    pub async fn snapshot_items(&self, after: &str, limit: i64) -> Result<Vec<SnapshotItem>, ServiceError> {
+    /// Up to `limit` objects of our snapshot after `after` (`""` from the start): what a new peer backfills. Also how
+    /// many entries were read and the last one's position (`None` when none were), which say whether more may
+    /// follow even when an entry's object could not be read.
+    pub async fn snapshot_items(
+        &self,
+        after: &str,
+        limit: i64,
+    ) -> Result<(Vec<SnapshotItem>, Option<(i64, String)>), ServiceError> {
         let mut reader = self.store().reader().await?;
         let entries = store::replication::snapshot_after(&mut reader.conn(), self.realm(), after, limit).await?;
+        let read_through = entries
+            .last()
+            .map(|(position, _)| (i64::try_from(entries.len()).unwrap_or(i64::MAX), position.clone()));
         let mut revisions = Vec::new();
         let mut spaces = Vec::new();
         let mut deleted = Vec::new();
@@ -648,7 +725,7 @@ impl Service {
                 items.push(SnapshotItem { position, object });
             }
         }
-        Ok(items)
+        Ok((items, read_through))
     }
 
     /// The objects a batch of changes names, read in a fixed number of statements.

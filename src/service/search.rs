@@ -105,6 +105,8 @@ pub struct SearchHit {
     pub updated_at: DateTime<Utc>,
     /// The ranking score (for `rank`), for transparency.
     pub score: f64,
+    /// For an object from another realm: where from and how far this instance trusts it.
+    pub foreign_origin: Option<super::replication::ForeignOrigin>,
 }
 
 /// A page of results.
@@ -445,6 +447,17 @@ impl Service {
         } else {
             None
         };
+        let mut hits = hits;
+        if hits.iter().any(|hit| hit.origin != self.realm()) {
+            let mut reader = self.store().reader().await?;
+            let origins: Vec<String> = hits.iter().map(|hit| hit.origin.clone()).collect();
+            let foreign = self
+                .foreign_origins(&mut reader.conn(), origins.iter().map(String::as_str))
+                .await?;
+            for hit in &mut hits {
+                hit.foreign_origin = foreign.iter().find(|known| known.realm == hit.origin).cloned();
+            }
+        }
         Ok(SearchResults {
             results: hits,
             next_cursor,
@@ -648,6 +661,7 @@ fn hit(candidate: SearchCandidate, listing: SearchListing, score: f64) -> Search
         origin: listing.origin,
         updated_at: listing.updated_at,
         score,
+        foreign_origin: None,
     }
 }
 

@@ -124,7 +124,8 @@ impl Service {
             trust_states,
             changes,
         } = unit;
-        if !changes.is_empty() {
+        let appends = !changes.is_empty();
+        if appends {
             store::outbox::append(&mut transaction.conn(), &changes).await?;
         }
         // The new trust states enter the cache before the commit, because on SQLite the next write of the same
@@ -135,6 +136,8 @@ impl Service {
         let committed = transaction.commit().await;
         if committed.is_err() {
             self.forget_trust_states(&cached);
+        } else if appends {
+            self.outbox_appended().notify_one();
         }
         committed
     }

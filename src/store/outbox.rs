@@ -114,8 +114,11 @@ pub async fn find(conn: &mut Conn<'_>, seq: i64) -> Result<Option<OutboxEvent>, 
     row.map(OutboxRow::into_event).transpose()
 }
 
-/// The highest position issued so far (0 before the first event). Purged events still count: a new peer's cursor
-/// starts here, after everything it gets from the snapshot instead.
+/// The highest position a reader can rely on (0 before the first event): a new peer's cursor starts here, after
+/// everything it gets from the snapshot instead. On SQLite purged events still count (`sqlite_sequence`); on
+/// PostgreSQL it is the newest row kept, which after a purge of everything can be lower than the last position
+/// issued. A head that is too low is safe (a reader asks after it and is given only what is newer); one that is too
+/// high would skip events, which neither backend can return.
 pub async fn head(conn: &mut Conn<'_>) -> Result<i64, StoreError> {
     let head: i64 = match conn {
         Conn::Postgres(connection) => {

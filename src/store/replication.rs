@@ -604,3 +604,47 @@ pub async fn revision_proof(
     });
     Ok(row.and_then(|(object, key)| object.zip(key)))
 }
+
+/// A stored space's origin and whether its own signed object arrived (a space first seen through one of its items
+/// has only its name).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SpaceOrigin {
+    /// The realm it comes from.
+    pub origin: String,
+    /// Whether its own object is stored.
+    pub signed_object_known: bool,
+}
+
+/// The origin of a stored space, if any.
+pub async fn find_space_origin(conn: &mut Conn<'_>, space_id: &PublicId) -> Result<Option<SpaceOrigin>, StoreError> {
+    let row: Option<(String, Option<String>)> = dispatch!(conn, |connection| {
+        sqlx::query_as("SELECT origin, signed_object FROM spaces WHERE id = $1")
+            .bind(space_id.as_str())
+            .fetch_optional(&mut *connection)
+            .await?
+    });
+    Ok(row.map(|(origin, signed_object)| SpaceOrigin {
+        origin,
+        signed_object_known: signed_object.is_some(),
+    }))
+}
+
+/// Completes a space first seen through one of its items with its own object: name, description, signed object.
+pub async fn complete_space(
+    conn: &mut Conn<'_>,
+    space_id: &PublicId,
+    name: &str,
+    description: &str,
+    signed_object: &str,
+) -> Result<(), StoreError> {
+    dispatch!(conn, |connection| {
+        sqlx::query("UPDATE spaces SET name = $1, description = $2, signed_object = $3 WHERE id = $4")
+            .bind(name)
+            .bind(description)
+            .bind(signed_object)
+            .bind(space_id.as_str())
+            .execute(&mut *connection)
+            .await?;
+    });
+    Ok(())
+}

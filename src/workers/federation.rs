@@ -139,6 +139,7 @@ impl FederationLoop {
                 biased;
                 _ = stop.wait_for(|stopped| *stopped) => return,
                 () = self.inbox_work.notified() => {}
+                () = service.outbox_appended().notified() => {}
                 () = service.clock().wait_until(deadline) => {}
             }
         }

@@ -67,7 +67,7 @@ fn parse_labels(inner: &str) -> Vec<(String, String)> {
 }
 
 /// The value of the series `name{labels}`, 0 when the exposition has no such series (a counter never incremented).
-fn value_of(text: &str, name: &str, labels: &[(&str, &str)]) -> f64 {
+pub(crate) fn value_of(text: &str, name: &str, labels: &[(&str, &str)]) -> f64 {
     let mut wanted: Vec<(String, String)> = labels
         .iter()
         .map(|(label, value)| ((*label).to_owned(), (*value).to_owned()))

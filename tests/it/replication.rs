@@ -516,6 +516,7 @@ async fn tampered_relayed_and_colliding_objects_are_refused_with_nothing_stored(
     collision["realm"] = json!("gamma.test");
     collision["id"] = json!(format!("{}/o/{}", gamma.url(), published.id));
     collision["name"] = json!("gamma's impostor");
+    collision["attributedTo"] = json!(format!("{}/o/{}", gamma.url(), collision["author"].as_str().expect("author")));
     collision["@context"] = original["object"]["@context"].clone();
     let collision =
         federation::integrity::sign_document(&collision, &gamma_key.key_pair, &gamma_key.key_id, 1_800_000_000)
@@ -704,4 +705,101 @@ fn maximal_publish() -> PublishRequest {
         tags: (0..MAX_TAGS).map(|index| format!("tag-{index}")).collect(),
         ..PublishRequest::default()
     }
+}
+
+/// `/metrics` of `node`, read through its router with an admin key.
+async fn metrics_of(node: &Node) -> String {
+    let owner = crate::fixtures::controller(node.service(), "Operator").await;
+    let admin = crate::fixtures::agent_of_with_scopes(node.service(), &owner, "Scraper", "admin").await;
+    let request = http::Request::builder()
+        .uri("/metrics")
+        .header("host", &node.realm)
+        .header("authorization", format!("Bearer {}", admin.key))
+        .body(Body::empty())
+        .expect("request");
+    let response = node.router.clone().oneshot(request).await.expect("router answers");
+    assert_eq!(response.status(), StatusCode::OK);
+    let bytes = axum::body::to_bytes(response.into_body(), 1024 * 1024)
+        .await
+        .expect("body");
+    String::from_utf8(bytes.to_vec()).expect("text")
+}
+
+#[tokio::test]
+async fn metrics_show_each_peers_backlog_and_deliveries_by_outcome() {
+    let network = Network::start(&["alpha.test", "beta.test"]).await;
+    peered(&network, "alpha.test", "beta.test").await;
+    let alpha = network.node("alpha.test");
+    let author = agent(alpha.service(), "author").await;
+    network.switchboard.take_down("beta.test");
+    for index in 0..3 {
+        publish_procedure(alpha.service(), &author, &format!("measured procedure {index}"), &[]).await;
+    }
+    network.settle().await;
+    network.advance(TimeDelta::minutes(2));
+    let text = metrics_of(alpha).await;
+    let value = |name: &str, labels: &[(&str, &str)]| crate::metrics::value_of(&text, name, labels);
+    assert_eq!(
+        value("interai_outbox_undelivered", &[("peer", "beta.test")]),
+        3.0,
+        "{text}"
+    );
+    assert!(value("interai_outbox_lag_seconds", &[("peer", "beta.test")]) >= 120.0);
+    assert!(value("interai_deliveries_total", &[("outcome", "retried")]) >= 1.0);
+    assert_eq!(value("interai_deliveries_total", &[("outcome", "delivered")]), 0.0);
+
+    network.switchboard.bring_up("beta.test");
+    network.advance(TimeDelta::hours(1));
+    network.settle().await;
+    let text = metrics_of(alpha).await;
+    let value = |name: &str, labels: &[(&str, &str)]| crate::metrics::value_of(&text, name, labels);
+    assert_eq!(value("interai_outbox_undelivered", &[("peer", "beta.test")]), 0.0);
+    assert_eq!(value("interai_outbox_lag_seconds", &[("peer", "beta.test")]), 0.0);
+    assert_eq!(value("interai_deliveries_total", &[("outcome", "delivered")]), 3.0);
+    let beta_text = metrics_of(network.node("beta.test")).await;
+    assert_eq!(
+        crate::metrics::value_of(&beta_text, "interai_inbox_queue_depth", &[]),
+        0.0
+    );
+}
+
+#[tokio::test]
+async fn evidence_about_deleted_content_is_refused() {
+    let network = Network::start(&["alpha.test"]).await;
+    let alpha = network.node("alpha.test");
+    let author = agent(alpha.service(), "author").await;
+    let user = agent(alpha.service(), "user").await;
+    let published = publish_procedure(alpha.service(), &author, "compact the log", &["compaction is safe"]).await;
+    let admin = alpha.service().realm_admin().await.expect("admin");
+    alpha
+        .service()
+        .delete_content(&admin, &published.id, "wrong advice")
+        .await
+        .expect("deleted");
+    for target in [published.id.clone(), published.revision_id.clone()] {
+        let error = alpha
+            .service()
+            .report_usage(
+                &user.caller,
+                &metadata("report_usage"),
+                interai::service::evidence::UsageRequest {
+                    target: target.clone(),
+                    usage_type: "implementation".to_owned(),
+                    result: "success".to_owned(),
+                    ..interai::service::evidence::UsageRequest::default()
+                },
+            )
+            .await
+            .expect_err("evidence about a tombstone");
+        assert_eq!(error.code, ErrorCode::NotFound, "{target}");
+        assert_eq!(error.details["deleted"], true);
+    }
+    // Deleting twice says it was deleted already, and keeps the first tombstone.
+    let again = alpha
+        .service()
+        .delete_content(&admin, &published.id, "another reason")
+        .await
+        .expect("idempotent");
+    assert!(again.already_deleted);
+    assert_eq!(again.tombstone.reason, "wrong advice");
 }

@@ -241,6 +241,15 @@ impl FederatedDocument {
         parsed.map_err(|error| format!("malformed {kind}: {error}"))
     }
 
+    /// The object's URL at its origin.
+    pub fn id(&self) -> &str {
+        match self {
+            FederatedDocument::Content(object) => &object.id,
+            FederatedDocument::Tombstone(object) => &object.id,
+            FederatedDocument::Space(object) => &object.id,
+        }
+    }
+
     /// The origin realm the object names.
     pub fn realm(&self) -> &str {
         match self {
@@ -267,7 +276,7 @@ pub struct OutboxPage {
     pub part_of: String,
     /// The activities, oldest first.
     pub ordered_items: Vec<Value>,
-    /// The next page, absent on the last one.
+    /// The next page; absent (or `null`) on the last one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub next: Option<String>,
     /// The cursor to ask `after` next (the outbox position, or the snapshot's last object).

@@ -145,6 +145,9 @@ pub struct SearchResultOutput {
     pub author: Option<String>,
     /// The realm the object comes from.
     pub origin: String,
+    /// An object from another realm: where from, this instance's trust level for that realm, and a label.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub from_another_realm: Option<super::get::ForeignOriginOutput>,
     /// When it last changed (RFC 3339).
     pub updated_at: String,
     /// The ranking score (relevance × trust) for sort=rank.
@@ -189,6 +192,7 @@ fn search_result(hit: &SearchHit) -> SearchResultOutput {
         trust: trust_brief(&hit.trust),
         author: hit.author.clone(),
         origin: hit.origin.clone(),
+        from_another_realm: hit.foreign_origin.as_ref().map(super::get::foreign_origin_output),
         updated_at: hit.updated_at.to_rfc3339(),
         score: round(hit.score),
         resource_uri: resource_uri(&hit.id),
@@ -212,6 +216,9 @@ impl ToolOutput for SearchOutput {
                 result.trust.value,
                 result.trust.lower_bound
             ));
+            if let Some(foreign) = &result.from_another_realm {
+                lines.push(format!("  {}", foreign.label));
+            }
         }
         if self.next_cursor.is_some() {
             lines.push("More results: pass next_cursor as cursor.".to_owned());

@@ -26,8 +26,6 @@ pub const PUSH_CONCURRENCY: usize = 16;
 pub const AUTH_REFRESH_INTERVAL: TimeDelta = TimeDelta::hours(1);
 /// Outbox events purged per statement at most (retention runs often; a bounded delete keeps each one short).
 pub const PURGE_BATCH: i64 = 10_000;
-/// Pages read from one peer's outbox per pull pass.
-pub const PULL_PAGES_PER_PASS: usize = 16;
 
 /// A peer whose push or pull this worker holds.
 #[derive(Debug, Clone, PartialEq)]
