@@ -1,5 +1,7 @@
-//! Two real `interai serve` processes on loopback peer with one command on each side, as the README's "Add a peer"
-//! section tells an admin to do. The test waits on each server's log for the activity it expects, never on a timer.
+//! Real `interai serve` processes on loopback: two peer with one command on each side, as the README's "Add a peer"
+//! section tells an admin to do; a sender killed with SIGKILL mid-delivery loses nothing and applies nothing twice;
+//! two sender processes on one PostgreSQL database deliver each activity once. The tests wait on each server's log
+//! for the activity they expect, never on a timer.
 
 use std::io::BufRead;
 use std::process::{Child, Command, Output, Stdio};
@@ -9,10 +11,12 @@ use crate::harness::TestDatabase;
 
 /// One instance: its database, its address and its server process.
 struct Side {
-    database: TestDatabase,
+    database: std::sync::Arc<TestDatabase>,
     address: String,
     server: Option<Child>,
     log: Option<mpsc::Receiver<serde_json::Value>>,
+    /// Settings that differ from the defaults of `command` (a second process of the same instance).
+    overrides: Vec<(&'static str, String)>,
 }
 
 impl Side {
@@ -22,10 +26,29 @@ impl Side {
         let address = probe.local_addr().expect("address").to_string();
         drop(probe);
         Side {
-            database: TestDatabase::create().await,
+            database: std::sync::Arc::new(TestDatabase::create().await),
             address,
             server: None,
             log: None,
+            overrides: Vec::new(),
+        }
+    }
+
+    /// A second server process of the same instance (same database, data directory, realm and public URL), listening
+    /// on a port of its own, as a second `serve` behind a load balancer would.
+    fn second_process(&self) -> Side {
+        let probe = std::net::TcpListener::bind("127.0.0.1:0").expect("a free port");
+        let listen = probe.local_addr().expect("address").to_string();
+        drop(probe);
+        Side {
+            database: std::sync::Arc::clone(&self.database),
+            address: self.address.clone(),
+            server: None,
+            log: None,
+            overrides: vec![
+                ("INTERAI_LISTEN", listen),
+                ("INTERAI_PUBLIC_URL", format!("http://{}", self.address)),
+            ],
         }
     }
 
@@ -39,8 +62,30 @@ impl Side {
             .env("INTERAI_FEDERATION_ALLOW_HTTP", "true")
             .env("INTERAI_FEDERATION_ALLOW_PRIVATE", "true")
             .env("INTERAI_LOG", "info")
-            .env("INTERAI_LOG_FORMAT", "json");
+            .env("INTERAI_LOG_FORMAT", "json")
+            .env("INTERAI_WRITES_PER_HOUR", "1000000");
+        for (name, value) in &self.overrides {
+            command.env(name, value);
+        }
         command
+    }
+
+    /// Kills the server with SIGKILL: no shutdown, no flush, whatever it was doing cut off.
+    fn kill(&mut self) {
+        if let Some(mut child) = self.server.take() {
+            child.kill().expect("SIGKILL");
+            child.wait().expect("reaped");
+        }
+        self.log = None;
+    }
+
+    /// The instance's database, opened in the test process beside the running server (to check what it stored).
+    async fn open(&self) -> interai::instance::Instance {
+        let config =
+            interai::config::Config::for_realm(&self.address, &self.database.url, self.database.directory.path());
+        interai::instance::Instance::open(config, std::sync::Arc::new(interai::clock::SystemClock))
+            .await
+            .expect("the database opens beside the server")
     }
 
     fn admin(&self, arguments: &[&str]) -> String {
@@ -176,4 +221,152 @@ async fn two_served_instances_peer_with_one_command_on_each_side() {
     // A block on beta takes effect for the next request, from a command run beside the server.
     beta.admin(&["peer", "block", &alpha.address, "--reason", "test"]);
     assert!(beta.peer_state(&alpha.address).starts_with("blocked"));
+}
+
+/// Two served instances, peered the way the README says (used by the replication tests).
+async fn peered_sides() -> (Side, Side) {
+    let mut alpha = Side::new().await;
+    let mut beta = Side::new().await;
+    let alpha_fingerprint = alpha.fingerprint(true);
+    let beta_fingerprint = beta.fingerprint(true);
+    alpha.serve();
+    beta.serve();
+    alpha.admin(&[
+        "peer",
+        "add",
+        &format!("http://{}", beta.address),
+        "--fingerprint",
+        &beta_fingerprint,
+    ]);
+    beta.wait_for(|event| processed(event, "Follow"));
+    beta.admin(&["peer", "approve", &alpha.address, "--fingerprint", &alpha_fingerprint]);
+    alpha.wait_for(|event| processed(event, "Accept"));
+    (alpha, beta)
+}
+
+fn applied_a_batch(event: &serde_json::Value) -> bool {
+    event["fields"]["message"] == "inbound activities applied"
+        || (event["fields"]["message"] == "inbound activity processed"
+            && ["Create", "Update", "Delete"].contains(&event["fields"]["activity_type"].as_str().unwrap_or("")))
+}
+
+/// Whether every event of alpha's outbox was applied on beta, and how many were.
+async fn delivered(alpha: &interai::instance::Instance, beta: &interai::instance::Instance) -> (usize, usize) {
+    let events = alpha
+        .service()
+        .outbox_entries(0, 1_000_000)
+        .await
+        .expect("alpha's outbox");
+    let base = alpha.service().public_base_url().to_owned();
+    let mut done = 0;
+    for entry in &events {
+        let activity_id = format!("{base}/activities/{}", entry.event.event.event_id);
+        if beta
+            .service()
+            .inbound_activity(&activity_id)
+            .await
+            .expect("read")
+            .is_some_and(|row| row.processed_at.is_some())
+        {
+            done += 1;
+        }
+    }
+    (done, events.len())
+}
+
+/// Every activity beta applied from alpha has one line in beta's intake log, and none was refused.
+async fn applied_once(beta: &interai::instance::Instance, alpha_realm: &str, expected: usize) {
+    let lines = beta
+        .service()
+        .intake_log(Some(alpha_realm), 10_000_000)
+        .await
+        .expect("intake");
+    let replicated: Vec<_> = lines
+        .iter()
+        .filter(|line| ["Create", "Update", "Delete"].contains(&line.activity_type.as_str()))
+        .collect();
+    let mut ids: Vec<&str> = replicated.iter().map(|line| line.activity_id.as_str()).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    assert_eq!(ids.len(), replicated.len(), "an activity was applied twice");
+    assert_eq!(replicated.len(), expected);
+    let refused: Vec<_> = replicated.iter().filter(|line| line.outcome == "refused").collect();
+    assert!(refused.is_empty(), "refused: {refused:?}");
+    // Each revision is stored once: a second application would have been logged as a duplicate revision.
+    assert!(replicated.iter().all(|line| !line.detail.contains("stored already")));
+}
+
+/// Waits (on beta's log, never on a timer) until everything alpha's outbox holds was applied on beta.
+async fn wait_until_delivered(
+    beta: &Side,
+    alpha_view: &interai::instance::Instance,
+    beta_view: &interai::instance::Instance,
+) -> usize {
+    loop {
+        let (done, total) = delivered(alpha_view, beta_view).await;
+        if total > 0 && done == total {
+            return total;
+        }
+        beta.wait_for(applied_a_batch);
+    }
+}
+
+#[tokio::test]
+async fn a_sender_killed_mid_delivery_loses_nothing_and_applies_nothing_twice() {
+    let (mut alpha, beta) = peered_sides().await;
+    // Knowledge published on alpha by another process while alpha delivers; alpha is killed as soon as beta has
+    // applied its first batch.
+    let seeding = alpha
+        .command()
+        .args(["admin", "seed", "--items", "300"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("seed starts");
+    beta.wait_for(applied_a_batch);
+    alpha.kill();
+    let seeded = seeding.wait_with_output().expect("seed ends");
+    assert!(seeded.status.success(), "the seed finished");
+    // The restarted sender resumes from its cursor (after the killed process's lease ran out).
+    alpha.serve();
+    let alpha_view = alpha.open().await;
+    let beta_view = beta.open().await;
+    let total = wait_until_delivered(&beta, &alpha_view, &beta_view).await;
+    assert!(total >= 300, "every published item was an outbox event: {total}");
+    applied_once(&beta_view, &alpha.address, total).await;
+}
+
+#[tokio::test]
+async fn two_sender_processes_on_one_postgresql_deliver_each_activity_once() {
+    let (alpha, beta) = peered_sides().await;
+    if !alpha.database.url.starts_with("postgres") {
+        // Two server processes share a database only on PostgreSQL (the embedded SQLite has one writer process).
+        eprintln!("skipped on SQLite: two serve processes on one database need PostgreSQL");
+        return;
+    }
+    let mut second = alpha.second_process();
+    second.serve();
+    alpha.admin(&["seed", "--items", "200"]);
+    let alpha_view = alpha.open().await;
+    let beta_view = beta.open().await;
+    let total = wait_until_delivered(&beta, &alpha_view, &beta_view).await;
+    applied_once(&beta_view, &alpha.address, total).await;
+    // Beta's inbox saw each activity once: no duplicate from the other process.
+    let key = std::fs::read_to_string(beta.database.directory.path().join("admin.key")).expect("admin key");
+    let metrics = reqwest::Client::new()
+        .get(format!("http://{}/metrics", beta.address))
+        .bearer_auth(key.trim())
+        .send()
+        .await
+        .expect("scrape")
+        .text()
+        .await
+        .expect("body");
+    let duplicates = crate::metrics::value_of(
+        &metrics,
+        "interai_inbox_requests_total",
+        &[("outcome", "duplicate"), ("reason", "none")],
+    );
+    assert_eq!(duplicates, 0.0, "an activity was sent twice");
+    drop(second);
 }

@@ -516,7 +516,11 @@ async fn tampered_relayed_and_colliding_objects_are_refused_with_nothing_stored(
     collision["realm"] = json!("gamma.test");
     collision["id"] = json!(format!("{}/o/{}", gamma.url(), published.id));
     collision["name"] = json!("gamma's impostor");
-    collision["attributedTo"] = json!(format!("{}/o/{}", gamma.url(), collision["author"].as_str().expect("author")));
+    collision["attributedTo"] = json!(format!(
+        "{}/o/{}",
+        gamma.url(),
+        collision["author"].as_str().expect("author")
+    ));
     collision["@context"] = original["object"]["@context"].clone();
     let collision =
         federation::integrity::sign_document(&collision, &gamma_key.key_pair, &gamma_key.key_id, 1_800_000_000)

@@ -249,9 +249,13 @@ impl Service {
             });
             match applied {
                 Ok(outcomes) => {
+                    let mut applied = 0_usize;
                     for ((row, _), (outcome, detail)) in batch.iter().zip(outcomes) {
+                        applied += usize::from(outcome == "applied");
                         tracing::debug!(peer = %row.peer_realm, activity_id = %row.activity_id, activity_type = %row.activity_type, outcome, detail = %detail, "inbound activity processed");
                     }
+                    // One line per batch at `info` (a line per activity would cost more than applying it).
+                    tracing::info!(activities = batch.len(), applied, "inbound activities applied");
                     return Ok(());
                 }
                 Err(error) => {
