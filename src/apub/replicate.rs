@@ -29,6 +29,10 @@ pub const PEERS_PER_PASS: i64 = 16;
 pub const MAX_PAGE: i64 = 500;
 /// Activities per page a pull asks for.
 pub const PULL_PAGE: i64 = 200;
+/// The most bytes of activities one page holds (a page ends early rather than pass it): under the 1 MiB a peer's
+/// outgoing client reads of an answer, with room for the page's own fields. A page always holds at least one
+/// activity, and the largest one an agent can publish fits.
+pub const MAX_PAGE_BYTES: usize = 900 * 1024;
 
 /// The reasons of a 401 or 403 that are about the peering, not the signature: the queue is held and retried with
 /// the backoff (the peer may approve or unblock us), never dead-lettered.
@@ -409,8 +413,10 @@ pub async fn outbox_page(service: &Service, peer_realm: &str, query: &OutboxQuer
     let full;
     if query.snapshot {
         let (snapshot, read_through) = service.snapshot_items(&query.after, limit).await?;
-        full = read_through.as_ref().is_some_and(|(read, _)| *read >= limit);
-        cursor = read_through.map_or_else(|| query.after.clone(), |(_, last)| last);
+        let mut page_full = read_through.as_ref().is_some_and(|(read, _)| *read >= limit);
+        let mut last_position = read_through.map_or_else(|| query.after.clone(), |(_, last)| last);
+        let mut bytes = 0_usize;
+        let mut included_through: Option<String> = None;
         for item in &snapshot {
             let kind = activity_kind(&item.object);
             let signed = signed_object(&urls, &item.object, &key).map_err(ServiceError::internal)?;
@@ -430,8 +436,22 @@ pub async fn outbox_page(service: &Service, peer_realm: &str, query: &OutboxQuer
                 crate::domain::replication::FederatedObject::Deletion(tombstone) => tombstone.deleted_at,
                 crate::domain::replication::FederatedObject::Space(space) => space.created_at,
             };
-            items.push(activity_document(&urls, &activity_key, &kind, signed, published));
+            let activity = activity_document(&urls, &activity_key, &kind, signed, published);
+            let size = activity.to_string().len();
+            if let Some(previous) = &included_through
+                && bytes + size > MAX_PAGE_BYTES
+            {
+                // The page ends before this item; the next page starts with it.
+                page_full = true;
+                last_position.clone_from(previous);
+                break;
+            }
+            bytes += size;
+            included_through = Some(item.position.clone());
+            items.push(activity);
         }
+        full = page_full;
+        cursor = last_position;
     } else {
         let after = query
             .after
@@ -439,20 +459,35 @@ pub async fn outbox_page(service: &Service, peer_realm: &str, query: &OutboxQuer
             .map_err(|_| ServiceError::validation("after", "after must be an outbox position"))?
             .max(0);
         let entries = service.outbox_entries(after, limit).await?;
-        full = i64::try_from(entries.len()).unwrap_or(i64::MAX) >= limit;
-        cursor = entries.last().map_or(after, |entry| entry.event.seq).to_string();
+        let mut page_full = i64::try_from(entries.len()).unwrap_or(i64::MAX) >= limit;
+        let mut read_through = after;
+        let mut bytes = 0_usize;
         for entry in &entries {
-            let Some(object) = &entry.object else { continue };
+            let Some(object) = &entry.object else {
+                read_through = entry.event.seq;
+                continue;
+            };
             let kind = activity_kind(object);
             let signed = signed_object(&urls, object, &key).map_err(ServiceError::internal)?;
-            items.push(activity_document(
+            let activity = activity_document(
                 &urls,
                 &entry.event.event.event_id,
                 &kind,
                 signed,
                 entry.event.event.created_at,
-            ));
+            );
+            let size = activity.to_string().len();
+            if !items.is_empty() && bytes + size > MAX_PAGE_BYTES {
+                // The page ends before this event; the next page starts with it.
+                page_full = true;
+                break;
+            }
+            bytes += size;
+            read_through = entry.event.seq;
+            items.push(activity);
         }
+        full = page_full;
+        cursor = read_through.to_string();
         service.record_outbox_read(peer_realm, after).await?;
     }
     let mut page = json!({

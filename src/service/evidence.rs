@@ -789,6 +789,9 @@ impl Service {
                     ServiceError::not_found(target.as_str())
                         .with_details(json!({ "id": target.as_str(), "field": "target" }))
                 })?;
+                if content.deleted_at.is_some() {
+                    return Err(deleted_target(target, "target"));
+                }
                 Ok(self.controller_ref_for(&content.origin, content.author_root_controller.as_str()))
             }
         }

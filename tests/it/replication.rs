@@ -807,3 +807,100 @@ async fn evidence_about_deleted_content_is_refused() {
     assert!(again.already_deleted);
     assert_eq!(again.tombstone.reason, "wrong advice");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_reader_following_the_outbox_cursor_never_misses_an_event_committed_late_by_another_process() {
+    let network = Network::start_configured(&["alpha.test"], |_, config| {
+        config.writes_per_hour = 1_000_000;
+    })
+    .await;
+    let alpha = network.node("alpha.test");
+    let (second, _) = network.second_process("alpha.test").await;
+    let processes = [alpha.service().clone(), second.service().clone()];
+    let writers_done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    // The reader follows the cursor as a peer would: everything after the last position it saw.
+    let reader = {
+        let service = alpha.service().clone();
+        let writers_done = std::sync::Arc::clone(&writers_done);
+        tokio::spawn(async move {
+            let mut cursor = 0_i64;
+            let mut seen = Vec::new();
+            loop {
+                let finished = writers_done.load(std::sync::atomic::Ordering::SeqCst);
+                let page = service.outbox_entries(cursor, 50).await.expect("read");
+                for entry in &page {
+                    assert!(entry.event.seq > cursor, "positions only grow");
+                    cursor = entry.event.seq;
+                    seen.push(entry.event.seq);
+                }
+                if page.is_empty() {
+                    if finished {
+                        return seen;
+                    }
+                    tokio::task::yield_now().await;
+                }
+            }
+        })
+    };
+    let mut writers = Vec::new();
+    for (index, service) in processes.iter().cycle().take(6).enumerate() {
+        let service = service.clone();
+        let author = agent(&service, &format!("writer {index}")).await;
+        writers.push(tokio::spawn(async move {
+            for item in 0..25 {
+                publish_procedure(&service, &author, &format!("concurrent procedure {index} {item}"), &[]).await;
+            }
+        }));
+    }
+    for writer in writers {
+        writer.await.expect("writer");
+    }
+    writers_done.store(true, std::sync::atomic::Ordering::SeqCst);
+    let seen = reader.await.expect("reader");
+    let all: Vec<i64> = alpha
+        .service()
+        .outbox_entries(0, 100_000)
+        .await
+        .expect("outbox")
+        .iter()
+        .map(|entry| entry.event.seq)
+        .collect();
+    assert_eq!(all.len(), 150);
+    assert_eq!(seen, all, "the reader saw every event, in order, none skipped");
+}
+
+#[tokio::test]
+async fn outbox_pages_stay_under_the_response_cap_so_maximal_items_are_pulled_too() {
+    let network = Network::start_configured(&["alpha.test", "beta.test"], |realm, config| {
+        if realm == "alpha.test" {
+            config.federation_push = false;
+        }
+    })
+    .await;
+    peered(&network, "alpha.test", "beta.test").await;
+    let (alpha, beta) = (network.node("alpha.test"), network.node("beta.test"));
+    let author = agent(alpha.service(), "author").await;
+    let mut published = Vec::new();
+    for _ in 0..3 {
+        let mut request = maximal_publish();
+        request.title = format!("{} {}", published.len(), &request.title[..200]);
+        let outcome = alpha
+            .service()
+            .publish(&author.caller, &metadata("publish"), request)
+            .await
+            .expect("maximal publish");
+        published.push(outcome.id);
+    }
+    let page = signed_get(beta, alpha, "/outbox?after=0&limit=200").await;
+    assert!(
+        page.to_string().len() < 1024 * 1024,
+        "a page fits the 1 MiB a peer reads"
+    );
+    assert!(page["next"].is_string(), "the page ended early: more follow");
+    network.advance(TimeDelta::seconds(61));
+    network.settle().await;
+    let beta_reader = reader(beta).await;
+    for id in &published {
+        assert!(get(beta, &beta_reader, id).await.is_ok(), "{id} was pulled");
+    }
+}
