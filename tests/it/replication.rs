@@ -904,3 +904,112 @@ async fn outbox_pages_stay_under_the_response_cap_so_maximal_items_are_pulled_to
         assert!(get(beta, &beta_reader, id).await.is_ok(), "{id} was pulled");
     }
 }
+
+#[tokio::test]
+async fn outbox_events_are_kept_until_every_peer_has_them_never_purged_by_age_alone() {
+    let network = Network::start(&["alpha.test", "beta.test"]).await;
+    peered(&network, "alpha.test", "beta.test").await;
+    let alpha = network.node("alpha.test");
+    let author = agent(alpha.service(), "author").await;
+    network.switchboard.take_down("beta.test");
+    for index in 0..3 {
+        publish_procedure(alpha.service(), &author, &format!("retained procedure {index}"), &[]).await;
+    }
+    network.settle().await;
+    // Far past the minimum retention: beta still needs them, so they stay.
+    network.advance(TimeDelta::days(30));
+    let minimum = TimeDelta::hours(168);
+    assert_eq!(alpha.service().purge_outbox(minimum).await.expect("purge"), 0);
+    assert_eq!(alpha.service().outbox_entries(0, 100).await.expect("outbox").len(), 3);
+    network.switchboard.bring_up("beta.test");
+    network.settle().await;
+    let lag = alpha
+        .service()
+        .peer_replication_lag("beta.test")
+        .await
+        .expect("lag")
+        .expect("state");
+    assert_eq!(lag.undelivered, 0);
+    // Delivered, and older than the minimum: the federation loop purged them once it was quiet.
+    assert!(alpha.service().outbox_entries(0, 100).await.expect("outbox").is_empty());
+    // A newer event is kept for the minimum even though beta has it.
+    publish_procedure(alpha.service(), &author, "fresh procedure", &[]).await;
+    network.settle().await;
+    assert_eq!(alpha.service().purge_outbox(minimum).await.expect("purge"), 0);
+    assert_eq!(alpha.service().outbox_entries(0, 100).await.expect("outbox").len(), 1);
+    assert_eq!(alpha.service().outbox_head().await.expect("head"), 4);
+}
+
+#[tokio::test]
+async fn search_pages_stay_stable_when_an_older_remote_item_arrives_late() {
+    let network = Network::start(&["alpha.test", "beta.test"]).await;
+    peered(&network, "alpha.test", "beta.test").await;
+    let (alpha, beta) = (network.node("alpha.test"), network.node("beta.test"));
+    let alpha_author = agent(alpha.service(), "author").await;
+    let beta_author = agent(beta.service(), "local author").await;
+    network.switchboard.take_down("beta.test");
+    // Published on alpha first, while beta is away: older than everything beta writes next.
+    let remote = publish_procedure(alpha.service(), &alpha_author, "tune the garbage collector", &[])
+        .await
+        .id;
+    network.advance(TimeDelta::minutes(10));
+    let mut local = Vec::new();
+    for index in 0..5 {
+        local.push(
+            publish_procedure(beta.service(), &beta_author, &format!("tune the queue {index}"), &[])
+                .await
+                .id,
+        );
+        network.advance(TimeDelta::seconds(1));
+    }
+    let beta_reader = reader(beta).await;
+    let request = |cursor: Option<String>| SearchRequest {
+        kinds: vec!["content".to_owned()],
+        sort: Some("recent".to_owned()),
+        limit: Some(2),
+        cursor,
+        ..SearchRequest::default()
+    };
+    let first = beta
+        .service()
+        .search(&beta_reader.caller, &request(None))
+        .await
+        .expect("page 1");
+    // Now the older remote item arrives.
+    network.switchboard.bring_up("beta.test");
+    network.advance(TimeDelta::hours(1));
+    network.settle().await;
+    assert!(get(beta, &beta_reader, &remote).await.is_ok(), "it arrived");
+    let mut seen: Vec<String> = first.results.iter().map(|hit| hit.id.clone()).collect();
+    let mut cursor = first.next_cursor;
+    while let Some(next) = cursor {
+        let page = beta
+            .service()
+            .search(&beta_reader.caller, &request(Some(next)))
+            .await
+            .expect("page");
+        seen.extend(page.results.iter().map(|hit| hit.id.clone()));
+        cursor = page.next_cursor;
+    }
+    let mut expected = local.clone();
+    expected.reverse();
+    assert_eq!(
+        seen, expected,
+        "the pages of one search show what it saw at its start: no skip, no duplicate"
+    );
+    let fresh = beta
+        .service()
+        .search(
+            &beta_reader.caller,
+            &SearchRequest {
+                limit: Some(50),
+                ..request(None)
+            },
+        )
+        .await
+        .expect("a new search");
+    assert!(
+        fresh.results.iter().any(|hit| hit.id == remote),
+        "a new search finds the remote item"
+    );
+}
