@@ -454,12 +454,18 @@ async fn run_admin(instance: &Instance, command: AdminCommand) -> anyhow::Result
             }
         }
         AdminCommand::Federation(FederationCommand::Replay { id }) => {
-            let row = service.replay_dead_letter(&id).await?;
+            let row = service
+                .replay_dead_letter(&id)
+                .await
+                .with_context(|| format!("dead letter {id}"))?;
             println!("{}\tqueued again for {}", row.id, row.peer_realm);
             deliver_now(instance).await;
         }
         AdminCommand::Federation(FederationCommand::Drop { id }) => {
-            service.drop_dead_letter(&id).await?;
+            service
+                .drop_dead_letter(&id)
+                .await
+                .with_context(|| format!("dead letter {id}"))?;
             println!("{id}\tdropped");
         }
         AdminCommand::Space(SpaceCommand::Create {
@@ -497,7 +503,10 @@ async fn run_admin(instance: &Instance, command: AdminCommand) -> anyhow::Result
         }
         AdminCommand::Content(ContentCommand::Delete { id, reason }) => {
             let admin = service.realm_admin().await?;
-            let deletion = service.delete_content(&admin, &id, &reason).await?;
+            let deletion = service
+                .delete_content(&admin, &id, &reason)
+                .await
+                .with_context(|| format!("deleting {id}"))?;
             if deletion.already_deleted {
                 println!(
                     "{}\talready deleted at {} by {}",

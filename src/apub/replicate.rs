@@ -48,7 +48,7 @@ struct Rendered {
 }
 
 impl Outgoing {
-    /// One push pass: a round for every peer whose push is due. Returns how many events were sent.
+    /// One push pass: a round for every peer whose push is due. Returns how many delivery attempts it made.
     pub async fn push_due(&self) -> Result<usize, ServiceError> {
         let leased = self.service().lease_push(PEERS_PER_PASS).await?;
         let mut sent = 0;
@@ -188,10 +188,8 @@ impl Outgoing {
             };
             self.metrics().record_delivery(outcome);
         }
-        let sent = events
-            .iter()
-            .filter(|event| matches!(event.result, Some(AttemptResult::Delivered)))
-            .count();
+        // Attempts, not deliveries: a round that failed still did work (its retry may be due at once).
+        let sent = events.iter().filter(|event| event.result.is_some()).count();
         service.finish_push_round(leased, events).await?;
         Ok(sent)
     }

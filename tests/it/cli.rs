@@ -414,3 +414,59 @@ impl Drop for StopOnDrop {
         }
     }
 }
+
+#[tokio::test]
+async fn spaces_content_deletion_and_dead_letters_are_managed_from_the_command_line() {
+    let database = TestDatabase::create().await;
+    let cli = CommandLine { database: &database };
+    cli.initialize();
+    let local = cli.succeed(&["admin", "space", "create", "internal", "--visibility", "local"]);
+    let fields: Vec<&str> = local.trim().split('\t').collect();
+    assert_eq!(fields[1..], ["internal", "local"], "{local}");
+    assert!(fields[0].starts_with("spc_"));
+    cli.succeed(&[
+        "admin",
+        "space",
+        "create",
+        "shared",
+        "--visibility",
+        "federated",
+        "--description",
+        "What every peer sees",
+    ]);
+    let spaces = cli.succeed(&["admin", "space", "list"]);
+    assert!(
+        spaces
+            .lines()
+            .any(|line| line.contains("\tinternal\tlocal\tcli.test\t")),
+        "{spaces}"
+    );
+    assert!(
+        spaces
+            .lines()
+            .any(|line| line.contains("\tshared\tfederated\tcli.test\t")),
+        "{spaces}"
+    );
+    let error = cli.fail(&["admin", "space", "create", "other", "--visibility", "public"]);
+    assert!(error.contains("--visibility must be federated or local"), "{error}");
+    let error = cli.fail(&["admin", "space", "create", "internal", "--visibility", "local"]);
+    assert!(error.contains("exists already"), "{error}");
+
+    let error = cli.fail(&[
+        "admin",
+        "content",
+        "delete",
+        "cnt_01jd0000000000000000000000",
+        "--reason",
+        "wrong",
+    ]);
+    assert!(error.contains("cnt_01jd0000000000000000000000"), "{error}");
+
+    let letters = cli.succeed(&["admin", "federation", "dead-letters"]);
+    assert_eq!(
+        letters.trim(),
+        "id\tpeer\tactivity_type\tactivity_id\trefused_at\terror"
+    );
+    let error = cli.fail(&["admin", "federation", "replay", "no-such-letter"]);
+    assert!(error.contains("no-such-letter"), "{error}");
+}

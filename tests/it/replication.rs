@@ -1013,3 +1013,108 @@ async fn search_pages_stay_stable_when_an_older_remote_item_arrives_late() {
         "a new search finds the remote item"
     );
 }
+
+#[tokio::test]
+async fn a_permanent_refusal_becomes_a_dead_letter_that_an_admin_replays_or_drops() {
+    let network = Network::start(&["alpha.test", "beta.test"]).await;
+    peered(&network, "alpha.test", "beta.test").await;
+    let (alpha, beta) = (network.node("alpha.test"), network.node("beta.test"));
+    let author = agent(alpha.service(), "author").await;
+    // Beta refuses for good (400): the event becomes a dead letter and the cursor moves on.
+    network
+        .switchboard
+        .refuse("beta.test", 400, r#"{"reason":"malformed_object"}"#);
+    let refused = publish_procedure(alpha.service(), &author, "refused procedure", &[])
+        .await
+        .id;
+    network.settle().await;
+    let lag = alpha
+        .service()
+        .peer_replication_lag("beta.test")
+        .await
+        .expect("lag")
+        .expect("state");
+    assert_eq!((lag.undelivered, lag.dead_letters), (0, 1), "{lag:?}");
+    let letters = alpha
+        .service()
+        .dead_letters(Some("beta.test"), 10)
+        .await
+        .expect("dead letters");
+    assert_eq!(letters.len(), 1);
+    assert_eq!(letters[0].activity_type, "Create");
+    assert!(
+        letters[0]
+            .last_error
+            .as_deref()
+            .is_some_and(|error| error.starts_with("http_400"))
+    );
+
+    // A 401 about the signature is retried once with a fresh signature, then it is final too.
+    network
+        .switchboard
+        .refuse("beta.test", 401, r#"{"reason":"signature_invalid"}"#);
+    let unauthorized = publish_procedure(alpha.service(), &author, "unauthorized procedure", &[])
+        .await
+        .id;
+    network.settle().await;
+    let lag = alpha
+        .service()
+        .peer_replication_lag("beta.test")
+        .await
+        .expect("lag")
+        .expect("state");
+    assert_eq!((lag.undelivered, lag.dead_letters), (0, 2), "{lag:?}");
+
+    // Beta takes them again: the admin replays the first (the same activity, signed afresh) and drops the second.
+    network.switchboard.stop_refusing("beta.test");
+    let letters = alpha
+        .service()
+        .dead_letters(Some("beta.test"), 10)
+        .await
+        .expect("dead letters");
+    let by_activity = |id: &str| {
+        letters
+            .iter()
+            .find(|letter| letter.body.contains(id))
+            .expect("letter")
+            .id
+            .clone()
+    };
+    alpha
+        .service()
+        .replay_dead_letter(&by_activity(&refused))
+        .await
+        .expect("replayed");
+    alpha
+        .service()
+        .drop_dead_letter(&by_activity(&unauthorized))
+        .await
+        .expect("dropped");
+    network.settle().await;
+    let beta_reader = reader(beta).await;
+    assert!(
+        get(beta, &beta_reader, &refused).await.is_ok(),
+        "the replayed activity arrived"
+    );
+    assert!(
+        get(beta, &beta_reader, &unauthorized).await.is_err(),
+        "the dropped one did not"
+    );
+    assert!(
+        alpha
+            .service()
+            .dead_letters(Some("beta.test"), 10)
+            .await
+            .expect("dead letters")
+            .is_empty()
+    );
+    assert_eq!(
+        alpha
+            .service()
+            .drop_dead_letter("no-such-letter")
+            .await
+            .expect_err("unknown")
+            .code,
+        ErrorCode::NotFound
+    );
+}

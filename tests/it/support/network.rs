@@ -27,6 +27,8 @@ const MAX_RESPONSE_BYTES: usize = 1024 * 1024;
 struct Routes {
     routers: HashMap<String, axum::Router>,
     down: std::collections::HashSet<String>,
+    /// Hosts that answer every request with this status and body instead of their router (a peer that refuses).
+    refusing: HashMap<String, (u16, String)>,
     /// Every request sent, by target host, for tests that count deliveries.
     sent: Vec<(String, String, String)>,
 }
@@ -54,6 +56,16 @@ impl Switchboard {
     /// Requests to `host` reach it again.
     pub fn bring_up(&self, host: &str) {
         self.lock().down.remove(host);
+    }
+
+    /// Requests to `host` are answered with `status` and `body` from now on, as a peer that refuses them would.
+    pub fn refuse(&self, host: &str, status: u16, body: &str) {
+        self.lock().refusing.insert(host.to_owned(), (status, body.to_owned()));
+    }
+
+    /// Requests to `host` reach its router again.
+    pub fn stop_refusing(&self, host: &str) {
+        self.lock().refusing.remove(host);
     }
 
     /// Every request sent so far: (host, method, path).
@@ -105,6 +117,16 @@ impl Transport for Switchboard {
                     return Err(TransportError::Connect {
                         detail: format!("{host} is down"),
                     });
+                }
+                if let Some((status, body)) = routes.refusing.get(&host) {
+                    let response = http::Response::builder()
+                        .status(*status)
+                        .header("content-type", "application/json")
+                        .body(body.clone().into_bytes())
+                        .map_err(|error| TransportError::Io {
+                            detail: error.to_string(),
+                        })?;
+                    return Ok(response);
                 }
                 routes.routers.get(&host).cloned().ok_or_else(|| TransportError::Dns {
                     host: host.clone(),
