@@ -1118,3 +1118,97 @@ async fn a_permanent_refusal_becomes_a_dead_letter_that_an_admin_replays_or_drop
         ErrorCode::NotFound
     );
 }
+
+/// A request to `node`'s admin API with `key`, answered as (status, JSON).
+async fn admin_call(node: &Node, key: &str, method: Method, path: &str, body: Option<Value>) -> (StatusCode, Value) {
+    let request = http::Request::builder()
+        .method(method)
+        .uri(path)
+        .header("host", &node.realm)
+        .header("authorization", format!("Bearer {key}"))
+        .header("content-type", "application/json")
+        .body(body.map_or_else(Vec::new, |body| body.to_string().into_bytes()))
+        .expect("request");
+    send(node, request).await
+}
+
+#[tokio::test]
+async fn the_admin_api_creates_spaces_deletes_content_and_shows_each_peers_replication() {
+    let network = Network::start(&["alpha.test", "beta.test"]).await;
+    peered(&network, "alpha.test", "beta.test").await;
+    let alpha = network.node("alpha.test");
+    let owner = crate::fixtures::controller(alpha.service(), "Operator").await;
+    let admin = crate::fixtures::agent_of_with_scopes(alpha.service(), &owner, "Dashboard", "admin").await;
+    let author = agent(alpha.service(), "author").await;
+
+    let (status, space) = admin_call(
+        alpha,
+        &admin.key,
+        Method::POST,
+        "/admin/spaces",
+        Some(json!({ "name": "runbooks", "visibility": "federated", "description": "Shared runbooks" })),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{space}");
+    assert_eq!(
+        (space["visibility"].as_str(), space["origin"].as_str()),
+        (Some("federated"), Some("alpha.test"))
+    );
+    let (status, refused) = admin_call(
+        alpha,
+        &admin.key,
+        Method::POST,
+        "/admin/spaces",
+        Some(json!({ "name": "x", "visibility": "everyone" })),
+    )
+    .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert_eq!(refused["error"]["code"], "validation_failed");
+
+    let id = publish_in(
+        alpha,
+        &author,
+        space["id"].as_str().expect("id"),
+        "restart the scheduler",
+    )
+    .await;
+    network.switchboard.take_down("beta.test");
+    let (status, deleted) = admin_call(
+        alpha,
+        &admin.key,
+        Method::DELETE,
+        &format!("/admin/content/{id}"),
+        Some(json!({ "reason": "obsolete" })),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{deleted}");
+    assert_eq!(
+        (deleted["deleted"].as_bool(), deleted["already_deleted"].as_bool()),
+        (Some(true), Some(false))
+    );
+    assert_eq!(
+        deleted["deleted_by"],
+        admin.caller.actor.id.as_str(),
+        "the key's actor deleted it"
+    );
+    network.settle().await;
+
+    let (status, peers) = admin_call(alpha, &admin.key, Method::GET, "/admin/peers", None).await;
+    assert_eq!(status, StatusCode::OK);
+    let replication = &peers["peers"][0]["replication"];
+    assert_eq!(
+        replication["undelivered"], 3,
+        "the space, the item and its deletion wait: {peers}"
+    );
+    assert_eq!(replication["last_error_class"], "connect_failed");
+    assert!(replication["next_retry_at"].is_string());
+    let (status, letters) = admin_call(alpha, &admin.key, Method::GET, "/admin/federation/dead-letters", None).await;
+    assert_eq!(
+        (status, letters["dead_letters"].as_array().map(Vec::len)),
+        (StatusCode::OK, Some(0))
+    );
+
+    let reader_key = reader(alpha).await.key;
+    let (status, _) = admin_call(alpha, &reader_key, Method::GET, "/admin/peers", None).await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "the admin API needs the admin scope");
+}
