@@ -175,6 +175,9 @@ pub struct RecordAuthor {
     pub root_controller_id: PublicId,
     /// The realm the record was made on.
     pub origin: String,
+    /// Whether its origin's proof was verified when it arrived (this realm's own records: always). Remote evidence
+    /// without a verified proof counts nothing.
+    pub origin_proof_verified: bool,
 }
 
 /// A usage event (`use_…`).

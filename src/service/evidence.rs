@@ -695,6 +695,7 @@ impl Service {
             actor_id: caller.actor.id.clone(),
             root_controller_id: caller.actor.root_controller.clone(),
             origin: self.realm().to_owned(),
+            origin_proof_verified: true,
         }
     }
 
@@ -812,7 +813,7 @@ impl Service {
             actor: rating.author.actor_id.as_str().to_owned(),
             root_controller: rating.author.root_controller_id.as_str().to_owned(),
             origin: (rating.author.origin != self.realm()).then(|| rating.author.origin.clone()),
-            origin_signature_valid: rating.author.origin == self.realm(),
+            origin_signature_valid: rating.author.origin_proof_verified,
             recorded_at: rating.created_at,
             retracted: rating.status == RecordStatus::Retracted,
             dimension: rating.dimension.clone(),

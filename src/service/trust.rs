@@ -375,7 +375,7 @@ impl Service {
             actor: usage.author.actor_id.as_str().to_owned(),
             root_controller: usage.author.root_controller_id.as_str().to_owned(),
             origin: (usage.author.origin != self.realm()).then(|| usage.author.origin.clone()),
-            origin_signature_valid: usage.author.origin == self.realm(),
+            origin_signature_valid: usage.author.origin_proof_verified,
             recorded_at: usage.created_at,
             retracted: usage.status == RecordStatus::Retracted,
             standing: ControllerStanding {
@@ -402,7 +402,7 @@ impl Service {
             actor: review.author.actor_id.as_str().to_owned(),
             root_controller: review.author.root_controller_id.as_str().to_owned(),
             origin: (review.author.origin != self.realm()).then(|| review.author.origin.clone()),
-            origin_signature_valid: review.author.origin == self.realm(),
+            origin_signature_valid: review.author.origin_proof_verified,
             recorded_at: review.created_at,
             retracted: review.status == RecordStatus::Retracted,
             standing: ControllerStanding {

@@ -24,6 +24,7 @@ struct UsageRow {
     actor_id: String,
     root_controller_id: String,
     origin: String,
+    origin_proof_verified: bool,
     usage_type: String,
     result: String,
     real_world_use: bool,
@@ -49,6 +50,7 @@ impl UsageRow {
                 actor_id: stored_id(&self.actor_id, "usage actor")?,
                 root_controller_id: stored_id(&self.root_controller_id, "usage controller")?,
                 origin: self.origin,
+                origin_proof_verified: self.origin_proof_verified,
             },
             result: UsageOutcome::parse(&self.result)
                 .ok_or_else(|| StoreError::Corrupt(format!("usage {}: unknown result", self.id)))?,
@@ -74,7 +76,7 @@ impl UsageRow {
 
 const USAGE_COLUMNS: &str = "id, target_id, target_content_id, actor_id, root_controller_id, origin, usage_type, result, \
     real_world_use, context, context_key, metrics, note, experience_id, standing_reputation, standing_prior_records, \
-    standing_account_created_at, status, retracted_at, created_at";
+    standing_account_created_at, status, retracted_at, created_at, origin_proof_verified";
 
 /// Inserts a usage event.
 pub async fn insert_usage(conn: &mut Conn<'_>, usage: &UsageEvent) -> Result<(), StoreError> {
@@ -82,7 +84,7 @@ pub async fn insert_usage(conn: &mut Conn<'_>, usage: &UsageEvent) -> Result<(),
         conn,
         super::statement::Statement::new(format!(
             "INSERT INTO usage_events ({USAGE_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, \
-             $14, $15, $16, $17, $18, $19, $20)"
+             $14, $15, $16, $17, $18, $19, $20, $21)"
         ))
         .bind(usage.id.as_str())
         .bind(usage.target_id.as_str())
@@ -103,7 +105,8 @@ pub async fn insert_usage(conn: &mut Conn<'_>, usage: &UsageEvent) -> Result<(),
         .bind(usage.standing.account_created_at)
         .bind(usage.status.as_str())
         .bind(usage.retracted_at)
-        .bind(usage.created_at),
+        .bind(usage.created_at)
+        .bind(usage.author.origin_proof_verified),
     )
     .await
 }
@@ -157,6 +160,7 @@ struct ReviewRow {
     actor_id: String,
     root_controller_id: String,
     origin: String,
+    origin_proof_verified: bool,
     verdict: String,
     confidence: f64,
     rationale_markdown: String,
@@ -200,6 +204,7 @@ impl ReviewRow {
                 actor_id: stored_id(&self.actor_id, "review actor")?,
                 root_controller_id: stored_id(&self.root_controller_id, "review controller")?,
                 origin: self.origin,
+                origin_proof_verified: self.origin_proof_verified,
             },
             verdict: Verdict::parse(&self.verdict)
                 .ok_or_else(|| StoreError::Corrupt(format!("review {}: unknown verdict", self.id)))?,
@@ -224,7 +229,7 @@ impl ReviewRow {
 
 const REVIEW_COLUMNS: &str = "id, target_id, target_content_id, actor_id, root_controller_id, origin, verdict, confidence, \
     rationale_markdown, sources, based_on_usage_id, grounding, standing_reputation, standing_prior_records, \
-    standing_account_created_at, status, retracted_at, created_at";
+    standing_account_created_at, status, retracted_at, created_at, origin_proof_verified";
 
 /// Inserts a review.
 pub async fn insert_review(conn: &mut Conn<'_>, review: &Review) -> Result<(), StoreError> {
@@ -243,7 +248,7 @@ pub async fn insert_review(conn: &mut Conn<'_>, review: &Review) -> Result<(), S
         conn,
         super::statement::Statement::new(format!(
             "INSERT INTO reviews ({REVIEW_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, \
-             $15, $16, $17, $18)"
+             $15, $16, $17, $18, $19)"
         ))
         .bind(review.id.as_str())
         .bind(review.target_id.as_str())
@@ -262,7 +267,8 @@ pub async fn insert_review(conn: &mut Conn<'_>, review: &Review) -> Result<(), S
         .bind(review.standing.account_created_at)
         .bind(review.status.as_str())
         .bind(review.retracted_at)
-        .bind(review.created_at),
+        .bind(review.created_at)
+        .bind(review.author.origin_proof_verified),
     )
     .await
 }
@@ -302,6 +308,7 @@ struct RatingRow {
     actor_id: String,
     root_controller_id: String,
     origin: String,
+    origin_proof_verified: bool,
     dimension: String,
     score: f64,
     confidence: f64,
@@ -322,6 +329,7 @@ impl RatingRow {
                 actor_id: stored_id(&self.actor_id, "rating actor")?,
                 root_controller_id: stored_id(&self.root_controller_id, "rating controller")?,
                 origin: self.origin,
+                origin_proof_verified: self.origin_proof_verified,
             },
             based_on_usage_id: stored_optional_id(self.based_on_usage_id.as_deref(), "rating usage")?,
             status: status(&self.status, &self.id)?,
@@ -339,14 +347,15 @@ impl RatingRow {
 }
 
 const RATING_COLUMNS: &str = "id, target_id, actor_id, root_controller_id, origin, dimension, score, confidence, context, \
-    context_key, based_on_usage_id, rationale_markdown, status, retracted_at, created_at";
+    context_key, based_on_usage_id, rationale_markdown, status, retracted_at, created_at, origin_proof_verified";
 
 /// Inserts a rating.
 pub async fn insert_rating(conn: &mut Conn<'_>, rating: &Rating) -> Result<(), StoreError> {
     super::statement::execute(
         conn,
         super::statement::Statement::new(format!(
-            "INSERT INTO ratings ({RATING_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)"
+            "INSERT INTO ratings ({RATING_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, \
+             $16)"
         ))
         .bind(rating.id.as_str())
         .bind(rating.target_id.as_str())
@@ -362,7 +371,8 @@ pub async fn insert_rating(conn: &mut Conn<'_>, rating: &Rating) -> Result<(), S
         .bind(&rating.rationale_markdown)
         .bind(rating.status.as_str())
         .bind(rating.retracted_at)
-        .bind(rating.created_at),
+        .bind(rating.created_at)
+        .bind(rating.author.origin_proof_verified),
     )
     .await
 }
