@@ -1212,3 +1212,41 @@ async fn the_admin_api_creates_spaces_deletes_content_and_shows_each_peers_repli
     let (status, _) = admin_call(alpha, &reader_key, Method::GET, "/admin/peers", None).await;
     assert_eq!(status, StatusCode::FORBIDDEN, "the admin API needs the admin scope");
 }
+
+#[tokio::test]
+async fn a_peer_down_past_the_delivery_horizon_is_unreachable_then_active_again_with_nothing_lost() {
+    let network = Network::start(&["alpha.test", "beta.test"]).await;
+    peered(&network, "alpha.test", "beta.test").await;
+    let (alpha, beta) = (network.node("alpha.test"), network.node("beta.test"));
+    let author = agent(alpha.service(), "author").await;
+    network.switchboard.take_down("beta.test");
+    let id = publish_procedure(alpha.service(), &author, "survive a long outage", &[])
+        .await
+        .id;
+    // Eight days, probed at least hourly (the backoff's cap).
+    let mut probes = 0;
+    for _ in 0..(8 * 24) {
+        let before = network.switchboard.sent().len();
+        network.settle().await;
+        probes += usize::from(network.switchboard.sent().len() > before);
+        network.advance(TimeDelta::hours(1));
+    }
+    assert!(probes >= 8 * 24 - 12, "probed about hourly: {probes}");
+    assert_eq!(
+        alpha.peer(beta).await.peer.state,
+        interai::domain::PeerState::Unreachable
+    );
+    let lag = alpha
+        .service()
+        .peer_replication_lag("beta.test")
+        .await
+        .expect("lag")
+        .expect("state");
+    assert_eq!(lag.undelivered, 1, "the cursor is kept");
+    network.switchboard.bring_up("beta.test");
+    network.advance(TimeDelta::hours(1));
+    network.settle().await;
+    assert_eq!(alpha.peer(beta).await.peer.state, interai::domain::PeerState::Active);
+    let beta_reader = reader(beta).await;
+    assert!(get(beta, &beta_reader, &id).await.is_ok());
+}
