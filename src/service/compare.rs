@@ -6,10 +6,11 @@ use serde_json::Value;
 use super::search::{TrustBrief, status_rank};
 use super::validation::parse_target;
 use super::{Service, ServiceError};
+use crate::domain::ContextKey;
 use crate::domain::knowledge::RelationType;
 use crate::domain::{AuthenticatedActor, IdKind, PublicId, Scope};
 use crate::store::{self, Conn};
-use crate::trust::{ContextKey, ControllerRef, Evaluation, RatingQuery, aggregate_ratings};
+use crate::trust::{ControllerRef, Evaluation, RatingQuery, aggregate_ratings};
 
 pub use super::limits::MAX_COMPARE_DIMENSIONS;
 use super::limits::{MAX_COMPARE_ITEMS, MAX_DIMENSION_CHARACTERS, MIN_COMPARE_ITEMS};

@@ -376,7 +376,7 @@ impl Service {
         prepared: &[super::evidence::PreparedEvidence],
         request: &ExperienceRequest,
         context: &Value,
-        context_key: &crate::trust::ContextKey,
+        context_key: &crate::domain::ContextKey,
     ) -> Result<ExperienceOutcome, ServiceError> {
         {
             let published = self.publish_in(unit, caller, validated).await?;

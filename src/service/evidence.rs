@@ -12,14 +12,15 @@ use super::unit_of_work::UnitOfWork;
 use super::validation::{cap_optional_text, cap_text, confidence, keyword, optional_text, parse_target, type_name};
 use super::writes::{CallMetadata, WriteOperation, WriteSummary, within_write};
 use super::{ErrorCode, Service, ServiceError};
+use crate::domain::ContextKey;
 use crate::domain::evidence::{
-    CitedSource, Rating, RecordAuthor, RecordStatus, Review, ReviewGrounding, StandingSnapshot, UsageEvent,
-    UsageOutcome, Verdict,
+    CitedSource, Grounding, Rating, RecordAuthor, RecordStatus, Review, StandingSnapshot, UsageEvent, UsageOutcome,
+    Verdict,
 };
 use crate::domain::{AuthenticatedActor, IdKind, PublicId, Scope};
 use crate::store::trust::RatingAggregateRecord;
 use crate::store::{self, Conn};
-use crate::trust::{ContextKey, ControllerRef, Evaluation, RatingQuery, RatingRecord, aggregate_ratings};
+use crate::trust::{ControllerRef, Evaluation, RatingQuery, RatingRecord, aggregate_ratings};
 
 /// Everything `report_usage` accepts for a new report.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -406,7 +407,7 @@ impl Service {
             }
             let grounding = match &based_on_usage {
                 Some(usage_id) => self.grounding_of(&mut unit.conn(), caller, usage_id, &trust_target).await?,
-                None => ReviewGrounding::None,
+                None => Grounding::Ungrounded,
             };
             let mut cited = Vec::new();
             for (position, source) in sources.iter().enumerate() {
@@ -724,7 +725,7 @@ impl Service {
         caller: &AuthenticatedActor,
         usage_id: &PublicId,
         target: &TrustTarget,
-    ) -> Result<ReviewGrounding, ServiceError> {
+    ) -> Result<Grounding, ServiceError> {
         let usage = self.own_active_usage(conn, caller, usage_id).await?;
         let same_target = usage.target_id == target.id
             || (usage.target_content_id.is_some() && usage.target_content_id == target.content_id)
@@ -738,9 +739,9 @@ impl Service {
             ));
         }
         Ok(if usage.real_world_use {
-            ReviewGrounding::RealWorld
+            Grounding::OwnRealWorldUsage
         } else {
-            ReviewGrounding::Test
+            Grounding::OwnTestUsage
         })
     }
 

@@ -11,15 +11,14 @@ use chrono::{DateTime, Utc};
 
 use super::unit_of_work::UnitOfWork;
 use super::{Service, ServiceError};
-use crate::domain::evidence::{RecordStatus, Review, ReviewGrounding, UsageEvent, UsageOutcome, Verdict};
-use crate::domain::{IdKind, PublicId};
+use crate::domain::evidence::{RecordStatus, Review, UsageEvent};
+use crate::domain::{IdKind, PublicId, TrustStatus};
 use crate::store::trust::{ReputationObservationRecord, TrustSummaryRecord, TrustTargetKind};
 use crate::store::{self, Conn};
 use crate::trust::{
     Assessment, ControllerRef, ControllerStanding, Evaluation, EvidenceKind, EvidenceRecord, Explanation,
-    FirstPartyDecision, Grounding, InstanceTrustTable, ReputationObservation, RetractionAuthority, ReviewVerdict,
-    Stance, TargetDescriptor, TargetState, TrustParameters, TrustStatus, UsageResult, assess_records,
-    controller_reputation, record_effect,
+    FirstPartyDecision, InstanceTrustTable, ReputationObservation, RetractionAuthority, Stance, TargetDescriptor,
+    TargetState, TrustParameters, assess_records, controller_reputation, record_effect,
 };
 
 /// How many targets' incremental states one process keeps in memory.
@@ -385,12 +384,7 @@ impl Service {
             },
             kind: EvidenceKind::Usage {
                 real_world_use: usage.real_world_use,
-                result: match usage.result {
-                    UsageOutcome::Success => UsageResult::Success,
-                    UsageOutcome::Partial => UsageResult::Partial,
-                    UsageOutcome::Failure => UsageResult::Failure,
-                    UsageOutcome::Unknown => UsageResult::Unknown,
-                },
+                result: usage.result,
             },
         }
     }
@@ -411,13 +405,9 @@ impl Service {
                 account_created_at: review.standing.account_created_at,
             },
             kind: EvidenceKind::Review {
-                verdict: engine_verdict(review.verdict),
+                verdict: review.verdict,
                 confidence: review.confidence,
-                grounding: match review.grounding {
-                    ReviewGrounding::None => Grounding::Ungrounded,
-                    ReviewGrounding::Test => Grounding::OwnTestUsage,
-                    ReviewGrounding::RealWorld => Grounding::OwnRealWorldUsage,
-                },
+                grounding: review.grounding,
             },
         }
     }
@@ -741,20 +731,6 @@ pub type ReputationCache = HashMap<String, (DateTime<Utc>, crate::trust::Control
 /// The reputation snapshot label: one per day, as §2.11 versions reputation.
 pub fn reputation_epoch(now: DateTime<Utc>) -> String {
     now.format("reputation-%Y-%m-%d").to_string()
-}
-
-/// The trust engine's verdict for a domain verdict.
-pub fn engine_verdict(verdict: Verdict) -> ReviewVerdict {
-    match verdict {
-        Verdict::Confirmed => ReviewVerdict::Confirmed,
-        Verdict::MostlyCorrect => ReviewVerdict::MostlyCorrect,
-        Verdict::Questionable => ReviewVerdict::Questionable,
-        Verdict::Misleading => ReviewVerdict::Misleading,
-        Verdict::Contradicted => ReviewVerdict::Contradicted,
-        Verdict::False => ReviewVerdict::False,
-        Verdict::Outdated => ReviewVerdict::Outdated,
-        Verdict::CannotVerify => ReviewVerdict::CannotVerify,
-    }
 }
 
 fn summary_record(

@@ -6,8 +6,8 @@ use sqlx::types::Json;
 use super::{Conn, StoreError, dispatch, stored_id, stored_optional_id};
 use crate::domain::PublicId;
 use crate::domain::evidence::{
-    CitedSource, Rating, RecordAuthor, RecordStatus, Review, ReviewGrounding, StandingSnapshot, UsageEvent,
-    UsageOutcome, Verdict,
+    CitedSource, Grounding, Rating, RecordAuthor, RecordStatus, Review, StandingSnapshot, UsageEvent, UsageOutcome,
+    Verdict,
 };
 
 fn status(text: &str, id: &str) -> Result<RecordStatus, StoreError> {
@@ -203,7 +203,7 @@ impl ReviewRow {
             },
             verdict: Verdict::parse(&self.verdict)
                 .ok_or_else(|| StoreError::Corrupt(format!("review {}: unknown verdict", self.id)))?,
-            grounding: ReviewGrounding::parse(&self.grounding)
+            grounding: Grounding::parse(&self.grounding)
                 .ok_or_else(|| StoreError::Corrupt(format!("review {}: unknown grounding", self.id)))?,
             based_on_usage_id: stored_optional_id(self.based_on_usage_id.as_deref(), "review usage")?,
             status: status(&self.status, &self.id)?,
