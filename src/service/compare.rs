@@ -6,9 +6,8 @@ use serde_json::Value;
 use super::search::{TrustBrief, status_rank};
 use super::validation::parse_target;
 use super::{Service, ServiceError};
-use crate::domain::ContextKey;
 use crate::domain::knowledge::RelationType;
-use crate::domain::{AuthenticatedActor, IdKind, PublicId, Scope};
+use crate::domain::{AuthenticatedActor, ContextKey, IdKind, PublicId, Scope, TrustStatus};
 use crate::store::{self, Conn};
 use crate::trust::{ControllerRef, Evaluation, RatingQuery, aggregate_ratings};
 
@@ -65,7 +64,7 @@ pub struct ExperienceBrief {
     /// Whether it was made in the requested context.
     pub same_context: bool,
     /// Its status.
-    pub status: String,
+    pub status: TrustStatus,
     /// Its trust.
     pub trust: TrustBrief,
 }
@@ -82,7 +81,7 @@ pub struct ComparedItem {
     /// Entity type or content type.
     pub object_type: String,
     /// Trust status.
-    pub status: String,
+    pub status: TrustStatus,
     /// Trust figures.
     pub trust: TrustBrief,
     /// Per-dimension scores.
@@ -116,7 +115,7 @@ pub struct ContradictionNote {
     /// The claim text, when the subject is a claim.
     pub text: Option<String>,
     /// Its status.
-    pub status: String,
+    pub status: TrustStatus,
 }
 
 /// The result of `compare`.
@@ -228,7 +227,7 @@ impl Service {
                     let author = self.controller_ref_for(&content.origin, content.author_root_controller.as_str());
                     for claim in store::knowledge::claims_of_revision(conn, &revision.id).await? {
                         if let Some(summary) = store::trust::find_summary(conn, &claim.id).await?
-                            && matches!(summary.status.as_str(), "disputed" | "incorrect" | "outdated")
+                            && summary.status.is_contested()
                         {
                             contradictions.push(ContradictionNote {
                                 item: id.as_str().to_owned(),
@@ -243,13 +242,13 @@ impl Service {
             };
             let target = self.trust_target(conn, &trust_target_id).await?;
             let assessment = self.live_assessment(conn, &target).await?;
-            let status = assessment.status.as_str().to_owned();
-            if matches!(status.as_str(), "disputed" | "incorrect" | "outdated") {
+            let status = assessment.status;
+            if status.is_contested() {
                 contradictions.push(ContradictionNote {
                     item: id.as_str().to_owned(),
                     subject: id.as_str().to_owned(),
                     text: None,
-                    status: status.clone(),
+                    status,
                 });
             }
             let records = ratings
@@ -344,7 +343,7 @@ impl Service {
             let Some(summary) = store::trust::find_summary(conn, &revision.id).await? else {
                 continue;
             };
-            if matches!(summary.status.as_str(), "incorrect" | "disputed") {
+            if matches!(summary.status, TrustStatus::Incorrect | TrustStatus::Disputed) {
                 continue;
             }
             let experience_context = revision.context_key.clone();
@@ -364,7 +363,7 @@ impl Service {
                     .map(str::to_owned),
                 context_key: experience_context,
                 same_context,
-                status: summary.status.clone(),
+                status: summary.status,
                 trust: TrustBrief {
                     value: summary.value,
                     lower_bound: summary.lower_bound,
@@ -378,7 +377,7 @@ impl Service {
             right
                 .same_context
                 .cmp(&left.same_context)
-                .then_with(|| status_rank(&left.status).cmp(&status_rank(&right.status)))
+                .then_with(|| status_rank(left.status).cmp(&status_rank(right.status)))
                 .then_with(|| right.trust.lower_bound.total_cmp(&left.trust.lower_bound))
                 .then_with(|| left.id.cmp(&right.id))
         });

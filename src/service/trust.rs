@@ -257,11 +257,10 @@ impl Service {
         });
         let summary = summary_record(target, version + 1, &assessment, state.held_records(), now);
         store::trust::upsert_summaries(&mut unit.conn(), std::slice::from_ref(&summary)).await?;
-        let previous_status = locked.as_ref().and_then(|locked| parse_status(&locked.summary.status));
+        let previous_status = locked.as_ref().map(|locked| locked.summary.status);
         if previous_status != Some(assessment.status) {
             // Status filters are terms of the search index; the documents whose trust lives here follow.
-            store::search::set_document_status(&mut unit.conn(), target.id.as_str(), assessment.status.as_str())
-                .await?;
+            store::search::set_document_status(&mut unit.conn(), target.id.as_str(), assessment.status).await?;
         }
         let previous_decision = previous_status.and_then(FirstPartyDecision::from_status);
         let new_decision = FirstPartyDecision::from_status(assessment.status);
@@ -710,21 +709,6 @@ impl Service {
     }
 }
 
-/// The status named by a stored status string.
-pub fn parse_status(name: &str) -> Option<TrustStatus> {
-    [
-        TrustStatus::Unverified,
-        TrustStatus::Supported,
-        TrustStatus::HighConfidence,
-        TrustStatus::Disputed,
-        TrustStatus::Outdated,
-        TrustStatus::Incorrect,
-        TrustStatus::Superseded,
-    ]
-    .into_iter()
-    .find(|status| status.as_str() == name)
-}
-
 /// Each controller's reputation snapshot of the current day, with the instant it was evaluated at.
 pub type ReputationCache = HashMap<String, (DateTime<Utc>, crate::trust::ControllerReputation)>;
 
@@ -749,7 +733,7 @@ fn summary_record(
         value: assessment.value,
         lower_bound: assessment.lower_bound,
         upper_bound: assessment.upper_bound,
-        status: assessment.status.as_str().to_owned(),
+        status: assessment.status,
         rule: assessment.rule.as_str().to_owned(),
         reason: assessment.reason.clone(),
         independent_confirmations: count(assessment.counts.independent_confirmations.total()),

@@ -99,6 +99,13 @@ pub(crate) fn stored_id(text: &str, what: &str) -> Result<crate::domain::PublicI
     crate::domain::PublicId::parse(text).map_err(|_| StoreError::Corrupt(format!("malformed {what}: {text}")))
 }
 
+/// Parses a trust status read from a row (a summary's or a candidate's); an unknown one means the database holds
+/// something this version does not write.
+pub(crate) fn stored_status(text: &str, owner: &str) -> Result<crate::domain::TrustStatus, StoreError> {
+    crate::domain::TrustStatus::parse(text)
+        .ok_or_else(|| StoreError::Corrupt(format!("{owner}: unknown trust status `{text}`")))
+}
+
 /// Parses an optional ID read from a row.
 pub(crate) fn stored_optional_id(
     text: Option<&str>,

@@ -163,7 +163,7 @@ pub fn compare_output(comparison: Comparison) -> CompareOutput {
                 kind: item.kind.to_owned(),
                 object_type: item.object_type,
                 title: item.title,
-                status: item.status,
+                status: item.status.as_str().to_owned(),
                 trust: trust_brief(&item.trust),
                 dimensions: item
                     .scores
@@ -193,7 +193,7 @@ pub fn compare_output(comparison: Comparison) -> CompareOutput {
                         result: experience.result,
                         context_key: experience.context_key,
                         same_context: experience.same_context,
-                        status: experience.status,
+                        status: experience.status.as_str().to_owned(),
                     })
                     .collect(),
             })
@@ -216,7 +216,7 @@ pub fn compare_output(comparison: Comparison) -> CompareOutput {
                 item: note.item,
                 subject: note.subject,
                 text: note.text,
-                status: note.status,
+                status: note.status.as_str().to_owned(),
             })
             .collect(),
         untrusted_content: true,
