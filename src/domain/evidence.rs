@@ -5,6 +5,7 @@
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 
+use super::context::ContextKey;
 use super::ids::PublicId;
 
 /// Outcome of a use (spec §6.6).
@@ -209,7 +210,7 @@ pub struct UsageEvent {
     /// The context facets as given.
     pub context: Value,
     /// The normalized context key.
-    pub context_key: String,
+    pub context_key: ContextKey,
     /// Free-form metrics.
     pub metrics: Value,
     /// A note.
@@ -288,7 +289,7 @@ pub struct Rating {
     /// The context facets as given.
     pub context: Value,
     /// The normalized context key (`*` for none).
-    pub context_key: String,
+    pub context_key: ContextKey,
     /// The rater's own usage the rating is based on.
     pub based_on_usage_id: Option<PublicId>,
     /// Why.

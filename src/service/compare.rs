@@ -43,7 +43,7 @@ pub struct DimensionScore {
     /// `context` when the score comes from the requested context (or a parent context), `all_contexts` otherwise.
     pub source: &'static str,
     /// The context key the score was computed for.
-    pub context_key: String,
+    pub context_key: ContextKey,
     /// Independent raters in the requested context itself.
     pub context_raters: u32,
 }
@@ -122,7 +122,7 @@ pub struct ContradictionNote {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Comparison {
     /// The normalized context.
-    pub context_key: String,
+    pub context_key: ContextKey,
     /// The dimensions compared.
     pub dimensions: Vec<String>,
     /// The items in the requested order.
@@ -251,10 +251,7 @@ impl Service {
                     status,
                 });
             }
-            let records = ratings
-                .iter()
-                .map(|rating| self.rating_record(rating))
-                .collect::<Result<Vec<_>, _>>()?;
+            let records: Vec<_> = ratings.iter().map(|rating| self.rating_record(rating)).collect();
             let mut scores = Vec::new();
             for dimension in &dimensions {
                 scores.push(self.dimension_score(&records, &author, dimension, &context_key, &evaluation)?);
@@ -278,7 +275,7 @@ impl Service {
         }
         let trade_offs = self.trade_offs(conn, &ids).await?;
         Ok(Comparison {
-            context_key: context_key.to_string(),
+            context_key,
             dimensions,
             items,
             trade_offs,
@@ -320,7 +317,7 @@ impl Service {
             } else {
                 "context"
             },
-            context_key: aggregate.context.to_string(),
+            context_key: aggregate.context,
             context_raters: aggregate.context_raters,
         })
     }

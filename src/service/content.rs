@@ -391,7 +391,7 @@ impl Service {
                     result: *entry_result,
                     real_world_use: request.real_world_use,
                     context: context.clone(),
-                    context_key: context_key.to_string(),
+                    context_key: context_key.clone(),
                     metrics: Value::Object(serde_json::Map::new()),
                     note: note.clone(),
                     experience_id: Some(experience_id.clone()),

@@ -208,7 +208,7 @@ pub(super) struct NewUsage {
     pub(super) result: UsageOutcome,
     pub(super) real_world_use: bool,
     pub(super) context: Value,
-    pub(super) context_key: String,
+    pub(super) context_key: ContextKey,
     pub(super) metrics: Value,
     pub(super) note: Option<String>,
     pub(super) experience_id: Option<PublicId>,
@@ -255,7 +255,7 @@ impl Service {
             result,
             real_world_use: request.real_world_use,
             context,
-            context_key: context_key.to_string(),
+            context_key,
             metrics,
             note,
             experience_id: None,
@@ -516,7 +516,7 @@ impl Service {
                     score: request.score,
                     confidence,
                     context: context.clone(),
-                    context_key: context_key.to_string(),
+                    context_key: context_key.clone(),
                     based_on_usage_id: based_on_usage.clone(),
                     rationale_markdown: rationale.clone(),
                     status: RecordStatus::Active,
@@ -807,8 +807,8 @@ impl Service {
     }
 
     /// The trust engine's view of a stored rating.
-    pub(super) fn rating_record(&self, rating: &Rating) -> Result<RatingRecord, ServiceError> {
-        Ok(RatingRecord {
+    pub(super) fn rating_record(&self, rating: &Rating) -> RatingRecord {
+        RatingRecord {
             record_id: rating.id.as_str().to_owned(),
             actor: rating.author.actor_id.as_str().to_owned(),
             root_controller: rating.author.root_controller_id.as_str().to_owned(),
@@ -817,11 +817,10 @@ impl Service {
             recorded_at: rating.created_at,
             retracted: rating.status == RecordStatus::Retracted,
             dimension: rating.dimension.clone(),
-            context: ContextKey::parse(&rating.context_key)
-                .map_err(|error| ServiceError::internal(format!("stored context key is malformed: {error}")))?,
+            context: rating.context_key.clone(),
             score: rating.score,
             confidence: rating.confidence,
-        })
+        }
     }
 
     /// Recomputes and stores the aggregates of (target, dimension): the all-context one and every context (and
@@ -834,10 +833,7 @@ impl Service {
         dimension: &str,
     ) -> Result<(), ServiceError> {
         let ratings = store::evidence::ratings_of_target_dimension(conn, target, dimension).await?;
-        let records = ratings
-            .iter()
-            .map(|rating| self.rating_record(rating))
-            .collect::<Result<Vec<_>, _>>()?;
+        let records: Vec<RatingRecord> = ratings.iter().map(|rating| self.rating_record(rating)).collect();
         let mut contexts: Vec<ContextKey> = vec![ContextKey::all()];
         for record in records.iter().filter(|record| !record.retracted) {
             for key in record.context.fallback_chain() {
@@ -873,7 +869,7 @@ impl Service {
             aggregates.push(RatingAggregateRecord {
                 target_id: target.clone(),
                 dimension: dimension.to_owned(),
-                context_key: context.to_string(),
+                context_key: context.clone(),
                 score: aggregate.value,
                 lower_bound: aggregate.lower_bound,
                 upper_bound: aggregate.upper_bound,

@@ -106,6 +106,12 @@ pub(crate) fn stored_status(text: &str, owner: &str) -> Result<crate::domain::Tr
         .ok_or_else(|| StoreError::Corrupt(format!("{owner}: unknown trust status `{text}`")))
 }
 
+/// Parses a context key read from a row (evidence and aggregates store the rendering of a normalized key, so one
+/// that does not parse back was not written by this version).
+pub(crate) fn stored_context_key(text: &str, owner: &str) -> Result<crate::domain::ContextKey, StoreError> {
+    crate::domain::ContextKey::parse(text).map_err(|error| StoreError::Corrupt(format!("{owner}: {error}")))
+}
+
 /// Parses an optional ID read from a row.
 pub(crate) fn stored_optional_id(
     text: Option<&str>,

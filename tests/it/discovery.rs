@@ -586,7 +586,7 @@ async fn compare_falls_back_to_all_contexts_below_three_raters_and_says_so() {
         )
         .await
         .expect("compare");
-    assert_eq!(comparison.context_key, "language=python");
+    assert_eq!(comparison.context_key.to_string(), "language=python");
     let reliability = &comparison.items[0].scores[1];
     assert_eq!(reliability.dimension, "reliability");
     assert_eq!(reliability.source, "all_contexts");

@@ -153,7 +153,7 @@ pub struct CompareOutput {
 /// `compare`'s result on the wire.
 pub fn compare_output(comparison: Comparison) -> CompareOutput {
     CompareOutput {
-        context_key: comparison.context_key,
+        context_key: comparison.context_key.to_string(),
         dimensions: comparison.dimensions,
         items: comparison
             .items
@@ -176,7 +176,7 @@ pub fn compare_output(comparison: Comparison) -> CompareOutput {
                                 interval: score.interval.map(|(lower, upper)| [round(lower), round(upper)]),
                                 independent_raters: score.independent_raters,
                                 source: score.source.to_owned(),
-                                context_key: score.context_key,
+                                context_key: score.context_key.to_string(),
                                 context_raters: score.context_raters,
                             },
                         )

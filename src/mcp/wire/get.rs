@@ -549,7 +549,7 @@ fn entity_output(view: EntityView) -> GetOutput {
                 .iter()
                 .map(|aggregate| RatingAggregateOutput {
                     dimension: aggregate.dimension.clone(),
-                    context_key: aggregate.context_key.clone(),
+                    context_key: aggregate.context_key.to_string(),
                     score: round(aggregate.score),
                     interval: [round(aggregate.lower_bound), round(aggregate.upper_bound)],
                     independent_raters: aggregate.independent_raters,
