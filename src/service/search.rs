@@ -448,7 +448,6 @@ impl Service {
         } else {
             None
         };
-        let mut hits = hits;
         if hits.iter().any(|hit| hit.origin != self.realm()) {
             let mut reader = self.store().reader().await?;
             let origins: Vec<String> = hits.iter().map(|hit| hit.origin.clone()).collect();
