@@ -7,9 +7,10 @@
 use std::time::Instant;
 
 use chrono::{DateTime, TimeDelta, TimeZone, Utc};
+use interai::domain::evidence::{Grounding, UsageOutcome, Verdict};
 use interai::trust::{
-    ControllerRef, ControllerStanding, Evaluation, EvidenceKind, EvidenceRecord, Grounding, InstanceTrustTable,
-    RetractionAuthority, ReviewVerdict, TargetDescriptor, TargetState, TrustParameters, UsageResult, assess_records,
+    ControllerRef, ControllerStanding, Evaluation, EvidenceKind, EvidenceRecord, InstanceTrustTable,
+    RetractionAuthority, TargetDescriptor, TargetState, TrustParameters, assess_records,
 };
 
 /// A small deterministic generator so that every run measures the same work.
@@ -34,21 +35,21 @@ fn record(index: usize, controller: u64, minutes: i64, generator: &mut Xorshift)
     let recorded_at = day_zero() + TimeDelta::minutes(minutes);
     let kind = match generator.next(10) {
         0 => EvidenceKind::Review {
-            verdict: ReviewVerdict::Confirmed,
+            verdict: Verdict::Confirmed,
             confidence: 0.8,
             grounding: Grounding::OwnRealWorldUsage,
         },
         1 => EvidenceKind::Usage {
             real_world_use: true,
-            result: UsageResult::Failure,
+            result: UsageOutcome::Failure,
         },
         2 => EvidenceKind::Usage {
             real_world_use: false,
-            result: UsageResult::Success,
+            result: UsageOutcome::Success,
         },
         _ => EvidenceKind::Usage {
             real_world_use: true,
-            result: UsageResult::Success,
+            result: UsageOutcome::Success,
         },
     };
     let origin = if generator.next(20) == 0 {

@@ -3473,7 +3473,7 @@ pub async fn seed(
     for revision in proven_revisions {
         let revision = PublicId::parse(&revision)
             .map_err(|error| ServiceError::internal(format!("a published revision ID is malformed: {error}")))?;
-        if service.trust_summary(&revision).await?.status == "high_confidence" {
+        if service.trust_summary(&revision).await?.status == crate::domain::TrustStatus::HighConfidence {
             report.high_confidence += 1;
         }
     }

@@ -1,12 +1,15 @@
-//! Evidence records: usage events, reviews and ratings, as stored.
+//! Evidence records: usage events, reviews and ratings, as stored, and the evidence value types (usage outcome,
+//! review verdict, grounding) that every layer passes typed: the trust engine reads them, the store converts them
+//! to and from column text, the wire adapters to and from their wire names.
 
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 
+use super::context::ContextKey;
 use super::ids::PublicId;
 
 /// Outcome of a use (spec §6.6).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum UsageOutcome {
     /// It worked.
     Success,
@@ -19,6 +22,14 @@ pub enum UsageOutcome {
 }
 
 impl UsageOutcome {
+    /// Every outcome.
+    pub const ALL: [UsageOutcome; 4] = [
+        UsageOutcome::Success,
+        UsageOutcome::Partial,
+        UsageOutcome::Failure,
+        UsageOutcome::Unknown,
+    ];
+
     /// The wire name.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -41,8 +52,8 @@ impl UsageOutcome {
     }
 }
 
-/// A reviewer's verdict (spec §6.7).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// A reviewer's verdict (spec §6.7; trust model §2.2 verdict table).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Verdict {
     /// Correct.
     Confirmed,
@@ -95,35 +106,37 @@ impl Verdict {
     }
 }
 
-/// What a review is grounded in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ReviewGrounding {
-    /// Not grounded in the reviewer's own use.
-    None,
-    /// Grounded in the reviewer's own test use.
-    Test,
-    /// Grounded in the reviewer's own real-world use.
-    RealWorld,
+/// What a review is grounded in; the service derives it from the review's `based_on_usage`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Grounding {
+    /// No usage of the reviewer's own backs the review.
+    Ungrounded,
+    /// The reviewer's own test usage backs the review.
+    OwnTestUsage,
+    /// The reviewer's own real-world usage backs the review.
+    OwnRealWorldUsage,
 }
 
-impl ReviewGrounding {
+impl Grounding {
+    /// Every grounding.
+    pub const ALL: [Grounding; 3] = [
+        Grounding::Ungrounded,
+        Grounding::OwnTestUsage,
+        Grounding::OwnRealWorldUsage,
+    ];
+
     /// The stored name.
     pub fn as_str(self) -> &'static str {
         match self {
-            ReviewGrounding::None => "none",
-            ReviewGrounding::Test => "test",
-            ReviewGrounding::RealWorld => "real_world",
+            Grounding::Ungrounded => "none",
+            Grounding::OwnTestUsage => "test",
+            Grounding::OwnRealWorldUsage => "real_world",
         }
     }
 
     /// Parses a stored name.
-    pub fn parse(name: &str) -> Option<ReviewGrounding> {
-        match name {
-            "none" => Some(ReviewGrounding::None),
-            "test" => Some(ReviewGrounding::Test),
-            "real_world" => Some(ReviewGrounding::RealWorld),
-            _ => None,
-        }
+    pub fn parse(name: &str) -> Option<Grounding> {
+        Grounding::ALL.into_iter().find(|grounding| grounding.as_str() == name)
     }
 }
 
@@ -200,7 +213,7 @@ pub struct UsageEvent {
     /// The context facets as given.
     pub context: Value,
     /// The normalized context key.
-    pub context_key: String,
+    pub context_key: ContextKey,
     /// Free-form metrics.
     pub metrics: Value,
     /// A note.
@@ -250,7 +263,7 @@ pub struct Review {
     /// The reviewer's own usage the review is based on.
     pub based_on_usage_id: Option<PublicId>,
     /// Derived from `based_on_usage_id`.
-    pub grounding: ReviewGrounding,
+    pub grounding: Grounding,
     /// The controller's standing when it was made.
     pub standing: StandingSnapshot,
     /// Active or retracted.
@@ -279,7 +292,7 @@ pub struct Rating {
     /// The context facets as given.
     pub context: Value,
     /// The normalized context key (`*` for none).
-    pub context_key: String,
+    pub context_key: ContextKey,
     /// The rater's own usage the rating is based on.
     pub based_on_usage_id: Option<PublicId>,
     /// Why.

@@ -1,7 +1,9 @@
-//! Domain types shared by every layer: public IDs, actors, scopes. Nothing here performs I/O.
+//! Domain types shared by every layer: public IDs, actors, scopes, and the value types (trust status, verdicts,
+//! usage outcomes, grounding, context keys) that travel typed between layers. Nothing here performs I/O.
 
 pub mod actor;
 pub mod change;
+pub mod context;
 pub mod evidence;
 pub mod ids;
 pub mod knowledge;
@@ -10,8 +12,11 @@ pub mod replication;
 pub mod scope;
 pub mod text;
 pub mod tombstone;
+pub mod trust_status;
 
 pub use actor::{Actor, ActorType, AuthenticatedActor};
+pub use context::{ContextError, ContextKey, ContextValue};
 pub use ids::{IdKind, IdParseError, PublicId};
 pub use peer::{PeerLevel, PeerState};
 pub use scope::{Scope, ScopeSet};
+pub use trust_status::TrustStatus;

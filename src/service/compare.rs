@@ -7,9 +7,9 @@ use super::search::{TrustBrief, status_rank};
 use super::validation::parse_target;
 use super::{Service, ServiceError};
 use crate::domain::knowledge::RelationType;
-use crate::domain::{AuthenticatedActor, IdKind, PublicId, Scope};
+use crate::domain::{AuthenticatedActor, ContextKey, IdKind, PublicId, Scope, TrustStatus};
 use crate::store::{self, Conn};
-use crate::trust::{ContextKey, ControllerRef, Evaluation, RatingQuery, aggregate_ratings};
+use crate::trust::{ControllerRef, Evaluation, RatingQuery, aggregate_ratings};
 
 pub use super::limits::MAX_COMPARE_DIMENSIONS;
 use super::limits::{MAX_COMPARE_ITEMS, MAX_DIMENSION_CHARACTERS, MIN_COMPARE_ITEMS};
@@ -43,7 +43,7 @@ pub struct DimensionScore {
     /// `context` when the score comes from the requested context (or a parent context), `all_contexts` otherwise.
     pub source: &'static str,
     /// The context key the score was computed for.
-    pub context_key: String,
+    pub context_key: ContextKey,
     /// Independent raters in the requested context itself.
     pub context_raters: u32,
 }
@@ -64,7 +64,7 @@ pub struct ExperienceBrief {
     /// Whether it was made in the requested context.
     pub same_context: bool,
     /// Its status.
-    pub status: String,
+    pub status: TrustStatus,
     /// Its trust.
     pub trust: TrustBrief,
 }
@@ -81,7 +81,7 @@ pub struct ComparedItem {
     /// Entity type or content type.
     pub object_type: String,
     /// Trust status.
-    pub status: String,
+    pub status: TrustStatus,
     /// Trust figures.
     pub trust: TrustBrief,
     /// Per-dimension scores.
@@ -115,14 +115,14 @@ pub struct ContradictionNote {
     /// The claim text, when the subject is a claim.
     pub text: Option<String>,
     /// Its status.
-    pub status: String,
+    pub status: TrustStatus,
 }
 
 /// The result of `compare`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Comparison {
     /// The normalized context.
-    pub context_key: String,
+    pub context_key: ContextKey,
     /// The dimensions compared.
     pub dimensions: Vec<String>,
     /// The items in the requested order.
@@ -227,7 +227,7 @@ impl Service {
                     let author = self.controller_ref_for(&content.origin, content.author_root_controller.as_str());
                     for claim in store::knowledge::claims_of_revision(conn, &revision.id).await? {
                         if let Some(summary) = store::trust::find_summary(conn, &claim.id).await?
-                            && matches!(summary.status.as_str(), "disputed" | "incorrect" | "outdated")
+                            && summary.status.is_contested()
                         {
                             contradictions.push(ContradictionNote {
                                 item: id.as_str().to_owned(),
@@ -242,19 +242,16 @@ impl Service {
             };
             let target = self.trust_target(conn, &trust_target_id).await?;
             let assessment = self.live_assessment(conn, &target).await?;
-            let status = assessment.status.as_str().to_owned();
-            if matches!(status.as_str(), "disputed" | "incorrect" | "outdated") {
+            let status = assessment.status;
+            if status.is_contested() {
                 contradictions.push(ContradictionNote {
                     item: id.as_str().to_owned(),
                     subject: id.as_str().to_owned(),
                     text: None,
-                    status: status.clone(),
+                    status,
                 });
             }
-            let records = ratings
-                .iter()
-                .map(|rating| self.rating_record(rating))
-                .collect::<Result<Vec<_>, _>>()?;
+            let records: Vec<_> = ratings.iter().map(|rating| self.rating_record(rating)).collect();
             let mut scores = Vec::new();
             for dimension in &dimensions {
                 scores.push(self.dimension_score(&records, &author, dimension, &context_key, &evaluation)?);
@@ -278,7 +275,7 @@ impl Service {
         }
         let trade_offs = self.trade_offs(conn, &ids).await?;
         Ok(Comparison {
-            context_key: context_key.to_string(),
+            context_key,
             dimensions,
             items,
             trade_offs,
@@ -320,7 +317,7 @@ impl Service {
             } else {
                 "context"
             },
-            context_key: aggregate.context.to_string(),
+            context_key: aggregate.context,
             context_raters: aggregate.context_raters,
         })
     }
@@ -343,7 +340,7 @@ impl Service {
             let Some(summary) = store::trust::find_summary(conn, &revision.id).await? else {
                 continue;
             };
-            if matches!(summary.status.as_str(), "incorrect" | "disputed") {
+            if matches!(summary.status, TrustStatus::Incorrect | TrustStatus::Disputed) {
                 continue;
             }
             let experience_context = revision.context_key.clone();
@@ -363,7 +360,7 @@ impl Service {
                     .map(str::to_owned),
                 context_key: experience_context,
                 same_context,
-                status: summary.status.clone(),
+                status: summary.status,
                 trust: TrustBrief {
                     value: summary.value,
                     lower_bound: summary.lower_bound,
@@ -377,7 +374,7 @@ impl Service {
             right
                 .same_context
                 .cmp(&left.same_context)
-                .then_with(|| status_rank(&left.status).cmp(&status_rank(&right.status)))
+                .then_with(|| status_rank(left.status).cmp(&status_rank(right.status)))
                 .then_with(|| right.trust.lower_bound.total_cmp(&left.trust.lower_bound))
                 .then_with(|| left.id.cmp(&right.id))
         });

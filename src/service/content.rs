@@ -27,7 +27,7 @@ use crate::domain::knowledge::{
 use crate::domain::text::{
     claim_fingerprint, normalize_claim_text, normalize_entity_name, normalize_source_url, normalize_tag,
 };
-use crate::domain::{AuthenticatedActor, IdKind, PublicId, Scope};
+use crate::domain::{AuthenticatedActor, IdKind, PublicId, Scope, TrustStatus};
 use crate::store::trust::TrustTargetKind;
 use crate::store::{self, Transaction};
 
@@ -376,7 +376,7 @@ impl Service {
         prepared: &[super::evidence::PreparedEvidence],
         request: &ExperienceRequest,
         context: &Value,
-        context_key: &crate::trust::ContextKey,
+        context_key: &crate::domain::ContextKey,
     ) -> Result<ExperienceOutcome, ServiceError> {
         {
             let published = self.publish_in(unit, caller, validated).await?;
@@ -391,7 +391,7 @@ impl Service {
                     result: *entry_result,
                     real_world_use: request.real_world_use,
                     context: context.clone(),
-                    context_key: context_key.to_string(),
+                    context_key: context_key.clone(),
                     metrics: Value::Object(serde_json::Map::new()),
                     note: note.clone(),
                     experience_id: Some(experience_id.clone()),
@@ -1093,7 +1093,7 @@ impl Service {
             created_at: entity.created_at,
         };
         let statuses = self.initialize_trust_summaries(unit, &[(target, false)]).await?;
-        let status = statuses.first().map_or("unverified", |status| status.as_str());
+        let status = statuses.first().copied().unwrap_or(TrustStatus::Unverified);
         self.index_documents(&mut unit.conn(), &[super::search::entity_document(&entity, status)])
             .await?;
         Ok(entity)

@@ -12,14 +12,15 @@ use super::unit_of_work::UnitOfWork;
 use super::validation::{cap_optional_text, cap_text, confidence, keyword, optional_text, parse_target, type_name};
 use super::writes::{CallMetadata, WriteOperation, WriteSummary, within_write};
 use super::{ErrorCode, Service, ServiceError};
+use crate::domain::ContextKey;
 use crate::domain::evidence::{
-    CitedSource, Rating, RecordAuthor, RecordStatus, Review, ReviewGrounding, StandingSnapshot, UsageEvent,
-    UsageOutcome, Verdict,
+    CitedSource, Grounding, Rating, RecordAuthor, RecordStatus, Review, StandingSnapshot, UsageEvent, UsageOutcome,
+    Verdict,
 };
 use crate::domain::{AuthenticatedActor, IdKind, PublicId, Scope};
 use crate::store::trust::RatingAggregateRecord;
 use crate::store::{self, Conn};
-use crate::trust::{ContextKey, ControllerRef, Evaluation, RatingQuery, RatingRecord, aggregate_ratings};
+use crate::trust::{ControllerRef, Evaluation, RatingQuery, RatingRecord, aggregate_ratings};
 
 /// Everything `report_usage` accepts for a new report.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -207,7 +208,7 @@ pub(super) struct NewUsage {
     pub(super) result: UsageOutcome,
     pub(super) real_world_use: bool,
     pub(super) context: Value,
-    pub(super) context_key: String,
+    pub(super) context_key: ContextKey,
     pub(super) metrics: Value,
     pub(super) note: Option<String>,
     pub(super) experience_id: Option<PublicId>,
@@ -254,7 +255,7 @@ impl Service {
             result,
             real_world_use: request.real_world_use,
             context,
-            context_key: context_key.to_string(),
+            context_key,
             metrics,
             note,
             experience_id: None,
@@ -406,7 +407,7 @@ impl Service {
             }
             let grounding = match &based_on_usage {
                 Some(usage_id) => self.grounding_of(&mut unit.conn(), caller, usage_id, &trust_target).await?,
-                None => ReviewGrounding::None,
+                None => Grounding::Ungrounded,
             };
             let mut cited = Vec::new();
             for (position, source) in sources.iter().enumerate() {
@@ -515,7 +516,7 @@ impl Service {
                     score: request.score,
                     confidence,
                     context: context.clone(),
-                    context_key: context_key.to_string(),
+                    context_key: context_key.clone(),
                     based_on_usage_id: based_on_usage.clone(),
                     rationale_markdown: rationale.clone(),
                     status: RecordStatus::Active,
@@ -725,7 +726,7 @@ impl Service {
         caller: &AuthenticatedActor,
         usage_id: &PublicId,
         target: &TrustTarget,
-    ) -> Result<ReviewGrounding, ServiceError> {
+    ) -> Result<Grounding, ServiceError> {
         let usage = self.own_active_usage(conn, caller, usage_id).await?;
         let same_target = usage.target_id == target.id
             || (usage.target_content_id.is_some() && usage.target_content_id == target.content_id)
@@ -739,9 +740,9 @@ impl Service {
             ));
         }
         Ok(if usage.real_world_use {
-            ReviewGrounding::RealWorld
+            Grounding::OwnRealWorldUsage
         } else {
-            ReviewGrounding::Test
+            Grounding::OwnTestUsage
         })
     }
 
@@ -807,8 +808,8 @@ impl Service {
     }
 
     /// The trust engine's view of a stored rating.
-    pub(super) fn rating_record(&self, rating: &Rating) -> Result<RatingRecord, ServiceError> {
-        Ok(RatingRecord {
+    pub(super) fn rating_record(&self, rating: &Rating) -> RatingRecord {
+        RatingRecord {
             record_id: rating.id.as_str().to_owned(),
             actor: rating.author.actor_id.as_str().to_owned(),
             root_controller: rating.author.root_controller_id.as_str().to_owned(),
@@ -817,11 +818,10 @@ impl Service {
             recorded_at: rating.created_at,
             retracted: rating.status == RecordStatus::Retracted,
             dimension: rating.dimension.clone(),
-            context: ContextKey::parse(&rating.context_key)
-                .map_err(|error| ServiceError::internal(format!("stored context key is malformed: {error}")))?,
+            context: rating.context_key.clone(),
             score: rating.score,
             confidence: rating.confidence,
-        })
+        }
     }
 
     /// Recomputes and stores the aggregates of (target, dimension): the all-context one and every context (and
@@ -834,10 +834,7 @@ impl Service {
         dimension: &str,
     ) -> Result<(), ServiceError> {
         let ratings = store::evidence::ratings_of_target_dimension(conn, target, dimension).await?;
-        let records = ratings
-            .iter()
-            .map(|rating| self.rating_record(rating))
-            .collect::<Result<Vec<_>, _>>()?;
+        let records: Vec<RatingRecord> = ratings.iter().map(|rating| self.rating_record(rating)).collect();
         let mut contexts: Vec<ContextKey> = vec![ContextKey::all()];
         for record in records.iter().filter(|record| !record.retracted) {
             for key in record.context.fallback_chain() {
@@ -873,7 +870,7 @@ impl Service {
             aggregates.push(RatingAggregateRecord {
                 target_id: target.clone(),
                 dimension: dimension.to_owned(),
-                context_key: context.to_string(),
+                context_key: context.clone(),
                 score: aggregate.value,
                 lower_bound: aggregate.lower_bound,
                 upper_bound: aggregate.upper_bound,

@@ -12,7 +12,7 @@ use super::validation::parse_id;
 use super::{ErrorCode, Service, ServiceError};
 use crate::domain::evidence::{Rating, Review, UsageEvent};
 use crate::domain::knowledge::{Claim, ContentItem, Entity, Relation, Revision, Source, Space};
-use crate::domain::{Actor, AuthenticatedActor, IdKind, PublicId, Scope};
+use crate::domain::{Actor, AuthenticatedActor, IdKind, PublicId, Scope, TrustStatus};
 use crate::store::trust::RatingAggregateRecord;
 use crate::store::{self, Conn};
 use crate::trust::{Assessment, Explanation};
@@ -130,7 +130,7 @@ pub struct ClaimStanding {
     /// The claim.
     pub claim: Claim,
     /// Its status.
-    pub status: String,
+    pub status: TrustStatus,
     /// Its trust figures.
     pub trust: TrustBrief,
 }
@@ -204,7 +204,7 @@ pub struct RevisionBrief {
     /// The revision.
     pub revision: Revision,
     /// Its status.
-    pub status: String,
+    pub status: TrustStatus,
 }
 
 /// A content item as `get` shows it.
@@ -480,7 +480,7 @@ impl Service {
             for claim in claims {
                 let (status, trust) = match summaries.remove(claim.id.as_str()) {
                     Some(summary) => (
-                        summary.status.clone(),
+                        summary.status,
                         TrustBrief {
                             value: summary.value,
                             lower_bound: summary.lower_bound,
@@ -489,7 +489,7 @@ impl Service {
                             real_world_confirmations: summary.real_world_confirmations,
                         },
                     ),
-                    None => ("unverified".to_owned(), prior_brief()),
+                    None => (TrustStatus::Unverified, prior_brief()),
                 };
                 standings.push(ClaimStanding { claim, status, trust });
             }
@@ -522,7 +522,7 @@ impl Service {
             for listed in listed_revisions {
                 let status = summaries
                     .remove(listed.id.as_str())
-                    .map_or_else(|| "unverified".to_owned(), |summary| summary.status);
+                    .map_or(TrustStatus::Unverified, |summary| summary.status);
                 briefs.push(RevisionBrief {
                     revision: listed,
                     status,

@@ -16,7 +16,7 @@ use crate::domain::change::{Change, OutboxEvent};
 use crate::domain::knowledge::{Claim, ContentItem, Entity, Revision, Source, Space, SpaceVisibility};
 use crate::domain::replication::{FederatedObject, OriginProof, ReplicatedObject, RevisionRecord, SpaceRecord};
 use crate::domain::tombstone::Tombstone;
-use crate::domain::{IdKind, PublicId};
+use crate::domain::{IdKind, PublicId, TrustStatus};
 use crate::store::replication::SnapshotEntry;
 use crate::store::trust::TrustTargetKind;
 use crate::store::{self};
@@ -490,7 +490,7 @@ impl Service {
                     created_at: entity.created_at,
                 };
                 let statuses = self.initialize_trust_summaries(unit, &[(target, false)]).await?;
-                let status = statuses.first().map_or("unverified", |status| status.as_str());
+                let status = statuses.first().copied().unwrap_or(TrustStatus::Unverified);
                 let mut document = super::search::entity_document(&entity, status);
                 document.created_at = now;
                 self.index_documents(&mut unit.conn(), &[document]).await?;

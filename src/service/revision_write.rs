@@ -8,8 +8,8 @@ use chrono::{DateTime, Utc};
 use super::trust::TrustTarget;
 use super::unit_of_work::UnitOfWork;
 use super::{Service, ServiceError};
-use crate::domain::PublicId;
 use crate::domain::knowledge::{Claim, ContentItem, Relation, RelationType, Revision};
+use crate::domain::{PublicId, TrustStatus};
 use crate::store::trust::TrustTargetKind;
 use crate::store::{self};
 
@@ -181,8 +181,8 @@ impl Service {
         let statuses = self.initialize_trust_summaries(unit, &new_targets).await?;
         // Search: the item's document (when this revision is what the item shows) and those of its new claims, with
         // their first statuses, in one statement.
-        let mut statuses = statuses.iter().map(|status| status.as_str());
-        let revision_status = statuses.next().unwrap_or("unverified");
+        let mut statuses = statuses.into_iter();
+        let revision_status = statuses.next().unwrap_or(TrustStatus::Unverified);
         let mut documents = Vec::with_capacity(1 + new_claims.len());
         if write.becomes_current {
             let claim_texts: Vec<String> = write.claims.iter().map(|claim| claim.new.text.clone()).collect();
@@ -195,7 +195,7 @@ impl Service {
             ));
         }
         for claim in &new_claims {
-            let mut document = super::search::claim_document(claim, statuses.next().unwrap_or("unverified"));
+            let mut document = super::search::claim_document(claim, statuses.next().unwrap_or(TrustStatus::Unverified));
             document.created_at = write.indexed_at;
             documents.push(document);
         }

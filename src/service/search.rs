@@ -24,7 +24,7 @@ use super::validation::{
     cap_each_text, cap_items, cap_optional_text, cap_text, keyword, parse_id, parse_target, type_name,
 };
 use super::{Service, ServiceError};
-use crate::domain::{AuthenticatedActor, IdKind, Scope};
+use crate::domain::{AuthenticatedActor, IdKind, Scope, TrustStatus};
 use crate::store::search::{SearchCandidate, SearchDocument, SearchFilter, SearchKind, SearchListing, SearchOrder};
 use crate::store::{self, Backend, Conn};
 
@@ -94,7 +94,7 @@ pub struct SearchHit {
     /// Summary or description.
     pub summary: String,
     /// Trust status.
-    pub status: String,
+    pub status: TrustStatus,
     /// Trust figures.
     pub trust: TrustBrief,
     /// Who wrote it.
@@ -236,7 +236,8 @@ impl Service {
         let search_fingerprint = super::writes::request_fingerprint(&json!({
             "query": query_text, "kinds": request.kinds, "content_types": content_types, "entity_types": entity_types,
             "context": context_key.to_string(), "alternatives_to": request.alternatives_to.as_ref().map(|(id, reason)| json!([id, reason])),
-            "space": request.space, "tags": tags, "statuses": statuses, "sort": format!("{sort:?}"),
+            "space": request.space, "tags": tags,
+            "statuses": statuses.iter().map(|status| status.as_str()).collect::<Vec<_>>(), "sort": format!("{sort:?}"),
         }));
         let mut reader = self.store().reader().await?;
         let secret = self.signing_secret(&mut reader.conn()).await?;
@@ -352,7 +353,7 @@ impl Service {
                         };
                         let score = candidate.relevance
                             * (0.3 + 0.7 * candidate.lower_bound)
-                            * status_weight(&candidate.status)
+                            * status_weight(candidate.status)
                             * boost;
                         (candidate, score)
                     })
@@ -426,7 +427,7 @@ impl Service {
                     id: last.id.clone(),
                 },
                 Sort::Trust => CursorPosition::Trust {
-                    rank: status_rank(&last.status),
+                    rank: status_rank(last.status),
                     lower_bound: last.trust.lower_bound,
                     id: last.id.clone(),
                 },
@@ -447,7 +448,6 @@ impl Service {
         } else {
             None
         };
-        let mut hits = hits;
         if hits.iter().any(|hit| hit.origin != self.realm()) {
             let mut reader = self.store().reader().await?;
             let origins: Vec<String> = hits.iter().map(|hit| hit.origin.clone()).collect();
@@ -550,7 +550,7 @@ pub(super) fn content_document(
     revision: &crate::domain::knowledge::Revision,
     claims: &[String],
     tags: &[String],
-    status: &str,
+    status: TrustStatus,
 ) -> SearchDocument {
     let mut body = super::markdown::plain_text_excerpt(&revision.body_markdown, 60_000);
     for claim in claims {
@@ -577,12 +577,12 @@ pub(super) fn content_document(
         created_at: content.received_at,
         updated_at: revision.created_at,
         tags: tags.to_vec(),
-        status: status.to_owned(),
+        status,
     }
 }
 
 /// The search document of a claim with its trust status.
-pub(super) fn claim_document(claim: &crate::domain::knowledge::Claim, status: &str) -> SearchDocument {
+pub(super) fn claim_document(claim: &crate::domain::knowledge::Claim, status: TrustStatus) -> SearchDocument {
     SearchDocument {
         object_id: claim.id.as_str().to_owned(),
         kind: SearchKind::Claim,
@@ -597,12 +597,12 @@ pub(super) fn claim_document(claim: &crate::domain::knowledge::Claim, status: &s
         created_at: claim.created_at,
         updated_at: claim.created_at,
         tags: Vec::new(),
-        status: status.to_owned(),
+        status,
     }
 }
 
 /// The search document of an entity with its trust status.
-pub(super) fn entity_document(entity: &crate::domain::knowledge::Entity, status: &str) -> SearchDocument {
+pub(super) fn entity_document(entity: &crate::domain::knowledge::Entity, status: TrustStatus) -> SearchDocument {
     SearchDocument {
         object_id: entity.id.as_str().to_owned(),
         kind: SearchKind::Entity,
@@ -617,7 +617,7 @@ pub(super) fn entity_document(entity: &crate::domain::knowledge::Entity, status:
         created_at: entity.created_at,
         updated_at: entity.created_at,
         tags: Vec::new(),
-        status: status.to_owned(),
+        status,
     }
 }
 
@@ -712,13 +712,17 @@ fn parse_kinds(kinds: &[String]) -> Result<Vec<SearchKind>, ServiceError> {
 }
 
 /// Statuses a search includes: the positive ladder from `min_status` up, and the disputed family when asked for.
-fn allowed_statuses(min_status: Option<&str>, include_disputed: bool) -> Result<Vec<String>, ServiceError> {
-    let ladder = ["unverified", "supported", "high_confidence"];
+fn allowed_statuses(min_status: Option<&str>, include_disputed: bool) -> Result<Vec<TrustStatus>, ServiceError> {
+    let ladder = [
+        TrustStatus::Unverified,
+        TrustStatus::Supported,
+        TrustStatus::HighConfidence,
+    ];
     let start = match min_status.map(str::trim).filter(|status| !status.is_empty()) {
         None => 0,
         Some(status) => ladder
             .iter()
-            .position(|candidate| *candidate == status)
+            .position(|candidate| candidate.as_str() == status)
             .ok_or_else(|| {
                 ServiceError::validation(
                     "min_status",
@@ -726,19 +730,24 @@ fn allowed_statuses(min_status: Option<&str>, include_disputed: bool) -> Result<
                 )
             })?,
     };
-    let mut statuses: Vec<String> = ladder[start..].iter().map(|status| (*status).to_owned()).collect();
+    let mut statuses = ladder[start..].to_vec();
     if include_disputed {
-        statuses.extend(["disputed", "outdated", "incorrect", "superseded"].map(str::to_owned));
+        statuses.extend([
+            TrustStatus::Disputed,
+            TrustStatus::Outdated,
+            TrustStatus::Incorrect,
+            TrustStatus::Superseded,
+        ]);
     }
     Ok(statuses)
 }
 
-fn status_weight(status: &str) -> f64 {
+fn status_weight(status: TrustStatus) -> f64 {
     match status {
-        "disputed" | "outdated" => 0.6,
-        "superseded" => 0.5,
-        "incorrect" => 0.3,
-        _ => 1.0,
+        TrustStatus::Disputed | TrustStatus::Outdated => 0.6,
+        TrustStatus::Superseded => 0.5,
+        TrustStatus::Incorrect => 0.3,
+        TrustStatus::HighConfidence | TrustStatus::Supported | TrustStatus::Unverified => 1.0,
     }
 }
 
@@ -820,7 +829,7 @@ mod tests {
     fn min_status_and_include_disputed_choose_statuses() {
         assert_eq!(
             allowed_statuses(Some("supported"), false).expect("valid"),
-            vec!["supported", "high_confidence"]
+            vec![TrustStatus::Supported, TrustStatus::HighConfidence]
         );
         assert_eq!(allowed_statuses(None, true).expect("valid").len(), 7);
         assert!(allowed_statuses(Some("great"), true).is_err());

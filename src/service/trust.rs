@@ -11,15 +11,14 @@ use chrono::{DateTime, Utc};
 
 use super::unit_of_work::UnitOfWork;
 use super::{Service, ServiceError};
-use crate::domain::evidence::{RecordStatus, Review, ReviewGrounding, UsageEvent, UsageOutcome, Verdict};
-use crate::domain::{IdKind, PublicId};
+use crate::domain::evidence::{RecordStatus, Review, UsageEvent};
+use crate::domain::{IdKind, PublicId, TrustStatus};
 use crate::store::trust::{ReputationObservationRecord, TrustSummaryRecord, TrustTargetKind};
 use crate::store::{self, Conn};
 use crate::trust::{
     Assessment, ControllerRef, ControllerStanding, Evaluation, EvidenceKind, EvidenceRecord, Explanation,
-    FirstPartyDecision, Grounding, InstanceTrustTable, ReputationObservation, RetractionAuthority, ReviewVerdict,
-    Stance, TargetDescriptor, TargetState, TrustParameters, TrustStatus, UsageResult, assess_records,
-    controller_reputation, record_effect,
+    FirstPartyDecision, InstanceTrustTable, ReputationObservation, RetractionAuthority, Stance, TargetDescriptor,
+    TargetState, TrustParameters, assess_records, controller_reputation, record_effect,
 };
 
 /// How many targets' incremental states one process keeps in memory.
@@ -258,11 +257,10 @@ impl Service {
         });
         let summary = summary_record(target, version + 1, &assessment, state.held_records(), now);
         store::trust::upsert_summaries(&mut unit.conn(), std::slice::from_ref(&summary)).await?;
-        let previous_status = locked.as_ref().and_then(|locked| parse_status(&locked.summary.status));
+        let previous_status = locked.as_ref().map(|locked| locked.summary.status);
         if previous_status != Some(assessment.status) {
             // Status filters are terms of the search index; the documents whose trust lives here follow.
-            store::search::set_document_status(&mut unit.conn(), target.id.as_str(), assessment.status.as_str())
-                .await?;
+            store::search::set_document_status(&mut unit.conn(), target.id.as_str(), assessment.status).await?;
         }
         let previous_decision = previous_status.and_then(FirstPartyDecision::from_status);
         let new_decision = FirstPartyDecision::from_status(assessment.status);
@@ -385,12 +383,7 @@ impl Service {
             },
             kind: EvidenceKind::Usage {
                 real_world_use: usage.real_world_use,
-                result: match usage.result {
-                    UsageOutcome::Success => UsageResult::Success,
-                    UsageOutcome::Partial => UsageResult::Partial,
-                    UsageOutcome::Failure => UsageResult::Failure,
-                    UsageOutcome::Unknown => UsageResult::Unknown,
-                },
+                result: usage.result,
             },
         }
     }
@@ -411,13 +404,9 @@ impl Service {
                 account_created_at: review.standing.account_created_at,
             },
             kind: EvidenceKind::Review {
-                verdict: engine_verdict(review.verdict),
+                verdict: review.verdict,
                 confidence: review.confidence,
-                grounding: match review.grounding {
-                    ReviewGrounding::None => Grounding::Ungrounded,
-                    ReviewGrounding::Test => Grounding::OwnTestUsage,
-                    ReviewGrounding::RealWorld => Grounding::OwnRealWorldUsage,
-                },
+                grounding: review.grounding,
             },
         }
     }
@@ -720,41 +709,12 @@ impl Service {
     }
 }
 
-/// The status named by a stored status string.
-pub fn parse_status(name: &str) -> Option<TrustStatus> {
-    [
-        TrustStatus::Unverified,
-        TrustStatus::Supported,
-        TrustStatus::HighConfidence,
-        TrustStatus::Disputed,
-        TrustStatus::Outdated,
-        TrustStatus::Incorrect,
-        TrustStatus::Superseded,
-    ]
-    .into_iter()
-    .find(|status| status.as_str() == name)
-}
-
 /// Each controller's reputation snapshot of the current day, with the instant it was evaluated at.
 pub type ReputationCache = HashMap<String, (DateTime<Utc>, crate::trust::ControllerReputation)>;
 
 /// The reputation snapshot label: one per day, as §2.11 versions reputation.
 pub fn reputation_epoch(now: DateTime<Utc>) -> String {
     now.format("reputation-%Y-%m-%d").to_string()
-}
-
-/// The trust engine's verdict for a domain verdict.
-pub fn engine_verdict(verdict: Verdict) -> ReviewVerdict {
-    match verdict {
-        Verdict::Confirmed => ReviewVerdict::Confirmed,
-        Verdict::MostlyCorrect => ReviewVerdict::MostlyCorrect,
-        Verdict::Questionable => ReviewVerdict::Questionable,
-        Verdict::Misleading => ReviewVerdict::Misleading,
-        Verdict::Contradicted => ReviewVerdict::Contradicted,
-        Verdict::False => ReviewVerdict::False,
-        Verdict::Outdated => ReviewVerdict::Outdated,
-        Verdict::CannotVerify => ReviewVerdict::CannotVerify,
-    }
 }
 
 fn summary_record(
@@ -773,7 +733,7 @@ fn summary_record(
         value: assessment.value,
         lower_bound: assessment.lower_bound,
         upper_bound: assessment.upper_bound,
-        status: assessment.status.as_str().to_owned(),
+        status: assessment.status,
         rule: assessment.rule.as_str().to_owned(),
         reason: assessment.reason.clone(),
         independent_confirmations: count(assessment.counts.independent_confirmations.total()),

@@ -7,8 +7,8 @@ use super::limits::{
     MAX_AUXILIARY_OBJECT_BYTES, MAX_CONTEXT_FACET_NAME_CHARACTERS, MAX_CONTEXT_FACET_VALUE_CHARACTERS,
     MAX_CONTEXT_FACETS, MAX_CONTEXT_KEY_BYTES, MAX_CONTEXT_NOTE_CHARACTERS, MAX_ID_CHARACTERS, MAX_KEYWORD_CHARACTERS,
 };
+use crate::domain::{ContextKey, ContextValue};
 use crate::domain::{IdKind, PublicId};
-use crate::trust::{ContextKey, ContextValue};
 
 /// Fails unless `text`, as given (before trimming), has at most `max_characters` characters: the `maxLength` the
 /// input schema declares for `field`.

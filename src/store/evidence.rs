@@ -3,11 +3,11 @@
 use chrono::{DateTime, Utc};
 use sqlx::types::Json;
 
-use super::{Conn, StoreError, dispatch, stored_id, stored_optional_id};
+use super::{Conn, StoreError, dispatch, stored_context_key, stored_id, stored_optional_id};
 use crate::domain::PublicId;
 use crate::domain::evidence::{
-    CitedSource, Rating, RecordAuthor, RecordStatus, Review, ReviewGrounding, StandingSnapshot, UsageEvent,
-    UsageOutcome, Verdict,
+    CitedSource, Grounding, Rating, RecordAuthor, RecordStatus, Review, StandingSnapshot, UsageEvent, UsageOutcome,
+    Verdict,
 };
 
 fn status(text: &str, id: &str) -> Result<RecordStatus, StoreError> {
@@ -60,7 +60,7 @@ impl UsageRow {
             usage_type: self.usage_type,
             real_world_use: self.real_world_use,
             context: self.context.0,
-            context_key: self.context_key,
+            context_key: stored_context_key(&self.context_key, &format!("usage {}", self.id))?,
             metrics: self.metrics.0,
             note: self.note,
             standing: StandingSnapshot {
@@ -96,7 +96,7 @@ pub async fn insert_usage(conn: &mut Conn<'_>, usage: &UsageEvent) -> Result<(),
         .bind(usage.result.as_str())
         .bind(usage.real_world_use)
         .bind(&usage.context)
-        .bind(&usage.context_key)
+        .bind(usage.context_key.to_string().as_str())
         .bind(&usage.metrics)
         .bind(&usage.note)
         .bind(usage.experience_id.as_ref().map(PublicId::as_str))
@@ -208,7 +208,7 @@ impl ReviewRow {
             },
             verdict: Verdict::parse(&self.verdict)
                 .ok_or_else(|| StoreError::Corrupt(format!("review {}: unknown verdict", self.id)))?,
-            grounding: ReviewGrounding::parse(&self.grounding)
+            grounding: Grounding::parse(&self.grounding)
                 .ok_or_else(|| StoreError::Corrupt(format!("review {}: unknown grounding", self.id)))?,
             based_on_usage_id: stored_optional_id(self.based_on_usage_id.as_deref(), "review usage")?,
             status: status(&self.status, &self.id)?,
@@ -338,7 +338,7 @@ impl RatingRow {
             score: self.score,
             confidence: self.confidence,
             context: self.context.0,
-            context_key: self.context_key,
+            context_key: stored_context_key(&self.context_key, &format!("rating {}", self.id))?,
             rationale_markdown: self.rationale_markdown,
             retracted_at: self.retracted_at,
             created_at: self.created_at,
@@ -366,7 +366,7 @@ pub async fn insert_rating(conn: &mut Conn<'_>, rating: &Rating) -> Result<(), S
         .bind(rating.score)
         .bind(rating.confidence)
         .bind(&rating.context)
-        .bind(&rating.context_key)
+        .bind(rating.context_key.to_string().as_str())
         .bind(rating.based_on_usage_id.as_ref().map(PublicId::as_str))
         .bind(&rating.rationale_markdown)
         .bind(rating.status.as_str())

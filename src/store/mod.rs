@@ -99,6 +99,19 @@ pub(crate) fn stored_id(text: &str, what: &str) -> Result<crate::domain::PublicI
     crate::domain::PublicId::parse(text).map_err(|_| StoreError::Corrupt(format!("malformed {what}: {text}")))
 }
 
+/// Parses a trust status read from a row (a summary's or a candidate's); an unknown one means the database holds
+/// something this version does not write.
+pub(crate) fn stored_status(text: &str, owner: &str) -> Result<crate::domain::TrustStatus, StoreError> {
+    crate::domain::TrustStatus::parse(text)
+        .ok_or_else(|| StoreError::Corrupt(format!("{owner}: unknown trust status `{text}`")))
+}
+
+/// Parses a context key read from a row (evidence and aggregates store the rendering of a normalized key, so one
+/// that does not parse back was not written by this version).
+pub(crate) fn stored_context_key(text: &str, owner: &str) -> Result<crate::domain::ContextKey, StoreError> {
+    crate::domain::ContextKey::parse(text).map_err(|error| StoreError::Corrupt(format!("{owner}: {error}")))
+}
+
 /// Parses an optional ID read from a row.
 pub(crate) fn stored_optional_id(
     text: Option<&str>,

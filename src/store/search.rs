@@ -7,6 +7,7 @@ use sqlx::{Postgres, QueryBuilder, Sqlite};
 
 use super::statement::{Bind, Statement};
 use super::{Conn, StoreError, dispatch};
+use crate::domain::TrustStatus;
 
 /// The kinds of searchable objects.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -60,7 +61,7 @@ pub struct SearchDocument {
     /// The tags of a content item's current revision (empty for claims and entities).
     pub tags: Vec<String>,
     /// The trust status of the object's trust target.
-    pub status: String,
+    pub status: TrustStatus,
 }
 
 /// The index term of one filterable property: a letter naming the property, the value's UTF-8 bytes in lowercase
@@ -96,8 +97,8 @@ fn kind_code(kind: SearchKind) -> i64 {
 }
 
 /// The index term of a trust status.
-fn status_facet(status: &str) -> String {
-    facet_term('s', status)
+fn status_facet(status: TrustStatus) -> String {
+    facet_term('s', status.as_str())
 }
 
 /// Writes (or rewrites) search documents. On SQLite a document that exists is removed and written anew, so that
@@ -123,7 +124,7 @@ pub async fn upsert_documents(conn: &mut Conn<'_>, documents: &[SearchDocument])
             Bind::from(document.created_at),
             Bind::from(document.updated_at),
             Bind::from(document_facets(document).as_str()),
-            Bind::from(status_facet(&document.status).as_str()),
+            Bind::from(status_facet(document.status).as_str()),
         ]
     };
     match conn {
@@ -188,13 +189,17 @@ pub async fn upsert_documents(conn: &mut Conn<'_>, documents: &[SearchDocument])
 /// Records a trust target's new status on the documents whose trust lives there, for status filters. On
 /// PostgreSQL the status lexeme of each vector is replaced in place: the document did not change, so it keeps its
 /// change number, and its text need not be parsed again.
-pub async fn set_document_status(conn: &mut Conn<'_>, trust_target_id: &str, status: &str) -> Result<(), StoreError> {
+pub async fn set_document_status(
+    conn: &mut Conn<'_>,
+    trust_target_id: &str,
+    status: TrustStatus,
+) -> Result<(), StoreError> {
     let statement = match conn {
         Conn::Postgres(_) => {
             // Status terms are a letter and hex digits (see `facet_term`), so they can stand in the SQL text.
             let every_status_lexeme: Vec<String> = ALL_STATUSES
                 .iter()
-                .map(|each| format!("' {}'", status_facet(each)))
+                .map(|each| format!("' {}'", status_facet(*each)))
                 .collect();
             Statement::new(format!(
                 "WITH changed AS (UPDATE search_documents SET status_facet = $2 WHERE trust_target_id = $1 \
@@ -259,7 +264,7 @@ pub struct SearchFilter {
     /// The space content must be in.
     pub space_id: Option<String>,
     /// Statuses to include.
-    pub statuses: Vec<String>,
+    pub statuses: Vec<TrustStatus>,
     /// Only objects created at or before this instant (a cursor's snapshot);
     /// `None` on a first page: nothing was created after the instant the search runs at.
     pub created_at_or_before: Option<DateTime<Utc>>,
@@ -275,7 +280,7 @@ pub struct SearchFilter {
 }
 
 /// One matching object with what ordering and ranking need; what a listing shows comes from [`listings`].
-#[derive(Debug, Clone, PartialEq, sqlx::FromRow)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct SearchCandidate {
     /// The object's ID.
     pub object_id: String,
@@ -286,7 +291,7 @@ pub struct SearchCandidate {
     /// Trust lower bound.
     pub lower_bound: f64,
     /// Trust status.
-    pub status: String,
+    pub status: TrustStatus,
     /// Status rank (0 = high_confidence … 6 = incorrect), as ordered by `trust`.
     pub status_rank: i32,
     /// Independent confirmations.
@@ -295,6 +300,41 @@ pub struct SearchCandidate {
     pub contradictions: i32,
     /// Real-world confirmations.
     pub real_world_confirmations: i32,
+}
+
+/// A candidate as the database returns it: the status is column text until [`CandidateRow::into_candidate`] reads it.
+#[derive(sqlx::FromRow)]
+struct CandidateRow {
+    object_id: String,
+    relevance: f64,
+    value: f64,
+    lower_bound: f64,
+    status: String,
+    status_rank: i32,
+    independent_confirmations: i32,
+    contradictions: i32,
+    real_world_confirmations: i32,
+}
+
+impl CandidateRow {
+    fn into_candidate(self) -> Result<SearchCandidate, StoreError> {
+        Ok(SearchCandidate {
+            status: super::stored_status(&self.status, &self.object_id)?,
+            object_id: self.object_id,
+            relevance: self.relevance,
+            value: self.value,
+            lower_bound: self.lower_bound,
+            status_rank: self.status_rank,
+            independent_confirmations: self.independent_confirmations,
+            contradictions: self.contradictions,
+            real_world_confirmations: self.real_world_confirmations,
+        })
+    }
+}
+
+/// Reads the candidates of one query.
+fn into_candidates(rows: Vec<CandidateRow>) -> Result<Vec<SearchCandidate>, StoreError> {
+    rows.into_iter().map(CandidateRow::into_candidate).collect()
 }
 
 /// What a search result shows of its object besides trust.
@@ -324,15 +364,15 @@ const STATUS_RANK: &str = "(CASE t.status WHEN 'high_confidence' THEN 0 WHEN 'su
     WHEN 'disputed' THEN 3 WHEN 'outdated' THEN 4 WHEN 'superseded' THEN 5 ELSE 6 END)";
 
 /// The rank that [`STATUS_RANK`] gives a status (0 = high_confidence … 6 = incorrect), the order of `sort: trust`.
-pub fn status_rank(status: &str) -> i32 {
+pub fn status_rank(status: TrustStatus) -> i32 {
     match status {
-        "high_confidence" => 0,
-        "supported" => 1,
-        "unverified" => 2,
-        "disputed" => 3,
-        "outdated" => 4,
-        "superseded" => 5,
-        _ => 6,
+        TrustStatus::HighConfidence => 0,
+        TrustStatus::Supported => 1,
+        TrustStatus::Unverified => 2,
+        TrustStatus::Disputed => 3,
+        TrustStatus::Outdated => 4,
+        TrustStatus::Superseded => 5,
+        TrustStatus::Incorrect => 6,
     }
 }
 
@@ -394,7 +434,7 @@ macro_rules! push_filters {
             {
                 let mut ranks = builder.separated(", ");
                 for status in &filter.statuses {
-                    ranks.push_bind(status_rank(status));
+                    ranks.push_bind(status_rank(*status));
                 }
             }
             builder.push(")");
@@ -596,11 +636,13 @@ async fn postgres_text_search(
     }
     // Not a prepared statement kept for reuse: PostgreSQL would soon switch it to a generic plan, which cannot know
     // whether the words are rare (use the text index) or common (walk the change order).
-    Ok(builder
-        .build_query_as::<SearchCandidate>()
-        .persistent(false)
-        .fetch_all(connection)
-        .await?)
+    into_candidates(
+        builder
+            .build_query_as::<CandidateRow>()
+            .persistent(false)
+            .fetch_all(connection)
+            .await?,
+    )
 }
 
 /// A text query on SQLite, in one statement: the pool from the full-text index, newest rowid first (joined to the
@@ -656,10 +698,12 @@ async fn sqlite_text_search(
             push_page(&mut builder, &filter.order, filter.limit, "d");
         }
     }
-    Ok(builder
-        .build_query_as::<SearchCandidate>()
-        .fetch_all(&mut *connection)
-        .await?)
+    into_candidates(
+        builder
+            .build_query_as::<CandidateRow>()
+            .fetch_all(&mut *connection)
+            .await?,
+    )
 }
 
 /// What the results show of the objects `object_ids`, in no particular order (objects that no longer have a
@@ -822,13 +866,13 @@ impl FacetFilter {
             }
         }
         if filter.statuses.len() < ALL_STATUSES.len() {
-            if filter.statuses.iter().any(|status| status == "unverified") {
+            if filter.statuses.contains(&TrustStatus::Unverified) {
                 facets.excluded = Some(
                     FacetExpression::Any(
                         ALL_STATUSES
                             .iter()
-                            .filter(|status| !filter.statuses.iter().any(|allowed| allowed == *status))
-                            .map(|status| FacetExpression::Term(status_facet(status)))
+                            .filter(|status| !filter.statuses.contains(status))
+                            .map(|status| FacetExpression::Term(status_facet(*status)))
                             .collect(),
                     )
                     .simplified(),
@@ -838,7 +882,7 @@ impl FacetFilter {
                     filter
                         .statuses
                         .iter()
-                        .map(|status| FacetExpression::Term(status_facet(status)))
+                        .map(|status| FacetExpression::Term(status_facet(*status)))
                         .collect(),
                 ));
             }
@@ -945,15 +989,15 @@ impl FacetExpression {
     }
 }
 
-/// Every trust status a document can have.
-pub const ALL_STATUSES: [&str; 7] = [
-    "unverified",
-    "supported",
-    "high_confidence",
-    "disputed",
-    "outdated",
-    "incorrect",
-    "superseded",
+/// Every trust status a document can have, in the order the status terms are written into SQL and index queries.
+pub const ALL_STATUSES: [TrustStatus; 7] = [
+    TrustStatus::Unverified,
+    TrustStatus::Supported,
+    TrustStatus::HighConfidence,
+    TrustStatus::Disputed,
+    TrustStatus::Outdated,
+    TrustStatus::Incorrect,
+    TrustStatus::Superseded,
 ];
 
 /// A page of objects in the filter's order without a text query (browsing by trust or recency).
@@ -972,7 +1016,7 @@ async fn browse(conn: &mut Conn<'_>, filter: &SearchFilter) -> Result<Vec<Search
         SearchOrder::Trust { .. } if sqlite && walk => {
             "trust_summaries t CROSS JOIN search_documents d ON t.target_id = d.trust_target_id"
         }
-        SearchOrder::Recent { .. } if sqlite && walk && filter.statuses.iter().any(|status| status == "unverified") => {
+        SearchOrder::Recent { .. } if sqlite && walk && filter.statuses.contains(&TrustStatus::Unverified) => {
             "search_documents d CROSS JOIN trust_summaries t ON t.target_id = d.trust_target_id"
         }
         _ => "search_documents d JOIN trust_summaries t ON t.target_id = d.trust_target_id",
@@ -986,7 +1030,7 @@ async fn browse(conn: &mut Conn<'_>, filter: &SearchFilter) -> Result<Vec<Search
             let mut builder: QueryBuilder<Postgres> = QueryBuilder::new(builder_start);
             push_filters!(&mut builder, filter);
             builder
-                .build_query_as::<SearchCandidate>()
+                .build_query_as::<CandidateRow>()
                 .fetch_all(&mut **connection)
                 .await?
         }
@@ -995,12 +1039,12 @@ async fn browse(conn: &mut Conn<'_>, filter: &SearchFilter) -> Result<Vec<Search
             let mut builder: QueryBuilder<Sqlite> = QueryBuilder::new(builder_start);
             push_filters!(&mut builder, filter);
             builder
-                .build_query_as::<SearchCandidate>()
+                .build_query_as::<CandidateRow>()
                 .fetch_all(&mut *connection)
                 .await?
         }
     };
-    Ok(candidates)
+    into_candidates(candidates)
 }
 
 /// Appends `AND column IN (ids…)` and one whole-facet match per facet on the `;`-joined context key.

@@ -4,7 +4,7 @@ use chrono::{DateTime, Utc};
 
 use super::statement::{Bind, Statement};
 use super::{Conn, StoreError, dispatch, stored_id, stored_optional_id};
-use crate::domain::PublicId;
+use crate::domain::{ContextKey, PublicId, TrustStatus};
 
 /// What kind of object a trust summary is about.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -54,8 +54,8 @@ pub struct TrustSummaryRecord {
     pub lower_bound: f64,
     /// 95% quantile.
     pub upper_bound: f64,
-    /// Status name.
-    pub status: String,
+    /// The decided status.
+    pub status: TrustStatus,
     /// The rule that decided the status (R1–R11).
     pub rule: String,
     /// One-line reason.
@@ -105,7 +105,7 @@ impl TrustSummaryRow {
             value: self.value,
             lower_bound: self.lower_bound,
             upper_bound: self.upper_bound,
-            status: self.status,
+            status: super::stored_status(&self.status, &format!("trust summary {}", self.target_id))?,
             rule: self.rule,
             reason: self.reason,
             independent_confirmations: self.independent_confirmations,
@@ -146,7 +146,7 @@ pub async fn upsert_summaries(conn: &mut Conn<'_>, summaries: &[TrustSummaryReco
                 Bind::from(summary.value),
                 Bind::from(summary.lower_bound),
                 Bind::from(summary.upper_bound),
-                Bind::from(&summary.status),
+                Bind::from(summary.status.as_str()),
                 Bind::from(&summary.rule),
                 Bind::from(&summary.reason),
                 Bind::from(summary.independent_confirmations),
@@ -312,7 +312,7 @@ pub struct RatingAggregateRecord {
     /// The dimension.
     pub dimension: String,
     /// The context key (`*` for all contexts).
-    pub context_key: String,
+    pub context_key: ContextKey,
     /// 0–100.
     pub score: f64,
     /// 5% quantile on the 0–100 scale.
@@ -360,7 +360,7 @@ pub async fn replace_rating_aggregates(
             )
             .bind(aggregate.target_id.as_str())
             .bind(&aggregate.dimension)
-            .bind(&aggregate.context_key)
+            .bind(aggregate.context_key.to_string())
             .bind(aggregate.score)
             .bind(aggregate.lower_bound)
             .bind(aggregate.upper_bound)
@@ -393,7 +393,10 @@ pub async fn rating_aggregates_of_target(
             Ok(RatingAggregateRecord {
                 target_id: stored_id(&row.target_id, "aggregate target")?,
                 dimension: row.dimension,
-                context_key: row.context_key,
+                context_key: super::stored_context_key(
+                    &row.context_key,
+                    &format!("rating aggregate of {}", row.target_id),
+                )?,
                 score: row.score,
                 lower_bound: row.lower_bound,
                 upper_bound: row.upper_bound,

@@ -1,4 +1,5 @@
-//! The one error type of the trust engine: invalid evidence, invalid context input and refused state changes.
+//! The one error type of the trust engine: invalid evidence and refused state changes. (Invalid context input is a
+//! [`crate::domain::ContextError`], refused where the context key is built.)
 
 use std::fmt;
 
@@ -6,16 +7,6 @@ use std::fmt;
 /// and the `Display` text is safe to show to the caller that sent the input.
 #[derive(Debug, Clone, PartialEq)]
 pub enum TrustError {
-    /// A context value was an array, an object or null; contexts hold scalars only.
-    NonScalarContextValue { key: String },
-    /// A context number was NaN or infinite.
-    NonFiniteContextNumber { key: String },
-    /// A context key was empty.
-    EmptyContextKey,
-    /// Two context keys became equal after lowercasing (for example `Lang` and `lang`).
-    DuplicateContextKey { key: String },
-    /// A stored context key could not be parsed back.
-    MalformedContextKey { text: String },
     /// A confidence was outside [0, 1] or not a number.
     ConfidenceOutOfRange { record_id: String, confidence: f64 },
     /// A rating score was outside [0, 100] or not a number.
@@ -35,23 +26,6 @@ pub enum TrustError {
 impl fmt::Display for TrustError {
     fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            TrustError::NonScalarContextValue { key } => {
-                write!(
-                    formatter,
-                    "context value for `{key}` must be a string, number or boolean"
-                )
-            }
-            TrustError::NonFiniteContextNumber { key } => {
-                write!(formatter, "context value for `{key}` must be a finite number")
-            }
-            TrustError::EmptyContextKey => write!(formatter, "context keys must not be empty"),
-            TrustError::DuplicateContextKey { key } => {
-                write!(
-                    formatter,
-                    "context key `{key}` appears twice (keys are compared case-insensitively)"
-                )
-            }
-            TrustError::MalformedContextKey { text } => write!(formatter, "malformed context key `{text}`"),
             TrustError::ConfidenceOutOfRange { record_id, confidence } => {
                 write!(
                     formatter,

@@ -7,9 +7,11 @@
 
 use chrono::{DateTime, Utc};
 
-use super::context::ContextKey;
+use crate::domain::evidence::{Grounding, UsageOutcome, Verdict};
+
 use super::error::TrustError;
 use super::params::TrustParameters;
+use crate::domain::ContextKey;
 
 /// A root controller as a party: a first-party `usr_`/`org_` (no origin) or a remote controller namespaced by the
 /// origin instance it belongs to. Remote controllers can never collide with local ones because the origin is part of
@@ -71,47 +73,14 @@ impl ControllerStanding {
     }
 }
 
-/// The result of a usage report.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum UsageResult {
-    Success,
-    Partial,
-    Failure,
-    Unknown,
-}
-
-/// The verdict of a review (§2.2 verdict table).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum ReviewVerdict {
-    Confirmed,
-    MostlyCorrect,
-    Questionable,
-    Misleading,
-    Contradicted,
-    False,
-    Outdated,
-    CannotVerify,
-}
-
-/// What a review is grounded in; the service derives it from the review's `based_on_usage`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Grounding {
-    /// No usage of the reviewer's own backs the review.
-    Ungrounded,
-    /// The reviewer's own test usage backs the review.
-    OwnTestUsage,
-    /// The reviewer's own real-world usage backs the review.
-    OwnRealWorldUsage,
-}
-
 /// The kind-specific fields of an evidence record.
 #[derive(Debug, Clone, PartialEq)]
 pub enum EvidenceKind {
     /// A usage report (`report_usage`). All usage reports count; none supersedes another.
-    Usage { real_world_use: bool, result: UsageResult },
+    Usage { real_world_use: bool, result: UsageOutcome },
     /// A review. Only the latest review per (actor, target) counts.
     Review {
-        verdict: ReviewVerdict,
+        verdict: Verdict,
         confidence: f64,
         grounding: Grounding,
     },
@@ -227,25 +196,25 @@ pub struct RecordEffect {
 }
 
 /// The (p, n) pair of a review verdict (§2.2 verdict table).
-pub fn verdict_belief_disbelief(verdict: ReviewVerdict) -> (f64, f64) {
+pub fn verdict_belief_disbelief(verdict: Verdict) -> (f64, f64) {
     match verdict {
-        ReviewVerdict::Confirmed => (1.0, 0.0),
-        ReviewVerdict::MostlyCorrect => (0.75, 0.25),
-        ReviewVerdict::Questionable => (0.0, 0.5),
-        ReviewVerdict::Misleading => (0.0, 0.75),
-        ReviewVerdict::Contradicted | ReviewVerdict::False => (0.0, 1.0),
-        ReviewVerdict::Outdated => (0.0, 0.5),
-        ReviewVerdict::CannotVerify => (0.0, 0.0),
+        Verdict::Confirmed => (1.0, 0.0),
+        Verdict::MostlyCorrect => (0.75, 0.25),
+        Verdict::Questionable => (0.0, 0.5),
+        Verdict::Misleading => (0.0, 0.75),
+        Verdict::Contradicted | Verdict::False => (0.0, 1.0),
+        Verdict::Outdated => (0.0, 0.5),
+        Verdict::CannotVerify => (0.0, 0.0),
     }
 }
 
 /// The (p, n) pair of a usage result.
-pub fn usage_belief_disbelief(result: UsageResult) -> (f64, f64) {
+pub fn usage_belief_disbelief(result: UsageOutcome) -> (f64, f64) {
     match result {
-        UsageResult::Success => (1.0, 0.0),
-        UsageResult::Partial => (0.5, 0.5),
-        UsageResult::Failure => (0.0, 1.0),
-        UsageResult::Unknown => (0.0, 0.0),
+        UsageOutcome::Success => (1.0, 0.0),
+        UsageOutcome::Partial => (0.5, 0.5),
+        UsageOutcome::Failure => (0.0, 1.0),
+        UsageOutcome::Unknown => (0.0, 0.0),
     }
 }
 
@@ -263,8 +232,8 @@ pub fn record_effect(record: &EvidenceRecord, params: &TrustParameters) -> Resul
             Ok(RecordEffect {
                 belief_units: weight * belief,
                 disbelief_units: weight * disbelief,
-                real_world_success: *real_world_use && *result == UsageResult::Success,
-                strong_refutation_candidate: *real_world_use && *result == UsageResult::Failure,
+                real_world_success: *real_world_use && *result == UsageOutcome::Success,
+                strong_refutation_candidate: *real_world_use && *result == UsageOutcome::Failure,
                 outdated_signal: false,
                 cannot_verify: false,
             })
@@ -296,7 +265,7 @@ pub fn record_effect(record: &EvidenceRecord, params: &TrustParameters) -> Resul
                 .clamp(params.reputation_min, params.reputation_max);
             let weight = params.review_base_weight * confidence * grounding_multiplier * reputation;
             let (belief, disbelief) = verdict_belief_disbelief(*verdict);
-            let refuting_verdict = matches!(verdict, ReviewVerdict::Contradicted | ReviewVerdict::False);
+            let refuting_verdict = matches!(verdict, Verdict::Contradicted | Verdict::False);
             Ok(RecordEffect {
                 belief_units: weight * belief,
                 disbelief_units: weight * disbelief,
@@ -304,9 +273,8 @@ pub fn record_effect(record: &EvidenceRecord, params: &TrustParameters) -> Resul
                 strong_refutation_candidate: refuting_verdict
                     && *confidence >= params.strong_refutation_min_confidence
                     && *grounding != Grounding::Ungrounded,
-                outdated_signal: *verdict == ReviewVerdict::Outdated
-                    && *confidence >= params.outdated_signal_min_confidence,
-                cannot_verify: *verdict == ReviewVerdict::CannotVerify,
+                outdated_signal: *verdict == Verdict::Outdated && *confidence >= params.outdated_signal_min_confidence,
+                cannot_verify: *verdict == Verdict::CannotVerify,
             })
         }
     }
@@ -338,7 +306,7 @@ mod tests {
         let success = record_effect(
             &record(EvidenceKind::Usage {
                 real_world_use: true,
-                result: UsageResult::Success,
+                result: UsageOutcome::Success,
             }),
             &params,
         )
@@ -348,7 +316,7 @@ mod tests {
 
         let confirmed = record_effect(
             &record(EvidenceKind::Review {
-                verdict: ReviewVerdict::Confirmed,
+                verdict: Verdict::Confirmed,
                 confidence: 0.8,
                 grounding: Grounding::Ungrounded,
             }),
@@ -360,7 +328,7 @@ mod tests {
 
         let false_review = record_effect(
             &record(EvidenceKind::Review {
-                verdict: ReviewVerdict::False,
+                verdict: Verdict::False,
                 confidence: 0.9,
                 grounding: Grounding::OwnRealWorldUsage,
             }),
@@ -376,7 +344,7 @@ mod tests {
     fn the_largest_review_weighs_1_125_and_test_usage_0_3() {
         let params = TrustParameters::default();
         let mut strongest = record(EvidenceKind::Review {
-            verdict: ReviewVerdict::Confirmed,
+            verdict: Verdict::Confirmed,
             confidence: 1.0,
             grounding: Grounding::OwnRealWorldUsage,
         });
@@ -386,7 +354,7 @@ mod tests {
         let test_usage = record_effect(
             &record(EvidenceKind::Usage {
                 real_world_use: false,
-                result: UsageResult::Failure,
+                result: UsageOutcome::Failure,
             }),
             &params,
         )
@@ -409,16 +377,16 @@ mod tests {
             )
             .expect("valid record")
         };
-        assert!(!review(ReviewVerdict::Contradicted, 0.9, Grounding::Ungrounded).strong_refutation_candidate);
-        assert!(!review(ReviewVerdict::Contradicted, 0.69, Grounding::OwnTestUsage).strong_refutation_candidate);
-        assert!(review(ReviewVerdict::Contradicted, 0.7, Grounding::OwnTestUsage).strong_refutation_candidate);
-        assert!(!review(ReviewVerdict::Misleading, 1.0, Grounding::OwnRealWorldUsage).strong_refutation_candidate);
-        assert!(review(ReviewVerdict::Outdated, 0.5, Grounding::Ungrounded).outdated_signal);
-        assert!(!review(ReviewVerdict::Outdated, 0.49, Grounding::Ungrounded).outdated_signal);
-        let cannot = review(ReviewVerdict::CannotVerify, 1.0, Grounding::Ungrounded);
+        assert!(!review(Verdict::Contradicted, 0.9, Grounding::Ungrounded).strong_refutation_candidate);
+        assert!(!review(Verdict::Contradicted, 0.69, Grounding::OwnTestUsage).strong_refutation_candidate);
+        assert!(review(Verdict::Contradicted, 0.7, Grounding::OwnTestUsage).strong_refutation_candidate);
+        assert!(!review(Verdict::Misleading, 1.0, Grounding::OwnRealWorldUsage).strong_refutation_candidate);
+        assert!(review(Verdict::Outdated, 0.5, Grounding::Ungrounded).outdated_signal);
+        assert!(!review(Verdict::Outdated, 0.49, Grounding::Ungrounded).outdated_signal);
+        let cannot = review(Verdict::CannotVerify, 1.0, Grounding::Ungrounded);
         assert!(cannot.cannot_verify);
         assert_eq!((cannot.belief_units, cannot.disbelief_units), (0.0, 0.0));
-        let mostly = review(ReviewVerdict::MostlyCorrect, 1.0, Grounding::Ungrounded);
+        let mostly = review(Verdict::MostlyCorrect, 1.0, Grounding::Ungrounded);
         assert!((mostly.belief_units - 0.375).abs() < 1e-12 && (mostly.disbelief_units - 0.125).abs() < 1e-12);
     }
 
@@ -426,7 +394,7 @@ mod tests {
     fn out_of_range_confidence_is_refused() {
         let params = TrustParameters::default();
         let bad = record(EvidenceKind::Review {
-            verdict: ReviewVerdict::Confirmed,
+            verdict: Verdict::Confirmed,
             confidence: 1.5,
             grounding: Grounding::Ungrounded,
         });
@@ -435,7 +403,7 @@ mod tests {
             Err(TrustError::ConfidenceOutOfRange { .. })
         ));
         let nan = record(EvidenceKind::Review {
-            verdict: ReviewVerdict::Confirmed,
+            verdict: Verdict::Confirmed,
             confidence: f64::NAN,
             grounding: Grounding::Ungrounded,
         });

@@ -11,7 +11,7 @@ use chrono::{DateTime, Utc};
 use super::evidence::Stance;
 use super::fixed_point::{days_between, decay_factor};
 use super::params::TrustParameters;
-use super::status::TrustStatus;
+use crate::domain::TrustStatus;
 
 /// Rounds `value` to a multiple of `quantum`. When the quantum is 1/n for a whole n (0.01, 0.05) the result is
 /// computed as round(value·n)/n, which gives the nearest double to the decimal (0.57, not 0.5700000000000001).

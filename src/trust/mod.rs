@@ -12,9 +12,7 @@
 //! - [`decide_status`]: the status rules R1–R11 as a pure function of [`StatusFacts`].
 //! - [`aggregate_ratings`]: rating aggregation per (target, dimension, context) with context fallback.
 //! - [`instance_trust`] and [`controller_reputation`]: §2.10 and §2.11 over observation lists.
-//! - [`ContextKey`]: context normalization and the hierarchical fallback chain.
 
-pub mod context;
 pub mod error;
 pub mod evidence;
 pub mod explanation;
@@ -34,11 +32,9 @@ mod target_bucket;
 #[cfg(test)]
 mod tests;
 
-pub use context::{ContextKey, ContextValue};
 pub use error::TrustError;
 pub use evidence::{
-    ControllerRef, ControllerStanding, EvidenceKind, EvidenceRecord, Grounding, RatingRecord, RecordEffect,
-    ReviewVerdict, Stance, UsageResult, record_effect,
+    ControllerRef, ControllerStanding, EvidenceKind, EvidenceRecord, RatingRecord, RecordEffect, Stance, record_effect,
 };
 pub use explanation::{
     ControllerPartyExplanation, ExcludedCounts, Explanation, InstancePartyExplanation, PartyExplanation, PartyFlag,
@@ -52,6 +48,6 @@ pub use params::{MODEL_VERSION, StrongRefutationGate, TrustParameters};
 pub use rating::{RatingAggregate, RatingQuery, aggregate_ratings};
 pub use remote::{InstanceBound, InstanceTrustTable, RemoteDiscount, remote_discount};
 pub use reputation::{ControllerReputation, ReputationObservation, controller_reputation};
-pub use status::{StatusDecision, StatusFacts, StatusRule, TrustStatus, decide_status};
+pub use status::{StatusDecision, StatusFacts, StatusRule, decide_status};
 pub use summary::{Assessment, AssessmentCounts, Evaluation, EvidenceUnits, Opinion, PartyCount, Units};
 pub use target::{RetractionAuthority, TargetDescriptor, TargetState};

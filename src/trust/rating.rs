@@ -5,7 +5,6 @@
 
 use std::collections::BTreeMap;
 
-use super::context::ContextKey;
 use super::error::TrustError;
 use super::evidence::{ControllerRef, RatingRecord};
 use super::fixed_point::{days_between, decay_factor};
@@ -13,6 +12,7 @@ use super::interval::beta_interval;
 use super::params::TrustParameters;
 use super::remote::remote_discount;
 use super::summary::Evaluation;
+use crate::domain::ContextKey;
 
 /// What to aggregate.
 #[derive(Debug, Clone, Copy)]

@@ -3,34 +3,9 @@
 //! The facts are computed by the target state (from maintained counters) or by the full recomputation (by scanning),
 //! so the rules themselves are written once and can be tested rule by rule.
 
+use crate::domain::TrustStatus;
+
 use super::params::TrustParameters;
-
-/// The status of a target.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum TrustStatus {
-    Superseded,
-    Disputed,
-    Outdated,
-    Incorrect,
-    HighConfidence,
-    Supported,
-    Unverified,
-}
-
-impl TrustStatus {
-    /// The stable snake_case name used on every wire.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            TrustStatus::Superseded => "superseded",
-            TrustStatus::Disputed => "disputed",
-            TrustStatus::Outdated => "outdated",
-            TrustStatus::Incorrect => "incorrect",
-            TrustStatus::HighConfidence => "high_confidence",
-            TrustStatus::Supported => "supported",
-            TrustStatus::Unverified => "unverified",
-        }
-    }
-}
 
 /// The rule that decided a status.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]

@@ -11,7 +11,8 @@ use super::fixed_point::{FixedSums, days_between, decay_factor};
 use super::interval::beta_interval;
 use super::params::TrustParameters;
 use super::remote::{InstanceTrustTable, RemoteDiscount, remote_discount};
-use super::status::{StatusFacts, StatusRule, TrustStatus, decide_status};
+use super::status::{StatusFacts, StatusRule, decide_status};
+use crate::domain::TrustStatus;
 
 /// What an evaluation depends on besides the evidence: the time, the instance-trust table and the structural
 /// superseded flag (R1).

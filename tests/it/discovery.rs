@@ -72,7 +72,7 @@ async fn proven_knowledge_outranks_equally_relevant_unverified_knowledge_and_dis
         "the disputed item ranks below the unverified one"
     );
     let proven_hit = &results.results[0];
-    assert_eq!(proven_hit.status, "high_confidence");
+    assert_eq!(proven_hit.status.as_str(), "high_confidence");
     assert!(proven_hit.trust.lower_bound >= 0.70);
     assert_eq!(proven_hit.trust.real_world_confirmations, 8);
     let disputed_hit = results
@@ -80,7 +80,7 @@ async fn proven_knowledge_outranks_equally_relevant_unverified_knowledge_and_dis
         .iter()
         .find(|hit| hit.id == disputed)
         .expect("disputed listed");
-    assert_eq!(disputed_hit.status, "disputed");
+    assert_eq!(disputed_hit.status.as_str(), "disputed");
 
     let without_disputed = service
         .search(
@@ -431,7 +431,10 @@ async fn get_returns_every_include_option_and_old_revisions() {
     assert!(view.untrusted_content);
     assert_eq!(view.claims.as_ref().map(Vec::len), Some(1));
     assert_eq!(view.revisions.as_ref().map(Vec::len), Some(2));
-    assert_eq!(view.revisions.as_ref().expect("history")[1].status, "superseded");
+    assert_eq!(
+        view.revisions.as_ref().expect("history")[1].status.as_str(),
+        "superseded"
+    );
     let summary = view.evidence_summary.as_ref().expect("summary");
     assert_eq!(summary.usage_by_result, vec![("success".to_owned(), 25)]);
     let page = view.evidence.as_ref().expect("evidence");
@@ -443,7 +446,7 @@ async fn get_returns_every_include_option_and_old_revisions() {
     // object shows.
     assert_eq!(view.trust.assessment, explanation.assessment);
     assert_eq!(
-        view.revisions.as_ref().expect("history")[0].status,
+        view.revisions.as_ref().expect("history")[0].status.as_str(),
         view.trust.assessment.status.as_str()
     );
     let standing = &view.claims.as_ref().expect("claims")[0];
@@ -456,7 +459,7 @@ async fn get_returns_every_include_option_and_old_revisions() {
     let ObjectView::Claim(claim_view) = service.get(&reader.caller, &claim_request).await.expect("claim") else {
         panic!("claim expected");
     };
-    assert_eq!(standing.status, claim_view.trust.assessment.status.as_str());
+    assert_eq!(standing.status.as_str(), claim_view.trust.assessment.status.as_str());
     assert_eq!(standing.trust.lower_bound, claim_view.trust.assessment.lower_bound);
     let claim_explanation = claim_view.explanation.as_ref().expect("claim explanation");
     assert_eq!(claim_explanation.target_id, standing.claim.id.as_str());
@@ -583,7 +586,7 @@ async fn compare_falls_back_to_all_contexts_below_three_raters_and_says_so() {
         )
         .await
         .expect("compare");
-    assert_eq!(comparison.context_key, "language=python");
+    assert_eq!(comparison.context_key.to_string(), "language=python");
     let reliability = &comparison.items[0].scores[1];
     assert_eq!(reliability.dimension, "reliability");
     assert_eq!(reliability.source, "all_contexts");

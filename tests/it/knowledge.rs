@@ -36,7 +36,7 @@ async fn one_real_world_success_makes_a_procedure_supported() {
         .trust_summary(&id(&published.revision_id))
         .await
         .expect("summary");
-    assert_eq!(before.status, "unverified");
+    assert_eq!(before.status.as_str(), "unverified");
     assert!((before.value - 0.5).abs() < 1e-12);
 
     let outcome = service
@@ -60,7 +60,7 @@ async fn one_real_world_success_makes_a_procedure_supported() {
         .expect("summary");
     assert!((after.value - 2.0 / 3.0).abs() < 1e-9, "{}", after.value);
     assert!((after.lower_bound - 0.2236).abs() < 5e-5, "{}", after.lower_bound);
-    assert_eq!(after.status, "supported");
+    assert_eq!(after.status.as_str(), "supported");
     assert_eq!(after.independent_confirmations, 1);
     assert_eq!(after.real_world_confirmations, 1);
 }
@@ -171,7 +171,7 @@ async fn only_the_author_can_revise_and_revisions_supersede_their_predecessor() 
         .trust_summary(&id(&first.revision_id))
         .await
         .expect("old summary");
-    assert_eq!(old.status, "superseded");
+    assert_eq!(old.status.as_str(), "superseded");
     assert_eq!(old.rule, "R1");
     let user = agent(service, "user").await;
     let usage = service
@@ -533,7 +533,7 @@ async fn relations_subjects_and_sources_resolve_or_fail_clearly() {
         .expect("publish with subjects");
     // The same author's `supersedes` is effective at once.
     let replaced = service.trust_summary(&id(&target.revision_id)).await.expect("summary");
-    assert_eq!(replaced.status, "superseded");
+    assert_eq!(replaced.status.as_str(), "superseded");
     let other = agent(service, "other").await;
     service
         .publish(
@@ -619,7 +619,7 @@ async fn a_retraction_restores_the_exact_prior_trust() {
     assert_eq!(after.value.to_bits(), before.value.to_bits());
     assert_eq!(after.lower_bound.to_bits(), before.lower_bound.to_bits());
     assert_eq!(after.upper_bound.to_bits(), before.upper_bound.to_bits());
-    assert_eq!(after.status, before.status.as_str());
+    assert_eq!(after.status.as_str(), before.status.as_str());
     assert_eq!(
         after.independent_confirmations as u32,
         before.counts.independent_confirmations.total()
@@ -912,7 +912,7 @@ async fn eight_concurrent_clients_leave_trust_equal_to_a_full_recomputation() {
         let recomputed = service.recompute_trust(&id(target_id)).await.expect("recompute");
         assert_eq!(stored.value.to_bits(), recomputed.value.to_bits(), "{target_id}");
         assert_eq!(stored.lower_bound.to_bits(), recomputed.lower_bound.to_bits());
-        assert_eq!(stored.status, recomputed.status.as_str());
+        assert_eq!(stored.status.as_str(), recomputed.status.as_str());
         assert_eq!(
             stored.independent_confirmations,
             i32::try_from(recomputed.counts.independent_confirmations.total()).expect("small")
@@ -938,7 +938,8 @@ async fn judged_evidence_moves_reputation_in_the_next_daily_snapshot() {
             .trust_summary(&id(&published.revision_id))
             .await
             .expect("summary")
-            .status,
+            .status
+            .as_str(),
         "unverified"
     );
     // A real-world success decides the item as supported; judged without the reviewer, the decision stands, so
@@ -951,7 +952,8 @@ async fn judged_evidence_moves_reputation_in_the_next_daily_snapshot() {
             .trust_summary(&id(&published.revision_id))
             .await
             .expect("summary")
-            .status,
+            .status
+            .as_str(),
         "supported"
     );
     let today = service.whoami(&early_reviewer.caller).await.expect("whoami");

@@ -417,7 +417,7 @@ async fn a_write_that_fails_at_commit_leaves_trust_as_if_it_never_happened() {
     let recomputed = service.recompute_trust(&target).await.expect("recompute");
     assert_eq!(after.independent_confirmations, 2, "the failed report does not count");
     assert_eq!(after.value.to_bits(), recomputed.value.to_bits());
-    assert_eq!(after.status, recomputed.status.as_str());
+    assert_eq!(after.status.as_str(), recomputed.status.as_str());
     served.stop().await;
 }
 

@@ -351,7 +351,7 @@ async fn a_text_search_sorted_by_trust_pages_through_its_matches_in_trust_order_
     );
     for pair in hits.windows(2) {
         let (left, right) = (&pair[0], &pair[1]);
-        let key = |hit: &interai::service::search::SearchHit| (status_rank(&hit.status), -hit.trust.lower_bound);
+        let key = |hit: &interai::service::search::SearchHit| (status_rank(hit.status), -hit.trust.lower_bound);
         assert!(
             key(left) < key(right) || (key(left) == key(right) && left.id < right.id),
             "trust order: {left:?} before {right:?}"

@@ -153,7 +153,7 @@ pub struct CompareOutput {
 /// `compare`'s result on the wire.
 pub fn compare_output(comparison: Comparison) -> CompareOutput {
     CompareOutput {
-        context_key: comparison.context_key,
+        context_key: comparison.context_key.to_string(),
         dimensions: comparison.dimensions,
         items: comparison
             .items
@@ -163,7 +163,7 @@ pub fn compare_output(comparison: Comparison) -> CompareOutput {
                 kind: item.kind.to_owned(),
                 object_type: item.object_type,
                 title: item.title,
-                status: item.status,
+                status: item.status.as_str().to_owned(),
                 trust: trust_brief(&item.trust),
                 dimensions: item
                     .scores
@@ -176,7 +176,7 @@ pub fn compare_output(comparison: Comparison) -> CompareOutput {
                                 interval: score.interval.map(|(lower, upper)| [round(lower), round(upper)]),
                                 independent_raters: score.independent_raters,
                                 source: score.source.to_owned(),
-                                context_key: score.context_key,
+                                context_key: score.context_key.to_string(),
                                 context_raters: score.context_raters,
                             },
                         )
@@ -193,7 +193,7 @@ pub fn compare_output(comparison: Comparison) -> CompareOutput {
                         result: experience.result,
                         context_key: experience.context_key,
                         same_context: experience.same_context,
-                        status: experience.status,
+                        status: experience.status.as_str().to_owned(),
                     })
                     .collect(),
             })
@@ -216,7 +216,7 @@ pub fn compare_output(comparison: Comparison) -> CompareOutput {
                 item: note.item,
                 subject: note.subject,
                 text: note.text,
-                status: note.status,
+                status: note.status.as_str().to_owned(),
             })
             .collect(),
         untrusted_content: true,

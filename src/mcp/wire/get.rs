@@ -437,7 +437,7 @@ fn content_output(view: ContentView) -> GetOutput {
         id: view.content.id.as_str().to_owned(),
         kind: "content".to_owned(),
         object_type: Some(view.content.content_type.clone()),
-        warning: status_warning(&status),
+        warning: status_warning(view.trust.assessment.status),
         status: Some(status),
         revision: Some(revision_ref(&view.revision)),
         current_revision: (!is_current).then(|| RevisionRefOutput {
@@ -457,7 +457,7 @@ fn content_output(view: ContentView) -> GetOutput {
                 .map(|standing| ClaimBriefOutput {
                     id: standing.claim.id.as_str().to_owned(),
                     text: standing.claim.text.clone(),
-                    status: standing.status.clone(),
+                    status: standing.status.as_str().to_owned(),
                     trust: trust_brief(&standing.trust),
                 })
                 .collect()
@@ -492,7 +492,7 @@ fn content_output(view: ContentView) -> GetOutput {
                     title: brief.revision.title.clone(),
                     change_note: brief.revision.change_note.clone(),
                     created_at: brief.revision.created_at.to_rfc3339(),
-                    status: brief.status.clone(),
+                    status: brief.status.as_str().to_owned(),
                 })
                 .collect()
         }),
@@ -515,7 +515,7 @@ fn claim_output(view: ClaimView) -> GetOutput {
         id: view.claim.id.as_str().to_owned(),
         kind: "claim".to_owned(),
         object_type: Some("claim".to_owned()),
-        warning: status_warning(&status),
+        warning: status_warning(view.trust.assessment.status),
         status: Some(status),
         title: Some(view.claim.text.clone()),
         trust: Some(trust_output(&view.trust)),
@@ -538,7 +538,7 @@ fn entity_output(view: EntityView) -> GetOutput {
         id: view.entity.id.as_str().to_owned(),
         kind: "entity".to_owned(),
         object_type: Some(view.entity.entity_type.clone()),
-        warning: status_warning(&status),
+        warning: status_warning(view.trust.assessment.status),
         status: Some(status),
         title: Some(view.entity.name.clone()),
         summary: Some(view.entity.description.clone()),
@@ -549,7 +549,7 @@ fn entity_output(view: EntityView) -> GetOutput {
                 .iter()
                 .map(|aggregate| RatingAggregateOutput {
                     dimension: aggregate.dimension.clone(),
-                    context_key: aggregate.context_key.clone(),
+                    context_key: aggregate.context_key.to_string(),
                     score: round(aggregate.score),
                     interval: [round(aggregate.lower_bound), round(aggregate.upper_bound)],
                     independent_raters: aggregate.independent_raters,

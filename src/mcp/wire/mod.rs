@@ -22,6 +22,8 @@ pub use records::*;
 pub use search::*;
 pub use whoami::*;
 
+use crate::domain::TrustStatus;
+
 /// The URI under which an object is also readable as an MCP resource.
 pub fn resource_uri(id: &str) -> String {
     if id.starts_with("cnt_") {
@@ -32,15 +34,15 @@ pub fn resource_uri(id: &str) -> String {
 }
 
 /// A status's warning label, for the statuses that need one.
-pub fn status_warning(status: &str) -> Option<String> {
+pub fn status_warning(status: TrustStatus) -> Option<String> {
     let text = match status {
-        "disputed" => {
+        TrustStatus::Disputed => {
             "disputed: independent evidence contradicts this; read the trust explanation before relying on it"
         }
-        "outdated" => "outdated: independent evidence says this no longer holds",
-        "incorrect" => "incorrect: independent strong refutations or overwhelming contradiction",
-        "superseded" => "superseded: a newer revision or replacing content exists",
-        _ => return None,
+        TrustStatus::Outdated => "outdated: independent evidence says this no longer holds",
+        TrustStatus::Incorrect => "incorrect: independent strong refutations or overwhelming contradiction",
+        TrustStatus::Superseded => "superseded: a newer revision or replacing content exists",
+        TrustStatus::HighConfidence | TrustStatus::Supported | TrustStatus::Unverified => return None,
     };
     Some(text.to_owned())
 }

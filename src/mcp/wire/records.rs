@@ -176,7 +176,7 @@ pub fn usage_output(usage: &UsageEvent) -> EvidenceRecordOutput {
     output.real_world_use = Some(usage.real_world_use);
     output.usage_type = Some(usage.usage_type.clone());
     output.context = Some(usage.context.clone());
-    output.context_key = Some(usage.context_key.clone());
+    output.context_key = Some(usage.context_key.to_string());
     output.metrics = Some(usage.metrics.clone());
     output.note = usage.note.clone();
     output.experience = usage.experience_id.as_ref().map(|id| id.as_str().to_owned());
@@ -232,7 +232,7 @@ pub fn rating_output(rating: &Rating) -> EvidenceRecordOutput {
     output.score = Some(rating.score);
     output.confidence = Some(rating.confidence);
     output.context = Some(rating.context.clone());
-    output.context_key = Some(rating.context_key.clone());
+    output.context_key = Some(rating.context_key.to_string());
     output.rationale_markdown = Some(rating.rationale_markdown.clone());
     output.based_on_usage = rating.based_on_usage_id.as_ref().map(|id| id.as_str().to_owned());
     output

@@ -6,7 +6,7 @@ use proptest::prelude::*;
 
 use super::properties::mixed_records;
 use super::*;
-use crate::trust::evidence::{Grounding, ReviewVerdict, UsageResult};
+use crate::domain::evidence::{Grounding, UsageOutcome, Verdict};
 use crate::trust::full_recompute::{assess_records, explain_records};
 use crate::trust::target::RetractionAuthority;
 
@@ -104,7 +104,7 @@ fn the_epoch_moves_for_far_records_and_back_after_their_retraction() {
         let record = if step % 3 == 0 {
             evidence.failure(&format!("usr_{}", step % 7), days)
         } else if step % 5 == 0 {
-            evidence.remote_usage("peer.test", &format!("usr_{}", step % 4), days, UsageResult::Success)
+            evidence.remote_usage("peer.test", &format!("usr_{}", step % 4), days, UsageOutcome::Success)
         } else {
             evidence.success(&format!("usr_{}", step % 7), days)
         };
@@ -223,14 +223,14 @@ fn build(specs: &[RecordSpec]) -> Vec<EvidenceRecord> {
         let days = spec.hours as f64 / 24.0;
         let kind = if spec.kind == 0 {
             let verdict = [
-                ReviewVerdict::Confirmed,
-                ReviewVerdict::MostlyCorrect,
-                ReviewVerdict::Questionable,
-                ReviewVerdict::Misleading,
-                ReviewVerdict::Contradicted,
-                ReviewVerdict::False,
-                ReviewVerdict::Outdated,
-                ReviewVerdict::CannotVerify,
+                Verdict::Confirmed,
+                Verdict::MostlyCorrect,
+                Verdict::Questionable,
+                Verdict::Misleading,
+                Verdict::Contradicted,
+                Verdict::False,
+                Verdict::Outdated,
+                Verdict::CannotVerify,
             ][spec.result_or_verdict as usize];
             let grounding = [
                 Grounding::Ungrounded,
@@ -244,10 +244,10 @@ fn build(specs: &[RecordSpec]) -> Vec<EvidenceRecord> {
             }
         } else {
             let result = [
-                UsageResult::Success,
-                UsageResult::Partial,
-                UsageResult::Failure,
-                UsageResult::Unknown,
+                UsageOutcome::Success,
+                UsageOutcome::Partial,
+                UsageOutcome::Failure,
+                UsageOutcome::Unknown,
             ][(spec.result_or_verdict % 4) as usize];
             EvidenceKind::Usage {
                 real_world_use: spec.kind == 1,
@@ -355,17 +355,17 @@ proptest! {
             // A fresh actor, so that no review of an existing actor is superseded by the new record.
             let actor = "ai_fresh";
             let kind = match (positive, positive_kind) {
-                (true, 0) => EvidenceKind::Usage { real_world_use: true, result: UsageResult::Success },
-                (true, 1) => EvidenceKind::Usage { real_world_use: false, result: UsageResult::Success },
+                (true, 0) => EvidenceKind::Usage { real_world_use: true, result: UsageOutcome::Success },
+                (true, 1) => EvidenceKind::Usage { real_world_use: false, result: UsageOutcome::Success },
                 (true, _) => EvidenceKind::Review {
-                    verdict: ReviewVerdict::Confirmed,
+                    verdict: Verdict::Confirmed,
                     confidence: 0.9,
                     grounding: Grounding::OwnTestUsage,
                 },
-                (false, 0) => EvidenceKind::Usage { real_world_use: true, result: UsageResult::Failure },
-                (false, 1) => EvidenceKind::Usage { real_world_use: false, result: UsageResult::Failure },
+                (false, 0) => EvidenceKind::Usage { real_world_use: true, result: UsageOutcome::Failure },
+                (false, 1) => EvidenceKind::Usage { real_world_use: false, result: UsageOutcome::Failure },
                 (false, _) => EvidenceKind::Review {
-                    verdict: ReviewVerdict::Misleading,
+                    verdict: Verdict::Misleading,
                     confidence: 0.9,
                     grounding: Grounding::OwnTestUsage,
                 },
@@ -391,7 +391,7 @@ proptest! {
         let table = InstanceTrustTable::new("e").with("peer.test", trust);
         let mut evidence = Evidence::default();
         for (controller, result, hours) in results {
-            let result = [UsageResult::Success, UsageResult::Partial, UsageResult::Failure, UsageResult::Unknown]
+            let result = [UsageOutcome::Success, UsageOutcome::Partial, UsageOutcome::Failure, UsageOutcome::Unknown]
                 [result as usize];
             evidence.remote_usage("peer.test", &format!("usr_{controller}"), hours as f64 / 24.0, result);
         }

@@ -12,13 +12,12 @@ mod worked_example;
 
 use chrono::{DateTime, TimeDelta, TimeZone, Utc};
 
-use super::evidence::{
-    ControllerRef, ControllerStanding, EvidenceKind, EvidenceRecord, Grounding, ReviewVerdict, UsageResult,
-};
+use super::evidence::{ControllerRef, ControllerStanding, EvidenceKind, EvidenceRecord};
 use super::params::TrustParameters;
 use super::remote::InstanceTrustTable;
 use super::summary::{Assessment, Evaluation};
 use super::target::{TargetDescriptor, TargetState};
+use crate::domain::evidence::{Grounding, UsageOutcome, Verdict};
 
 /// Day 0 of every scenario.
 pub(super) fn day_zero() -> DateTime<Utc> {
@@ -82,7 +81,7 @@ impl Evidence {
         actor: &str,
         days: f64,
         real_world_use: bool,
-        result: UsageResult,
+        result: UsageOutcome,
     ) -> EvidenceRecord {
         self.push(
             origin,
@@ -101,7 +100,7 @@ impl Evidence {
             &agent_of(controller),
             days,
             true,
-            UsageResult::Success,
+            UsageOutcome::Success,
         )
     }
 
@@ -113,7 +112,7 @@ impl Evidence {
             &agent_of(controller),
             days,
             true,
-            UsageResult::Failure,
+            UsageOutcome::Failure,
         )
     }
 
@@ -123,7 +122,7 @@ impl Evidence {
         origin: &str,
         controller: &str,
         days: f64,
-        result: UsageResult,
+        result: UsageOutcome,
     ) -> EvidenceRecord {
         self.usage_by(Some(origin), controller, &agent_of(controller), days, true, result)
     }
@@ -134,7 +133,7 @@ impl Evidence {
         origin: Option<&str>,
         controller: &str,
         days: f64,
-        verdict: ReviewVerdict,
+        verdict: Verdict,
         confidence: f64,
         grounding: Grounding,
     ) -> EvidenceRecord {

@@ -2,9 +2,10 @@
 //! reputation bounds and self-evidence.
 
 use super::*;
+use crate::domain::TrustStatus;
+use crate::domain::evidence::{Grounding, UsageOutcome, Verdict};
 use crate::trust::error::TrustError;
-use crate::trust::evidence::{Grounding, ReviewVerdict, UsageResult};
-use crate::trust::status::{StatusRule, TrustStatus};
+use crate::trust::status::StatusRule;
 use crate::trust::target::RetractionAuthority;
 
 fn open() -> TrustParameters {
@@ -16,7 +17,7 @@ fn empty_table() -> InstanceTrustTable {
 }
 
 /// `count` real-world reports with `result` from `origin`, each by a different remote controller.
-fn flood(evidence: &mut Evidence, origin: &str, count: usize, days: f64, result: UsageResult) {
+fn flood(evidence: &mut Evidence, origin: &str, count: usize, days: f64, result: UsageOutcome) {
     for index in 0..count {
         evidence.remote_usage(origin, &format!("usr_{origin}_{index}"), days, result);
     }
@@ -34,7 +35,7 @@ fn p1_agents_of_one_root_controller_collapse_into_one_party() {
             &format!("ai_op_{agent}"),
             0.0,
             true,
-            UsageResult::Success,
+            UsageOutcome::Success,
         );
     }
     let mut one = Evidence::default();
@@ -51,9 +52,9 @@ fn p1_agents_of_one_root_controller_collapse_into_one_party() {
     let mut mixed = Evidence::default();
     for agent in 0..100 {
         let result = if agent < 60 {
-            UsageResult::Success
+            UsageOutcome::Success
         } else {
-            UsageResult::Failure
+            UsageOutcome::Failure
         };
         mixed.usage_by(None, "usr_op", &format!("ai_op_{agent}"), 0.0, true, result);
     }
@@ -68,19 +69,12 @@ fn p2_an_instance_at_trust_zero_changes_nothing() {
     let table = InstanceTrustTable::new("e").with("zero.test", 0.0);
     let mut evidence = Evidence::default();
     evidence.success("b", 0.0);
-    evidence.review(
-        None,
-        "c",
-        1.0,
-        ReviewVerdict::MostlyCorrect,
-        0.9,
-        Grounding::OwnTestUsage,
-    );
+    evidence.review(None, "c", 1.0, Verdict::MostlyCorrect, 0.9, Grounding::OwnTestUsage);
     let before = full(&evidence.records, &params, 5.0, &table);
     assert_eq!(before.status, TrustStatus::Supported);
-    flood(&mut evidence, "zero.test", 10_000, 2.0, UsageResult::Success);
+    flood(&mut evidence, "zero.test", 10_000, 2.0, UsageOutcome::Success);
     // An origin missing from the table is unknown and weighs 0 too.
-    flood(&mut evidence, "unknown.test", 100, 2.0, UsageResult::Failure);
+    flood(&mut evidence, "unknown.test", 100, 2.0, UsageOutcome::Failure);
     let after = full(&evidence.records, &params, 5.0, &table);
     assert_bit_identical(&before, &after);
     let mut state =
@@ -105,7 +99,7 @@ fn p3_a_flood_cannot_lift_a_refuted_claim() {
     assert_eq!(refuted.status, TrustStatus::Incorrect);
 
     let mut flooded = evidence.clone();
-    flood(&mut flooded, "peer.test", 10_000, 0.0, UsageResult::Success);
+    flood(&mut flooded, "peer.test", 10_000, 0.0, UsageOutcome::Success);
     let half = InstanceTrustTable::new("e").with("peer.test", 0.5);
     let at_half = full(&flooded.records, &params, 0.0, &half);
     assert_printed(at_half.evidence_units.remote.belief, 1.9992, 4, "R_remote at 0.5");
@@ -121,7 +115,7 @@ fn p3_a_flood_cannot_lift_a_refuted_claim() {
     let mut table = InstanceTrustTable::new("e");
     for peer in 0..5 {
         let origin = format!("peer{peer}.test");
-        flood(&mut five_peers, &origin, 2_000, 0.0, UsageResult::Success);
+        flood(&mut five_peers, &origin, 2_000, 0.0, UsageOutcome::Success);
         table.set(origin, 0.9);
     }
     let many = full(&five_peers.records, &params, 0.0, &table);
@@ -138,16 +132,9 @@ fn p4_retraction_restores_the_exact_prior_state() {
     let mut evidence = Evidence::default();
     evidence.success("b", 0.0);
     evidence.failure("c", 3.0);
-    evidence.review(
-        None,
-        "d",
-        4.0,
-        ReviewVerdict::Questionable,
-        0.7,
-        Grounding::OwnTestUsage,
-    );
-    evidence.usage_by(None, "e", "ai_e", 5.0, false, UsageResult::Partial);
-    flood(&mut evidence, "peer.test", 7, 6.0, UsageResult::Failure);
+    evidence.review(None, "d", 4.0, Verdict::Questionable, 0.7, Grounding::OwnTestUsage);
+    evidence.usage_by(None, "e", "ai_e", 5.0, false, UsageOutcome::Partial);
+    flood(&mut evidence, "peer.test", 7, 6.0, UsageOutcome::Failure);
     let mut state =
         TargetState::from_records(target(), params.clone(), day_zero(), &evidence.records).expect("valid records");
     let before = state.assess(&at(30.0, &table));
@@ -206,20 +193,20 @@ pub(super) fn mixed_records(count: usize, seed: u64) -> Vec<EvidenceRecord> {
         generator % modulus
     };
     let verdicts = [
-        ReviewVerdict::Confirmed,
-        ReviewVerdict::MostlyCorrect,
-        ReviewVerdict::Questionable,
-        ReviewVerdict::Misleading,
-        ReviewVerdict::Contradicted,
-        ReviewVerdict::False,
-        ReviewVerdict::Outdated,
-        ReviewVerdict::CannotVerify,
+        Verdict::Confirmed,
+        Verdict::MostlyCorrect,
+        Verdict::Questionable,
+        Verdict::Misleading,
+        Verdict::Contradicted,
+        Verdict::False,
+        Verdict::Outdated,
+        Verdict::CannotVerify,
     ];
     let results = [
-        UsageResult::Success,
-        UsageResult::Partial,
-        UsageResult::Failure,
-        UsageResult::Unknown,
+        UsageOutcome::Success,
+        UsageOutcome::Partial,
+        UsageOutcome::Failure,
+        UsageOutcome::Unknown,
     ];
     let groundings = [
         Grounding::Ungrounded,
@@ -280,7 +267,7 @@ fn p7_relayed_evidence_is_weighted_by_its_origin_only() {
     let params = open();
     let mut evidence = Evidence::default();
     // Q's 50 records arrive relayed by P: the record names its origin Q; the relay is not part of the record.
-    flood(&mut evidence, "q.test", 50, 0.0, UsageResult::Success);
+    flood(&mut evidence, "q.test", 50, 0.0, UsageOutcome::Success);
     let q_unknown = InstanceTrustTable::new("e").with("p.test", 0.9);
     assert_eq!(
         full(&evidence.records, &params, 0.0, &q_unknown)
@@ -292,7 +279,7 @@ fn p7_relayed_evidence_is_weighted_by_its_origin_only() {
     let q_trusted = InstanceTrustTable::new("e").with("p.test", 0.9).with("q.test", 0.5);
     let q_only = full(&evidence.records, &params, 0.0, &q_trusted);
     assert_printed(q_only.evidence_units.remote.belief, 1.851852, 6, "Q via P");
-    flood(&mut evidence, "p.test", 100, 0.0, UsageResult::Success);
+    flood(&mut evidence, "p.test", 100, 0.0, UsageOutcome::Success);
     let both = full(&evidence.records, &params, 0.0, &q_trusted);
     assert_printed(both.evidence_units.remote.belief, 4.8519, 4, "P + Q");
     let mut state =
@@ -334,7 +321,7 @@ fn p8_one_instance_contributes_at_most_min_of_c_inst_and_w_t_over_one_minus_t() 
         let bound = (params.instance_cap).min(params.prior_weight * trust / (1.0 - trust));
         for &(count, expected, digits) in expectations {
             let mut evidence = Evidence::default();
-            flood(&mut evidence, "peer.test", count, 0.0, UsageResult::Success);
+            flood(&mut evidence, "peer.test", count, 0.0, UsageOutcome::Success);
             let remote = full(&evidence.records, &params, 0.0, &table)
                 .evidence_units
                 .remote
@@ -351,8 +338,8 @@ fn p9_a_peer_cannot_retract_or_replace_a_local_record() {
     let table = InstanceTrustTable::new("e").with("peer.test", 0.5);
     let mut evidence = Evidence::default();
     let local = evidence.success("b", 0.0);
-    let remote = evidence.remote_usage("peer.test", "usr_x", 0.0, UsageResult::Success);
-    let other_remote = evidence.remote_usage("other.test", "usr_y", 0.0, UsageResult::Success);
+    let remote = evidence.remote_usage("peer.test", "usr_x", 0.0, UsageOutcome::Success);
+    let other_remote = evidence.remote_usage("other.test", "usr_y", 0.0, UsageOutcome::Success);
     let mut state =
         TargetState::from_records(target(), params.clone(), day_zero(), &evidence.records).expect("valid records");
     let before = state.assess(&at(1.0, &table));
@@ -368,7 +355,7 @@ fn p9_a_peer_cannot_retract_or_replace_a_local_record() {
     assert_bit_identical(&state.assess(&at(1.0, &table)), &before);
     // A remote controller with the same id as a local one is a different party: it cannot replace the local row.
     let mut clash = evidence.clone();
-    clash.remote_usage("peer.test", "b", 0.0, UsageResult::Failure);
+    clash.remote_usage("peer.test", "b", 0.0, UsageOutcome::Failure);
     let with_clash = full(&clash.records, &params, 1.0, &table);
     assert_eq!(with_clash.counts.independent_confirmations.first_party, 1);
     assert_eq!(with_clash.evidence_units.first_party, before.evidence_units.first_party);
@@ -400,7 +387,7 @@ fn p11_the_second_strong_refutation_overrides_majority_support() {
     let params = open();
     let table = empty_table();
     let mut evidence = Evidence::default();
-    evidence.review(None, "a", 1.0, ReviewVerdict::Confirmed, 0.8, Grounding::Ungrounded);
+    evidence.review(None, "a", 1.0, Verdict::Confirmed, 0.8, Grounding::Ungrounded);
     evidence.success("b", 2.0);
     for controller in ["c", "d", "e", "f", "g"] {
         evidence.success(controller, 10.0);
@@ -410,14 +397,7 @@ fn p11_the_second_strong_refutation_overrides_majority_support() {
     evidence.failure("r1", 30.0);
     evidence.success("j", 40.0);
     evidence.success("k", 40.0);
-    evidence.review(
-        None,
-        "r2",
-        50.0,
-        ReviewVerdict::False,
-        0.9,
-        Grounding::OwnRealWorldUsage,
-    );
+    evidence.review(None, "r2", 50.0, Verdict::False, 0.9, Grounding::OwnRealWorldUsage);
     let proven = full(&evidence.records, &params, 50.0, &table);
     assert_printed(proven.value, 0.795, 3, "value");
     assert_eq!((proven.status, proven.rule), (TrustStatus::Incorrect, StatusRule::R4));
@@ -491,7 +471,7 @@ fn p15_k_sybil_controllers_move_s_by_at_most_k_units() {
                     &format!("ai_{controller}_{agent}"),
                     0.0,
                     true,
-                    UsageResult::Failure,
+                    UsageOutcome::Failure,
                 );
             }
         }
@@ -511,7 +491,7 @@ fn p16_self_evidence_is_ignored() {
     let table = empty_table();
     let mut evidence = Evidence::default();
     evidence.success("b", 0.0);
-    evidence.review(None, "c", 0.0, ReviewVerdict::Misleading, 0.6, Grounding::Ungrounded);
+    evidence.review(None, "c", 0.0, Verdict::Misleading, 0.6, Grounding::Ungrounded);
     let before = full(&evidence.records, &params, 1.0, &table);
     for index in 0..3 {
         evidence.usage_by(
@@ -520,13 +500,13 @@ fn p16_self_evidence_is_ignored() {
             &format!("ai_author_{index}"),
             0.5,
             true,
-            UsageResult::Success,
+            UsageOutcome::Success,
         );
         evidence.review(
             None,
             AUTHOR,
             0.5 + index as f64 / 10.0,
-            ReviewVerdict::Confirmed,
+            Verdict::Confirmed,
             1.0,
             Grounding::OwnRealWorldUsage,
         );
@@ -552,7 +532,7 @@ fn p17_remote_evidence_cannot_prove_incorrect() {
     let mut table = InstanceTrustTable::new("e");
     for peer in 0..5 {
         let origin = format!("peer{peer}.test");
-        flood(&mut evidence, &origin, 1_000, 0.0, UsageResult::Failure);
+        flood(&mut evidence, &origin, 1_000, 0.0, UsageOutcome::Failure);
         table.set(origin, 0.9);
     }
     let assessment = full(&evidence.records, &params, 0.0, &table);
@@ -572,7 +552,7 @@ fn p18_one_peer_cannot_dispute_alone() {
     for controller in ["b", "c", "d"] {
         evidence.success(controller, 0.0);
     }
-    flood(&mut evidence, "peer1.test", 10_000, 0.0, UsageResult::Failure);
+    flood(&mut evidence, "peer1.test", 10_000, 0.0, UsageOutcome::Failure);
     let one_peer = InstanceTrustTable::new("e")
         .with("peer1.test", 0.9)
         .with("peer2.test", 0.9);
@@ -581,7 +561,7 @@ fn p18_one_peer_cannot_dispute_alone() {
     assert_printed(alone.value, 0.5, 9, "value");
     assert_eq!(alone.counts.contradictions.total(), 1);
     assert_eq!((alone.status, alone.rule), (TrustStatus::Unverified, StatusRule::R11));
-    flood(&mut evidence, "peer2.test", 10_000, 0.0, UsageResult::Failure);
+    flood(&mut evidence, "peer2.test", 10_000, 0.0, UsageOutcome::Failure);
     let two = full(&evidence.records, &params, 0.0, &one_peer);
     assert_eq!((two.status, two.rule), (TrustStatus::Disputed, StatusRule::R8));
 }
@@ -606,7 +586,7 @@ fn p20_high_confidence_needs_three_sources_and_a_lower_bound_of_0_70() {
     let mut trust = InstanceTrustTable::new("e");
     for peer in 0..3 {
         let origin = format!("peer{peer}.test");
-        flood(&mut peers, &origin, 10, 0.0, UsageResult::Success);
+        flood(&mut peers, &origin, 10, 0.0, UsageOutcome::Success);
         trust.set(origin, 0.8);
     }
     let two_peers: Vec<EvidenceRecord> = peers
@@ -660,22 +640,15 @@ fn section_2_8_thresholds_for_single_records() {
     assert_printed(success.value, 0.667, 3, "value");
     assert_eq!(success.status, TrustStatus::Supported);
     let test_success = one(|evidence| {
-        evidence.usage_by(None, "b", "ai_b", 0.0, false, UsageResult::Success);
+        evidence.usage_by(None, "b", "ai_b", 0.0, false, UsageOutcome::Success);
     });
     assert_eq!(test_success.status, TrustStatus::Unverified);
     let ungrounded_review = one(|evidence| {
-        evidence.review(None, "b", 0.0, ReviewVerdict::Confirmed, 1.0, Grounding::Ungrounded);
+        evidence.review(None, "b", 0.0, Verdict::Confirmed, 1.0, Grounding::Ungrounded);
     });
     assert_eq!(ungrounded_review.status, TrustStatus::Unverified);
     let grounded_review = one(|evidence| {
-        evidence.review(
-            None,
-            "b",
-            0.0,
-            ReviewVerdict::Confirmed,
-            1.0,
-            Grounding::OwnRealWorldUsage,
-        );
+        evidence.review(None, "b", 0.0, Verdict::Confirmed, 1.0, Grounding::OwnRealWorldUsage);
     });
     assert_printed(
         grounded_review.evidence_units.first_party.belief,
@@ -692,8 +665,8 @@ fn the_latest_review_per_actor_supersedes_older_ones() {
     let table = empty_table();
     let mut evidence = Evidence::default();
     evidence.success("b", 0.0);
-    let first = evidence.review(None, "c", 1.0, ReviewVerdict::Confirmed, 1.0, Grounding::OwnTestUsage);
-    let second = evidence.review(None, "c", 2.0, ReviewVerdict::False, 0.9, Grounding::OwnRealWorldUsage);
+    let first = evidence.review(None, "c", 1.0, Verdict::Confirmed, 1.0, Grounding::OwnTestUsage);
+    let second = evidence.review(None, "c", 2.0, Verdict::False, 0.9, Grounding::OwnRealWorldUsage);
     let assessment = full(&evidence.records, &params, 2.0, &table);
     assert_eq!(assessment.counts.contradictions.first_party, 1);
     assert_eq!(assessment.counts.independent_confirmations.first_party, 1);
@@ -734,7 +707,7 @@ fn the_latest_review_per_actor_supersedes_older_ones() {
         "ai_c1",
         1.0,
         EvidenceKind::Review {
-            verdict: ReviewVerdict::Confirmed,
+            verdict: Verdict::Confirmed,
             confidence: 1.0,
             grounding: Grounding::Ungrounded,
         },
@@ -745,7 +718,7 @@ fn the_latest_review_per_actor_supersedes_older_ones() {
         "ai_c2",
         2.0,
         EvidenceKind::Review {
-            verdict: ReviewVerdict::Confirmed,
+            verdict: Verdict::Confirmed,
             confidence: 1.0,
             grounding: Grounding::Ungrounded,
         },
@@ -761,14 +734,7 @@ fn reputation_stays_under_the_controller_cap() {
     let scenario = |reputation: f64| {
         let mut evidence = Evidence::default();
         evidence.success("b", 0.0);
-        evidence.review(
-            None,
-            "b",
-            0.0,
-            ReviewVerdict::Confirmed,
-            1.0,
-            Grounding::OwnRealWorldUsage,
-        );
+        evidence.review(None, "b", 0.0, Verdict::Confirmed, 1.0, Grounding::OwnRealWorldUsage);
         for record in &mut evidence.records {
             record.standing.reputation = reputation;
         }
@@ -781,7 +747,7 @@ fn reputation_stays_under_the_controller_cap() {
     // Uncapped, ρ scales a review within [0.5, 1.25].
     let review_units = |reputation: f64| {
         let mut evidence = Evidence::default();
-        evidence.review(None, "c", 0.0, ReviewVerdict::Confirmed, 1.0, Grounding::Ungrounded);
+        evidence.review(None, "c", 0.0, Verdict::Confirmed, 1.0, Grounding::Ungrounded);
         evidence.records[0].standing.reputation = reputation;
         full(&evidence.records, &params, 0.0, &table)
             .evidence_units
@@ -837,7 +803,7 @@ fn unsigned_remote_records_weigh_nothing() {
     evidence.success("b", 0.0);
     let before = full(&evidence.records, &params, 0.0, &table);
     for index in 0..5 {
-        let mut record = evidence.remote_usage("peer.test", &format!("usr_{index}"), 0.0, UsageResult::Failure);
+        let mut record = evidence.remote_usage("peer.test", &format!("usr_{index}"), 0.0, UsageOutcome::Failure);
         record.origin_signature_valid = false;
         if let Some(last) = evidence.records.last_mut() {
             last.origin_signature_valid = false;

@@ -2,7 +2,7 @@
 //! context fallback.
 
 use super::*;
-use crate::trust::context::ContextKey;
+use crate::domain::ContextKey;
 use crate::trust::evidence::RatingRecord;
 use crate::trust::rating::{RatingQuery, aggregate_ratings};
 

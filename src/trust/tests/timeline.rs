@@ -1,10 +1,11 @@
 //! The §2.8 day-by-day status timeline, the §2.13 example explanation at day 51 and the §2.4 decay numbers.
 
 use super::*;
-use crate::trust::evidence::{Grounding, ReviewVerdict, UsageResult};
+use crate::domain::TrustStatus;
+use crate::domain::evidence::{Grounding, UsageOutcome, Verdict};
 use crate::trust::explanation::{PartyExplanation, PartyFlag};
 use crate::trust::remote::InstanceBound;
-use crate::trust::status::{StatusRule, TrustStatus};
+use crate::trust::status::StatusRule;
 
 /// The peer P of the timeline, trusted at t = 0.5.
 const PEER_P: &str = "inst_peerP";
@@ -16,7 +17,7 @@ type TimelineRow = (f64, f64, f64, f64, u32, u32, u32, TrustStatus, StatusRule);
 fn apply_step(step_day: f64, state: &mut TargetState, evidence: &mut Evidence, r2_review: &mut Option<String>) {
     let mut added = Vec::new();
     match step_day as u32 {
-        1 => added.push(evidence.review(None, "a", 1.0, ReviewVerdict::Confirmed, 0.8, Grounding::Ungrounded)),
+        1 => added.push(evidence.review(None, "a", 1.0, Verdict::Confirmed, 0.8, Grounding::Ungrounded)),
         2 => added.push(evidence.success("b", 2.0)),
         10 => {
             for controller in ["c", "d", "e", "f", "g"] {
@@ -33,20 +34,13 @@ fn apply_step(step_day: f64, state: &mut TargetState, evidence: &mut Evidence, r
             added.push(evidence.success("k", 40.0));
         }
         50 => {
-            let review = evidence.review(
-                None,
-                "r2",
-                50.0,
-                ReviewVerdict::False,
-                0.9,
-                Grounding::OwnRealWorldUsage,
-            );
+            let review = evidence.review(None, "r2", 50.0, Verdict::False, 0.9, Grounding::OwnRealWorldUsage);
             *r2_review = Some(review.record_id.clone());
             added.push(review);
         }
         51 => {
             for index in 0..10_000 {
-                added.push(evidence.remote_usage(PEER_P, &format!("usr_p{index:05}"), 51.0, UsageResult::Success));
+                added.push(evidence.remote_usage(PEER_P, &format!("usr_p{index:05}"), 51.0, UsageOutcome::Success));
             }
         }
         60 => {
@@ -66,15 +60,8 @@ fn apply_step(step_day: f64, state: &mut TargetState, evidence: &mut Evidence, r
             }
         }
         202 => {
-            added.push(evidence.review(
-                None,
-                "s1",
-                202.0,
-                ReviewVerdict::Outdated,
-                0.9,
-                Grounding::OwnRealWorldUsage,
-            ));
-            added.push(evidence.review(None, "s2", 202.0, ReviewVerdict::Outdated, 0.8, Grounding::Ungrounded));
+            added.push(evidence.review(None, "s1", 202.0, Verdict::Outdated, 0.9, Grounding::OwnRealWorldUsage));
+            added.push(evidence.review(None, "s2", 202.0, Verdict::Outdated, 0.8, Grounding::Ungrounded));
             added.push(evidence.failure("f1", 201.0));
             added.push(evidence.failure("f2", 202.0));
         }
@@ -310,23 +297,16 @@ fn the_status_timeline_of_section_2_8_is_reproduced_row_by_row() {
 /// and the timeline's placement gives 0.8215. This function builds the example's placement.
 fn example_evidence() -> Evidence {
     let mut evidence = Evidence::default();
-    evidence.review(None, "a", 1.0, ReviewVerdict::Confirmed, 0.8, Grounding::Ungrounded);
+    evidence.review(None, "a", 1.0, Verdict::Confirmed, 0.8, Grounding::Ungrounded);
     for controller in ["b", "c", "d", "e", "f", "g", "h", "i"] {
         evidence.success(controller, 10.0);
     }
     evidence.failure("r1", 30.0);
     evidence.success("j", 40.0);
     evidence.success("k", 40.0);
-    evidence.review(
-        None,
-        "r2",
-        50.0,
-        ReviewVerdict::False,
-        0.9,
-        Grounding::OwnRealWorldUsage,
-    );
+    evidence.review(None, "r2", 50.0, Verdict::False, 0.9, Grounding::OwnRealWorldUsage);
     for index in 0..10_000 {
-        evidence.remote_usage(PEER_P, &format!("usr_p{index:05}"), 51.0, UsageResult::Success);
+        evidence.remote_usage(PEER_P, &format!("usr_p{index:05}"), 51.0, UsageOutcome::Success);
     }
     evidence
 }
@@ -461,7 +441,7 @@ fn the_timeline_placement_gives_0_8215_at_day_51() {
     let params = TrustParameters::with_open_gate();
     let table = InstanceTrustTable::new("e").with(PEER_P, 0.5);
     let mut evidence = Evidence::default();
-    evidence.review(None, "a", 1.0, ReviewVerdict::Confirmed, 0.8, Grounding::Ungrounded);
+    evidence.review(None, "a", 1.0, Verdict::Confirmed, 0.8, Grounding::Ungrounded);
     evidence.success("b", 2.0);
     for controller in ["c", "d", "e", "f", "g"] {
         evidence.success(controller, 10.0);
@@ -471,16 +451,9 @@ fn the_timeline_placement_gives_0_8215_at_day_51() {
     evidence.failure("r1", 30.0);
     evidence.success("j", 40.0);
     evidence.success("k", 40.0);
-    evidence.review(
-        None,
-        "r2",
-        50.0,
-        ReviewVerdict::False,
-        0.9,
-        Grounding::OwnRealWorldUsage,
-    );
+    evidence.review(None, "r2", 50.0, Verdict::False, 0.9, Grounding::OwnRealWorldUsage);
     for index in 0..10_000 {
-        evidence.remote_usage(PEER_P, &format!("usr_p{index:05}"), 51.0, UsageResult::Success);
+        evidence.remote_usage(PEER_P, &format!("usr_p{index:05}"), 51.0, UsageOutcome::Success);
     }
     let assessment = full(&evidence.records, &params, 51.0, &table);
     assert_printed(assessment.value, 0.8215, 4, "value");

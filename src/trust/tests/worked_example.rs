@@ -1,10 +1,11 @@
 //! The worked example of docs/trust-model.md, step by step, with the numbers the document prints.
 
 use super::*;
-use crate::trust::evidence::{Grounding, ReviewVerdict, UsageResult};
+use crate::domain::TrustStatus;
+use crate::domain::evidence::{Grounding, UsageOutcome, Verdict};
 use crate::trust::explanation::PartyExplanation;
 use crate::trust::remote::InstanceBound;
-use crate::trust::status::{StatusRule, TrustStatus};
+use crate::trust::status::StatusRule;
 
 #[test]
 fn worked_example_of_the_trust_model_document() {
@@ -21,7 +22,7 @@ fn worked_example_of_the_trust_model_document() {
             &format!("ai_alice_{agent}"),
             0.0,
             true,
-            UsageResult::Success,
+            UsageOutcome::Success,
         );
     }
     evidence.success("usr_bob", 0.0);
@@ -30,7 +31,7 @@ fn worked_example_of_the_trust_model_document() {
         None,
         "usr_carol",
         10.0,
-        ReviewVerdict::MostlyCorrect,
+        Verdict::MostlyCorrect,
         0.8,
         Grounding::OwnTestUsage,
     );
@@ -38,7 +39,7 @@ fn worked_example_of_the_trust_model_document() {
     evidence.success(AUTHOR, 12.0);
     // Day 20: four controllers of the peer beta.test (t = 0.5) report real-world successes.
     for index in 0..4 {
-        evidence.remote_usage("beta.test", &format!("usr_b{index}"), 20.0, UsageResult::Success);
+        evidence.remote_usage("beta.test", &format!("usr_b{index}"), 20.0, UsageOutcome::Success);
     }
     let mut state =
         TargetState::from_records(target(), params.clone(), day_zero(), &evidence.records).expect("valid records");

@@ -6,12 +6,54 @@
 //! characters `%`, `;` and `=` inside keys and values are percent-encoded (`%25`, `%3b`, `%3d`) so that any input has
 //! exactly one key and the key can be parsed back. A context with no facets is `*`, the all-context key.
 //!
-//! The engine does not depend on serde: the service converts JSON into [`ContextValue`]s (arrays, objects and null
-//! become [`ContextValue::NonScalar`], which is refused with a clear error).
+//! The key lives in `domain` because it travels between layers: the service normalizes it, the trust engine
+//! aggregates ratings under it, the store keeps its rendering in a column and the wires show that rendering.
+//! It does not depend on serde: the service converts JSON into [`ContextValue`]s (arrays, objects and null become
+//! [`ContextValue::NonScalar`], which is refused with a clear error).
 
 use std::fmt;
 
-use super::error::TrustError;
+/// Why a context could not be normalized or a stored key could not be parsed back. The `Display` text is safe to
+/// show to the caller that sent the input.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ContextError {
+    /// A context value was an array, an object or null; contexts hold scalars only.
+    NonScalarContextValue { key: String },
+    /// A context number was NaN or infinite.
+    NonFiniteContextNumber { key: String },
+    /// A context key was empty.
+    EmptyContextKey,
+    /// Two context keys became equal after lowercasing (for example `Lang` and `lang`).
+    DuplicateContextKey { key: String },
+    /// A stored context key could not be parsed back.
+    MalformedContextKey { text: String },
+}
+
+impl fmt::Display for ContextError {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ContextError::NonScalarContextValue { key } => {
+                write!(
+                    formatter,
+                    "context value for `{key}` must be a string, number or boolean"
+                )
+            }
+            ContextError::NonFiniteContextNumber { key } => {
+                write!(formatter, "context value for `{key}` must be a finite number")
+            }
+            ContextError::EmptyContextKey => write!(formatter, "context keys must not be empty"),
+            ContextError::DuplicateContextKey { key } => {
+                write!(
+                    formatter,
+                    "context key `{key}` appears twice (keys are compared case-insensitively)"
+                )
+            }
+            ContextError::MalformedContextKey { text } => write!(formatter, "malformed context key `{text}`"),
+        }
+    }
+}
+
+impl std::error::Error for ContextError {}
 
 /// One context value as the service hands it over.
 #[derive(Debug, Clone, PartialEq)]
@@ -45,12 +87,12 @@ impl ContextKey {
     /// values refused. Equal contexts give equal keys whatever their order and case.
     pub fn normalize<K: AsRef<str>>(
         entries: impl IntoIterator<Item = (K, ContextValue)>,
-    ) -> Result<ContextKey, TrustError> {
+    ) -> Result<ContextKey, ContextError> {
         let mut facets: Vec<(String, String)> = Vec::new();
         for (key, value) in entries {
             let key = key.as_ref().to_lowercase();
             if key.is_empty() {
-                return Err(TrustError::EmptyContextKey);
+                return Err(ContextError::EmptyContextKey);
             }
             if key == NOTE_KEY {
                 continue;
@@ -66,15 +108,15 @@ impl ContextKey {
                         number.to_string()
                     }
                 }
-                ContextValue::Number(_) => return Err(TrustError::NonFiniteContextNumber { key }),
-                ContextValue::NonScalar => return Err(TrustError::NonScalarContextValue { key }),
+                ContextValue::Number(_) => return Err(ContextError::NonFiniteContextNumber { key }),
+                ContextValue::NonScalar => return Err(ContextError::NonScalarContextValue { key }),
             };
             facets.push((escape(&key), escape(&rendered)));
         }
         facets.sort();
         for pair in facets.windows(2) {
             if pair[0].0 == pair[1].0 {
-                return Err(TrustError::DuplicateContextKey {
+                return Err(ContextError::DuplicateContextKey {
                     key: unescape(&pair[0].0),
                 });
             }
@@ -83,11 +125,11 @@ impl ContextKey {
     }
 
     /// Parses a key rendered by `Display` (as stored by the service).
-    pub fn parse(text: &str) -> Result<ContextKey, TrustError> {
+    pub fn parse(text: &str) -> Result<ContextKey, ContextError> {
         if text == ALL_CONTEXTS {
             return Ok(ContextKey::all());
         }
-        let malformed = || TrustError::MalformedContextKey { text: text.to_string() };
+        let malformed = || ContextError::MalformedContextKey { text: text.to_string() };
         let mut facets = Vec::new();
         for facet in text.split(';') {
             let (key, value) = facet.split_once('=').ok_or_else(malformed)?;
@@ -222,15 +264,15 @@ mod tests {
     fn non_scalar_values_and_bad_keys_are_refused() {
         assert_eq!(
             ContextKey::normalize([("tags", ContextValue::NonScalar)]),
-            Err(TrustError::NonScalarContextValue { key: "tags".into() })
+            Err(ContextError::NonScalarContextValue { key: "tags".into() })
         );
         assert_eq!(
             ContextKey::normalize([("Lang", text("a")), ("lang", text("b"))]),
-            Err(TrustError::DuplicateContextKey { key: "lang".into() })
+            Err(ContextError::DuplicateContextKey { key: "lang".into() })
         );
         assert_eq!(
             ContextKey::normalize([("", text("a"))]),
-            Err(TrustError::EmptyContextKey)
+            Err(ContextError::EmptyContextKey)
         );
         assert!(ContextKey::normalize([("x", ContextValue::Number(f64::NAN))]).is_err());
         let message = ContextKey::normalize([("tags", ContextValue::NonScalar)])
