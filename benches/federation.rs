@@ -49,15 +49,10 @@ use std::time::{Duration, Instant};
 use federation::transport::{HttpTransport, OutgoingPolicy, SharedTransport};
 use http::Method;
 use interai::apub::outgoing::Outgoing;
-use interai::clock::SystemClock;
-use interai::config::Config;
-use interai::domain::{PeerLevel, PeerState};
-use interai::instance::Instance;
-use interai::service::Service;
 use interai::service::federation::identity::SigningKey;
 use url::Url;
 
-use common::{Backend, BenchDatabase, backends_from_environment, number, variable};
+use common::{Backend, Side, backends_from_environment, number, peer, percentile, variable};
 
 // ---------------------------------------------------------------- options
 
@@ -108,131 +103,6 @@ impl Options {
             worker_threads: variable("INTERAI_BENCH_WORKER_THREADS").map(|_| number("INTERAI_BENCH_WORKER_THREADS", 2)),
         }
     }
-}
-
-// ---------------------------------------------------------------- instances
-
-/// One served instance.
-struct Side {
-    realm: String,
-    base_url: String,
-    service: Service,
-    outgoing: Outgoing,
-    federation_loop: interai::workers::federation::FederationLoop,
-    stop: tokio::sync::oneshot::Sender<()>,
-    task: tokio::task::JoinHandle<()>,
-    _database: BenchDatabase,
-}
-
-impl Side {
-    async fn start(backend: Backend, postgres_url: Option<&str>) -> Side {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-            .await
-            .expect("bind loopback");
-        let address = listener.local_addr().expect("address");
-        let database = match (backend, postgres_url) {
-            (Backend::Postgres, Some(url)) => BenchDatabase::postgres(url, None, false).await,
-            _ => BenchDatabase::temporary_sqlite(),
-        };
-        let mut environment = BTreeMap::new();
-        for (name, value) in [
-            ("INTERAI_REALM", address.to_string()),
-            ("INTERAI_LISTEN", address.to_string()),
-            ("INTERAI_DATABASE_URL", database.url.clone()),
-            ("INTERAI_DATA_DIR", database.data_dir.display().to_string()),
-            ("INTERAI_FEDERATION_ALLOW_HTTP", "true".to_owned()),
-            ("INTERAI_FEDERATION_ALLOW_PRIVATE", "true".to_owned()),
-        ] {
-            environment.insert(name.to_owned(), value);
-        }
-        let config = Config::from_sources(None, &environment).expect("valid configuration");
-        let base_url = config.public_base_url();
-        assert_eq!(base_url, format!("http://{address}"), "the public URL is the socket's");
-        let instance = Instance::open(config, Arc::new(SystemClock))
-            .await
-            .expect("instance opens");
-        instance.bootstrap().await.expect("instance bootstraps");
-        let service = instance.service().clone();
-        let outgoing = instance.outgoing();
-        // A second handle on the instance's federation loop, to run a pass at once instead of waiting for the
-        // served loop's next poll (leases keep the two from doing the same work twice).
-        let federation_loop = instance.federation_loop();
-        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        let task = tokio::spawn(async move {
-            instance
-                .serve(listener, async move {
-                    let _ = stopped.await;
-                })
-                .await
-                .expect("serve ends cleanly");
-        });
-        Side {
-            realm: address.to_string(),
-            base_url,
-            service,
-            outgoing,
-            federation_loop,
-            stop,
-            task,
-            _database: database,
-        }
-    }
-
-    async fn peer_state(&self, realm: &str) -> Option<PeerState> {
-        self.service.peer_view(realm).await.ok().map(|view| view.peer.state)
-    }
-
-    async fn stop(self) {
-        let _ = self.stop.send(());
-        self.task.await.expect("server task ends");
-    }
-}
-
-/// Runs both instances' federation loops until `done` holds (at most 30 s).
-async fn wait_until(alpha: &Side, beta: &Side, what: &str, done: impl AsyncFn() -> bool) {
-    let started = Instant::now();
-    while !done().await {
-        assert!(
-            started.elapsed() < Duration::from_secs(30),
-            "{what} did not happen within 30 s"
-        );
-        alpha.federation_loop.run_once().await;
-        beta.federation_loop.run_once().await;
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-}
-
-/// Alpha adds beta (alpha's Follow reaches beta over the socket), beta approves alpha with its fingerprint (beta's
-/// Accept reaches alpha): both are then active peers.
-async fn peer(alpha: &Side, beta: &Side) {
-    let beta_url = alpha.outgoing.peer_url(&beta.base_url).expect("beta's URL");
-    let introduction = alpha.outgoing.fetch_manifest(&beta_url).await.expect("beta's manifest");
-    alpha
-        .service
-        .add_peer(&introduction, PeerLevel::Standard)
-        .await
-        .expect("alpha adds beta");
-    wait_until(alpha, beta, "beta receiving alpha's Follow", async || {
-        beta.peer_state(&alpha.realm).await == Some(PeerState::PendingIn)
-    })
-    .await;
-    let alpha_fingerprint = alpha
-        .service
-        .signing_key()
-        .await
-        .expect("alpha's key")
-        .key_pair
-        .public_key()
-        .fingerprint();
-    beta.service
-        .approve_peer(&alpha.realm, None, Some(&alpha_fingerprint))
-        .await
-        .expect("beta approves alpha");
-    wait_until(alpha, beta, "alpha receiving beta's Accept", async || {
-        alpha.peer_state(&beta.realm).await == Some(PeerState::Active)
-    })
-    .await;
-    assert_eq!(beta.peer_state(&alpha.realm).await, Some(PeerState::Active));
 }
 
 // ---------------------------------------------------------------- sending
@@ -378,11 +248,6 @@ impl Phase {
             others.join(" ")
         }
     }
-}
-
-fn percentile(sorted: &[f64], fraction: f64) -> f64 {
-    let index = ((sorted.len() as f64 - 1.0) * fraction).round() as usize;
-    sorted[index]
 }
 
 /// `senders` tasks send one request after another until the phase ends.

@@ -1,13 +1,23 @@
 //! What the benchmarks share: environment options, the benchmark database (a temporary SQLite file, a kept SQLite
-//! file, or a PostgreSQL database created for the run and dropped after it), and the rmcp client they drive
-//! `/mcp` with.
+//! file, or a PostgreSQL database created for the run and dropped after it), the rmcp client they drive `/mcp`
+//! with, and the pair of served instances the federation and replication benchmarks peer.
 
 // Each benchmark uses part of this module; the rest would warn as unused in that benchmark's crate.
 #![allow(dead_code)]
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
+use interai::apub::outgoing::Outgoing;
+use interai::clock::SystemClock;
+use interai::config::Config;
+use interai::domain::{PeerLevel, PeerState};
+use interai::instance::Instance;
+use interai::service::Service;
+use interai::workers::federation::FederationLoop;
 use rmcp::ServiceExt;
 use rmcp::model::{ClientCapabilities, ClientConfig, Implementation};
 use rmcp::service::{RoleClient, RunningService};
@@ -321,4 +331,160 @@ impl Drop for BenchDatabase {
             }
         }
     }
+}
+
+/// The value at `fraction` (0 to 1) of sorted samples, nearest rank.
+pub fn percentile(sorted: &[f64], fraction: f64) -> f64 {
+    let index = ((sorted.len() as f64 - 1.0) * fraction).round() as usize;
+    sorted[index]
+}
+
+// ---------------------------------------------------------------- two served instances
+
+/// One instance served on its own `127.0.0.1` socket, its realm that address: plain HTTP and private addresses
+/// allowed, the real HTTP transport, the system clock, a fresh database of its own.
+pub struct Side {
+    pub realm: String,
+    pub base_url: String,
+    pub service: Service,
+    pub outgoing: Outgoing,
+    /// A second handle on the instance's federation loop, to run a pass at once instead of waiting for the served
+    /// loop's next poll (leases keep the two from doing the same work twice).
+    pub federation_loop: FederationLoop,
+    stop: tokio::sync::oneshot::Sender<()>,
+    task: tokio::task::JoinHandle<()>,
+    database: BenchDatabase,
+}
+
+impl Side {
+    /// An instance with the default settings.
+    pub async fn start(backend: Backend, postgres_url: Option<&str>) -> Side {
+        Side::start_with(backend, postgres_url, &[]).await
+    }
+
+    /// An instance with these configuration variables set as well (`INTERAI_*` names and values).
+    pub async fn start_with(backend: Backend, postgres_url: Option<&str>, settings: &[(&str, String)]) -> Side {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind loopback");
+        let address = listener.local_addr().expect("address");
+        let database = match (backend, postgres_url) {
+            (Backend::Postgres, Some(url)) => BenchDatabase::postgres(url, None, false).await,
+            _ => BenchDatabase::temporary_sqlite(),
+        };
+        let mut environment = BTreeMap::new();
+        for (name, value) in [
+            ("INTERAI_REALM", address.to_string()),
+            ("INTERAI_LISTEN", address.to_string()),
+            ("INTERAI_DATABASE_URL", database.url.clone()),
+            ("INTERAI_DATA_DIR", database.data_dir.display().to_string()),
+            ("INTERAI_FEDERATION_ALLOW_HTTP", "true".to_owned()),
+            ("INTERAI_FEDERATION_ALLOW_PRIVATE", "true".to_owned()),
+        ] {
+            environment.insert(name.to_owned(), value);
+        }
+        for (name, value) in settings {
+            environment.insert((*name).to_owned(), value.clone());
+        }
+        let config = Config::from_sources(None, &environment).expect("valid configuration");
+        let base_url = config.public_base_url();
+        assert_eq!(base_url, format!("http://{address}"), "the public URL is the socket's");
+        let instance = Instance::open(config, Arc::new(SystemClock))
+            .await
+            .expect("instance opens");
+        instance.bootstrap().await.expect("instance bootstraps");
+        let service = instance.service().clone();
+        let outgoing = instance.outgoing();
+        let federation_loop = instance.federation_loop();
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let task = tokio::spawn(async move {
+            instance
+                .serve(listener, async move {
+                    let _ = stopped.await;
+                })
+                .await
+                .expect("serve ends cleanly");
+        });
+        Side {
+            realm: address.to_string(),
+            base_url,
+            service,
+            outgoing,
+            federation_loop,
+            stop,
+            task,
+            database,
+        }
+    }
+
+    /// The instance's database.
+    pub fn database(&self) -> &BenchDatabase {
+        &self.database
+    }
+
+    pub async fn peer_state(&self, realm: &str) -> Option<PeerState> {
+        self.service.peer_view(realm).await.ok().map(|view| view.peer.state)
+    }
+
+    /// The fingerprint of this instance's signing key, as its admin would read it out to a peer's admin.
+    pub async fn fingerprint(&self) -> String {
+        self.service
+            .signing_key()
+            .await
+            .expect("the instance's key")
+            .key_pair
+            .public_key()
+            .fingerprint()
+    }
+
+    pub async fn stop(self) {
+        let _ = self.stop.send(());
+        self.task.await.expect("server task ends");
+    }
+}
+
+/// Runs both instances' federation loops until `done` holds (at most 30 s).
+pub async fn wait_until(alpha: &Side, beta: &Side, what: &str, done: impl AsyncFn() -> bool) {
+    let started = Instant::now();
+    while !done().await {
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "{what} did not happen within 30 s"
+        );
+        alpha.federation_loop.run_once().await;
+        beta.federation_loop.run_once().await;
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// Alpha reads beta's manifest and adds it; alpha's Follow reaches beta over the socket, where alpha waits for
+/// beta's admin (`pending_in`).
+pub async fn introduce(alpha: &Side, beta: &Side) {
+    let beta_url = alpha.outgoing.peer_url(&beta.base_url).expect("beta's URL");
+    let introduction = alpha.outgoing.fetch_manifest(&beta_url).await.expect("beta's manifest");
+    alpha
+        .service
+        .add_peer(&introduction, PeerLevel::Standard)
+        .await
+        .expect("alpha adds beta");
+    wait_until(alpha, beta, "beta receiving alpha's Follow", async || {
+        beta.peer_state(&alpha.realm).await == Some(PeerState::PendingIn)
+    })
+    .await;
+}
+
+/// Alpha adds beta (alpha's Follow reaches beta over the socket), beta approves alpha with its fingerprint (beta's
+/// Accept reaches alpha): both are then active peers.
+pub async fn peer(alpha: &Side, beta: &Side) {
+    introduce(alpha, beta).await;
+    let alpha_fingerprint = alpha.fingerprint().await;
+    beta.service
+        .approve_peer(&alpha.realm, None, Some(&alpha_fingerprint))
+        .await
+        .expect("beta approves alpha");
+    wait_until(alpha, beta, "alpha receiving beta's Accept", async || {
+        alpha.peer_state(&beta.realm).await == Some(PeerState::Active)
+    })
+    .await;
+    assert_eq!(beta.peer_state(&alpha.realm).await, Some(PeerState::Active));
 }
