@@ -15,7 +15,7 @@
 //! would in real life. `INTERAI_BENCH_ACTIVITY=accept` sends instead `Accept`s of follows beta never sent, which beta
 //! takes with 202 and applies as "ignored", with no answer to deliver.
 //!
-//! The inbox lets one peer send 50 activities/s sustained with a burst of 500 (`PEER_RATE_PER_SECOND`,
+//! The inbox lets one peer send 5,000 activities/s sustained with a burst of 10,000 (these figures were measured when it was 50/s with a burst of 500) (`PEER_RATE_PER_SECOND`,
 //! `PEER_BURST` in `src/apub/inbox.rs`), and there is no setting to raise that; the token bucket reads the
 //! instance's clock, which here is the wall clock. So each concurrency is measured twice:
 //!

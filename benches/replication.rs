@@ -8,7 +8,7 @@
 //! (with `INTERAI_BENCH_DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres`, then again on fresh PostgreSQL
 //! databases, dropped at the end), peered the way an admin does it (manifest, `add_peer`, approval with the key
 //! fingerprint). Both run their served federation loop, as a server does; the benchmark only publishes, through
-//! the service with agents that hold the `publish` scope, and watches. Items are small procedures (about 700 bytes
+//! the service with agents that hold the `publish` scope, and watches. Items are small procedures (about 500 bytes
 //! of Markdown, one claim, two tags) in the default space, which is federated. Two settings differ from the
 //! defaults: `INTERAI_WRITES_PER_HOUR=100000000` (the per-controller write limit would stop the publishers) and,
 //! for the first three phases, `INTERAI_FEDERATION_PULL_INTERVAL_SECONDS=86400`, so that beta's anti-entropy pull
@@ -17,7 +17,8 @@
 //! Four phases per backend, each on its own pair of instances (`INTERAI_BENCH_PHASES` chooses):
 //!
 //! - **delivery** (sustained delivery of a backlog). The benchmark takes alpha's push lease for beta (what alpha's
-//!   loop takes before a round; it holds for 60 s), publishes `INTERAI_BENCH_ITEMS` items with
+//!   loop takes before a round; it holds for 60 s, and is only granted while there is something to push, so a
+//!   first item is published to take it), publishes `INTERAI_BENCH_ITEMS` items with
 //!   `INTERAI_BENCH_PUBLISHERS` concurrent publishers, checks that nothing was pushed meanwhile, then gives the
 //!   lease back and wakes alpha's loop. From then on the served loops do everything: alpha's pushes rounds of up to
 //!   256 events with 16 requests in flight to beta's inbox, which verifies and queues each, and beta's applies the
