@@ -1083,7 +1083,21 @@ impl Service {
             created_by_root_controller: author.root_controller.clone(),
             created_at: self.now(),
         };
-        store::knowledge::insert_entity(&mut unit.conn(), &entity).await?;
+        let indexed_at = entity.created_at;
+        self.insert_entity(unit, &entity, indexed_at).await?;
+        Ok(entity)
+    }
+
+    /// Stores a new entity with its first trust assessment and its search document (which says it arrived at
+    /// `indexed_at`: when it was made here, or when a replicated one was received). Shared by local subjects and
+    /// replication.
+    pub(super) async fn insert_entity(
+        &self,
+        unit: &mut UnitOfWork,
+        entity: &Entity,
+        indexed_at: chrono::DateTime<chrono::Utc>,
+    ) -> Result<(), ServiceError> {
+        store::knowledge::insert_entity(&mut unit.conn(), entity).await?;
         let target = TrustTarget {
             id: entity.id.clone(),
             kind: TrustTargetKind::Entity,
@@ -1094,9 +1108,10 @@ impl Service {
         };
         let statuses = self.initialize_trust_summaries(unit, &[(target, false)]).await?;
         let status = statuses.first().copied().unwrap_or(TrustStatus::Unverified);
-        self.index_documents(&mut unit.conn(), &[super::search::entity_document(&entity, status)])
-            .await?;
-        Ok(entity)
+        let mut document = super::search::entity_document(entity, status);
+        document.created_at = indexed_at;
+        self.index_documents(&mut unit.conn(), &[document]).await?;
+        Ok(())
     }
 
     /// Finds or creates a cited source; returns it with the title given in this citation.

@@ -9,16 +9,14 @@
 
 use super::content::{SourceReference, SubjectReference, ValidatedSubject};
 use super::revision_write::{ClaimToLink, RevisionWrite};
-use super::trust::TrustTarget;
 use super::unit_of_work::UnitOfWork;
 use super::{Service, ServiceError};
 use crate::domain::change::{Change, OutboxEvent};
 use crate::domain::knowledge::{Claim, ContentItem, Entity, Revision, Source, Space, SpaceVisibility};
 use crate::domain::replication::{FederatedObject, OriginProof, ReplicatedObject, RevisionRecord, SpaceRecord};
 use crate::domain::tombstone::Tombstone;
-use crate::domain::{IdKind, PublicId, TrustStatus};
+use crate::domain::{IdKind, PublicId};
 use crate::store::replication::SnapshotEntry;
-use crate::store::trust::TrustTargetKind;
 use crate::store::{self};
 
 /// The longest context key a replicated experience may carry.
@@ -480,20 +478,7 @@ impl Service {
                     created_by_root_controller: record.author_root_controller.clone(),
                     created_at: record.revised_at,
                 };
-                store::knowledge::insert_entity(&mut unit.conn(), &entity).await?;
-                let target = TrustTarget {
-                    id: entity.id.clone(),
-                    kind: TrustTargetKind::Entity,
-                    content_id: None,
-                    author_root_controller: entity.created_by_root_controller.clone(),
-                    author_origin: entity.origin.clone(),
-                    created_at: entity.created_at,
-                };
-                let statuses = self.initialize_trust_summaries(unit, &[(target, false)]).await?;
-                let status = statuses.first().copied().unwrap_or(TrustStatus::Unverified);
-                let mut document = super::search::entity_document(&entity, status);
-                document.created_at = now;
-                self.index_documents(&mut unit.conn(), &[document]).await?;
+                self.insert_entity(unit, &entity, now).await?;
             }
             if !subject_ids.contains(&subject.id) {
                 subject_ids.push(subject.id.clone());

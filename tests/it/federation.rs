@@ -13,7 +13,7 @@ use url::Url;
 
 use crate::support::network::{Network, Node};
 
-async fn send(node: &Node, request: http::Request<Vec<u8>>) -> (StatusCode, Value) {
+pub(crate) async fn send(node: &Node, request: http::Request<Vec<u8>>) -> (StatusCode, Value) {
     let (parts, body) = request.into_parts();
     let response = node
         .router

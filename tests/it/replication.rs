@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 use tower::ServiceExt;
 use url::Url;
 
-use crate::federation::peered;
+use crate::federation::{peered, send};
 use crate::fixtures::{Agent, agent, metadata, publish_procedure};
 use crate::support::network::{Network, Node};
 
@@ -404,21 +404,6 @@ async fn signed_get(from: &Node, to: &Node, path: &str) -> Value {
     let (status, body) = send(to, request).await;
     assert_eq!(status, StatusCode::OK, "{body}");
     body
-}
-
-async fn send(node: &Node, request: http::Request<Vec<u8>>) -> (StatusCode, Value) {
-    let (parts, body) = request.into_parts();
-    let response = node
-        .router
-        .clone()
-        .oneshot(http::Request::from_parts(parts, Body::from(body)))
-        .await
-        .expect("router answers");
-    let status = response.status();
-    let bytes = axum::body::to_bytes(response.into_body(), 8 * 1024 * 1024)
-        .await
-        .expect("body");
-    (status, serde_json::from_slice(&bytes).unwrap_or(Value::Null))
 }
 
 /// The first activity of `from`'s outbox as a peer reads it.
