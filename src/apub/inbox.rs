@@ -28,7 +28,7 @@ use url::Url;
 
 use super::ApubState;
 use crate::domain::PeerState;
-use crate::service::federation::inbox::{Intake, VerifiedActivity};
+use crate::service::federation::inbox::{InboxNonce, InboxSender, Intake, VerifiedActivity};
 use crate::service::federation::peering::PeerIntroduction;
 
 /// The receiver's clock policy: `created` within ±300 s, `expires` at most 300 s after `created`.
@@ -231,7 +231,7 @@ async fn process(state: &ApubState, request: Request<Body>) -> InboxVerdict {
         },
         Err(error) => return internal(&error.to_string()),
     };
-    let (peer_realm, key, first_contact) = match sender {
+    let (peer_realm, key, first_contact, known_sender) = match sender {
         Some(sender) => {
             if sender.peer.state == PeerState::Blocked {
                 return InboxVerdict::rejected(
@@ -261,12 +261,12 @@ async fn process(state: &ApubState, request: Request<Body>) -> InboxVerdict {
                 );
             }
             match PublicKey::from_multikey(&sender.key.public_key_multibase) {
-                Ok(key) => (sender.peer.realm, key, None),
+                Ok(key) => (sender.peer.realm.clone(), key, None, Some(sender)),
                 Err(error) => return internal(&error.to_string()),
             }
         }
         None => match first_contact(state, &signature, &body, &parts.headers).await {
-            Ok((introduction, key)) => (introduction.realm.clone(), key, Some(introduction)),
+            Ok((introduction, key)) => (introduction.realm.clone(), key, Some(introduction), None),
             Err(verdict) => return verdict,
         },
     };
@@ -305,124 +305,38 @@ async fn process(state: &ApubState, request: Request<Body>) -> InboxVerdict {
     if let Err(rejection) = signature.verify(&request_parts, &key) {
         return InboxVerdict::from_rejection(&rejection);
     }
-    // 6. The nonce, once per acceptance window, across every process on the database.
-    let nonce_expiry = DateTime::from_timestamp(signature.expires.max(now.timestamp()), 0).unwrap_or(now)
-        + TimeDelta::seconds(TIME_POLICY.max_clock_skew);
-    match service
-        .record_inbox_nonce(&peer_realm, &signature.nonce, nonce_expiry)
-        .await
-    {
-        Ok(true) => {}
-        Ok(false) => {
-            return InboxVerdict::rejected(
-                StatusCode::UNAUTHORIZED,
-                "replayed_nonce",
-                "this signature's nonce was already used",
-            );
-        }
-        Err(error) => return internal(&error.to_string()),
-    }
-    // 7. The peer's rate and concurrency.
-    if let Err(seconds) = state.peer_limits.take(&peer_realm, now) {
-        let mut verdict = InboxVerdict::rejected(
-            StatusCode::TOO_MANY_REQUESTS,
-            "rate_limited",
-            "too many activities; slow down",
-        );
-        verdict.retry_after = Some(seconds);
-        return verdict;
-    }
-    let Some(_slot) = state.peer_limits.slot(&peer_realm) else {
-        let mut verdict = InboxVerdict::rejected(
-            StatusCode::TOO_MANY_REQUESTS,
-            "too_many_concurrent",
-            "too many requests at once",
-        );
-        verdict.retry_after = Some(1);
-        return verdict;
+    // 6. The nonce, once per acceptance window, across every process on the database. It is recorded with the
+    // activity in one transaction (step 9), or alone when a later step refuses the request, so every request
+    // whose signature was verified leaves its nonce behind and cannot be replayed.
+    let nonce = InboxNonce {
+        nonce: signature.nonce.clone(),
+        expires_at: DateTime::from_timestamp(signature.expires.max(now.timestamp()), 0).unwrap_or(now)
+            + TimeDelta::seconds(TIME_POLICY.max_clock_skew),
     };
-    // 8 and 9. Read the activity (I-JSON: no duplicate member names, numbers a double holds), check a replicated
-    // object's origin proof, dedupe on the activity's ID, enqueue durably.
-    if serde_json::from_slice::<serde::de::IgnoredAny>(&body).is_err() {
-        return InboxVerdict::rejected(StatusCode::BAD_REQUEST, "malformed_activity", "the body is not JSON");
-    }
-    let parsed = match federation::integrity::parse_i_json(&body) {
-        Ok(parsed) => parsed,
-        Err(error) => {
-            return InboxVerdict::rejected(
-                StatusCode::BAD_REQUEST,
-                "not_i_json",
-                format!("the body is not I-JSON: {error}"),
-            );
+    let checked = check_activity(
+        state,
+        &signature,
+        &body,
+        &peer_realm,
+        known_sender.as_ref(),
+        first_contact.as_ref(),
+        now,
+    )
+    .await;
+    let (verified, _slot) = match checked {
+        Ok(checked) => checked,
+        Err(verdict) => {
+            return match service
+                .record_inbox_nonce(&peer_realm, &nonce.nonce, nonce.expires_at)
+                .await
+            {
+                Ok(true) => verdict,
+                Ok(false) => replayed_nonce(),
+                Err(error) => internal(&error.to_string()),
+            };
         }
     };
-    let activity: Activity = match serde_json::from_value(parsed) {
-        Ok(activity) => activity,
-        Err(error) => {
-            return InboxVerdict::rejected(
-                StatusCode::BAD_REQUEST,
-                "malformed_activity",
-                format!("not an activity: {error}"),
-            );
-        }
-    };
-    let expected_actor = match &first_contact {
-        Some(introduction) => introduction.actor_url.clone(),
-        None => match service.find_peer(&peer_realm).await {
-            Ok(Some(peer)) => peer.actor_url,
-            Ok(None) => {
-                return InboxVerdict::rejected(StatusCode::FORBIDDEN, "unknown_sender", "the sender is not a peer");
-            }
-            Err(error) => return internal(&error.to_string()),
-        },
-    };
-    if activity.actor != expected_actor {
-        return InboxVerdict::rejected(
-            StatusCode::BAD_REQUEST,
-            "actor_mismatch",
-            format!("the activity's actor is not the signing instance's actor {expected_actor}"),
-        );
-    }
-    let replication = super::objects::is_replication(&activity);
-    if !is_instance_activity(&activity) && !replication {
-        return InboxVerdict::rejected(
-            StatusCode::BAD_REQUEST,
-            "unsupported_activity",
-            format!("{} activities are not taken by this instance", activity.kind.as_str()),
-        );
-    }
-    if !activity_id_is_senders(&activity.id, &expected_actor) {
-        return InboxVerdict::rejected(
-            StatusCode::BAD_REQUEST,
-            "malformed_activity",
-            "the activity's id must be a URL under the sender's origin",
-        );
-    }
-    if replication {
-        if first_contact.is_some() {
-            return InboxVerdict::rejected(StatusCode::FORBIDDEN, "peer_not_active", "only peers send objects");
-        }
-        if let Err(refusal) = super::objects::read_replicated(service, &activity).await {
-            if refusal.reason == "internal_error" {
-                return internal(&refusal.detail);
-            }
-            return InboxVerdict::rejected(StatusCode::BAD_REQUEST, refusal.reason, refusal.detail);
-        }
-    }
-    let body_text = match String::from_utf8(body.to_vec()) {
-        Ok(text) => text,
-        Err(_) => {
-            return InboxVerdict::rejected(StatusCode::BAD_REQUEST, "malformed_activity", "the body is not UTF-8");
-        }
-    };
-    let verified = VerifiedActivity {
-        peer_realm,
-        key_id: signature.key_id.clone(),
-        activity_id: activity.id.clone(),
-        activity_type: activity.kind.as_str().to_owned(),
-        body: body_text,
-    };
-    match service.enqueue_inbound(&verified, first_contact.as_ref()).await {
+    match service.enqueue_inbound(&verified, &nonce, first_contact.as_ref()).await {
         Ok(Intake::Queued) => {
             state.inbox_work.notify_one();
             InboxVerdict {
@@ -440,8 +354,137 @@ async fn process(state: &ApubState, request: Request<Body>) -> InboxVerdict {
             detail: "already received".to_owned(),
             retry_after: None,
         },
+        Ok(Intake::ReplayedNonce) => replayed_nonce(),
         Err(error) => internal(&error.to_string()),
     }
+}
+
+/// Steps 7 and 8: the peer's rate and concurrency, then the activity itself (I-JSON, its actor and ID, a
+/// replicated object's origin proof). What passes is ready to be queued, with the concurrency slot it holds.
+async fn check_activity(
+    state: &ApubState,
+    signature: &ParsedSignature,
+    body: &[u8],
+    peer_realm: &str,
+    known_sender: Option<&InboxSender>,
+    first_contact: Option<&PeerIntroduction>,
+    now: DateTime<Utc>,
+) -> Result<(VerifiedActivity, tokio::sync::OwnedSemaphorePermit), InboxVerdict> {
+    // 7. The peer's rate and concurrency.
+    if let Err(seconds) = state.peer_limits.take(peer_realm, now) {
+        let mut verdict = InboxVerdict::rejected(
+            StatusCode::TOO_MANY_REQUESTS,
+            "rate_limited",
+            "too many activities; slow down",
+        );
+        verdict.retry_after = Some(seconds);
+        return Err(verdict);
+    }
+    let Some(slot) = state.peer_limits.slot(peer_realm) else {
+        let mut verdict = InboxVerdict::rejected(
+            StatusCode::TOO_MANY_REQUESTS,
+            "too_many_concurrent",
+            "too many requests at once",
+        );
+        verdict.retry_after = Some(1);
+        return Err(verdict);
+    };
+    // 8. Read the activity (I-JSON: no duplicate member names, numbers a double holds) and check a replicated
+    // object's origin proof.
+    if serde_json::from_slice::<serde::de::IgnoredAny>(body).is_err() {
+        return Err(InboxVerdict::rejected(
+            StatusCode::BAD_REQUEST,
+            "malformed_activity",
+            "the body is not JSON",
+        ));
+    }
+    let parsed = federation::integrity::parse_i_json(body).map_err(|error| {
+        InboxVerdict::rejected(
+            StatusCode::BAD_REQUEST,
+            "not_i_json",
+            format!("the body is not I-JSON: {error}"),
+        )
+    })?;
+    let activity: Activity = serde_json::from_value(parsed).map_err(|error| {
+        InboxVerdict::rejected(
+            StatusCode::BAD_REQUEST,
+            "malformed_activity",
+            format!("not an activity: {error}"),
+        )
+    })?;
+    // The sender's peer row was read in step 2; a first contact introduced itself.
+    let expected_actor = match (first_contact, known_sender) {
+        (Some(introduction), _) => introduction.actor_url.clone(),
+        (None, Some(sender)) => sender.peer.actor_url.clone(),
+        (None, None) => {
+            return Err(InboxVerdict::rejected(
+                StatusCode::FORBIDDEN,
+                "unknown_sender",
+                "the sender is not a peer",
+            ));
+        }
+    };
+    if activity.actor != expected_actor {
+        return Err(InboxVerdict::rejected(
+            StatusCode::BAD_REQUEST,
+            "actor_mismatch",
+            format!("the activity's actor is not the signing instance's actor {expected_actor}"),
+        ));
+    }
+    let replication = super::objects::is_replication(&activity);
+    if !is_instance_activity(&activity) && !replication {
+        return Err(InboxVerdict::rejected(
+            StatusCode::BAD_REQUEST,
+            "unsupported_activity",
+            format!("{} activities are not taken by this instance", activity.kind.as_str()),
+        ));
+    }
+    if !activity_id_is_senders(&activity.id, &expected_actor) {
+        return Err(InboxVerdict::rejected(
+            StatusCode::BAD_REQUEST,
+            "malformed_activity",
+            "the activity's id must be a URL under the sender's origin",
+        ));
+    }
+    if replication {
+        if first_contact.is_some() {
+            return Err(InboxVerdict::rejected(
+                StatusCode::FORBIDDEN,
+                "peer_not_active",
+                "only peers send objects",
+            ));
+        }
+        let service = state.outgoing.service();
+        if let Err(refusal) = super::objects::read_replicated(service, &activity, known_sender).await {
+            if refusal.reason == "internal_error" {
+                return Err(internal(&refusal.detail));
+            }
+            return Err(InboxVerdict::rejected(
+                StatusCode::BAD_REQUEST,
+                refusal.reason,
+                refusal.detail,
+            ));
+        }
+    }
+    let body_text = String::from_utf8(body.to_vec())
+        .map_err(|_| InboxVerdict::rejected(StatusCode::BAD_REQUEST, "malformed_activity", "the body is not UTF-8"))?;
+    let verified = VerifiedActivity {
+        peer_realm: peer_realm.to_owned(),
+        key_id: signature.key_id.clone(),
+        activity_id: activity.id.clone(),
+        activity_type: activity.kind.as_str().to_owned(),
+        body: body_text,
+        sender_state: known_sender.map(|sender| sender.peer.state),
+    };
+    Ok((verified, slot))
+}
+
+fn replayed_nonce() -> InboxVerdict {
+    InboxVerdict::rejected(
+        StatusCode::UNAUTHORIZED,
+        "replayed_nonce",
+        "this signature's nonce was already used",
+    )
 }
 
 fn internal(cause: &str) -> InboxVerdict {

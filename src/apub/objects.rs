@@ -26,6 +26,7 @@ use crate::domain::tombstone::Tombstone;
 use crate::domain::{PeerState, PublicId};
 use crate::service::Service;
 use crate::service::federation::identity::SigningKey;
+use crate::service::federation::inbox::InboxSender;
 
 /// Why a replicated object was refused: a metrics reason and a detail for the log.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -192,7 +193,14 @@ pub fn is_replication(activity: &Activity) -> bool {
 
 /// Reads a replicated object from an activity and checks its origin's proof against the key pinned for that
 /// origin (the sender, or for a relayed object another active peer). Nothing is stored here.
-pub async fn read_replicated(service: &Service, activity: &Activity) -> Result<ReplicatedObject, ObjectRefusal> {
+///
+/// `known_sender` is the request's signer as the inbox already read it: when the proof names the same key, it is
+/// not read again.
+pub async fn read_replicated(
+    service: &Service,
+    activity: &Activity,
+    known_sender: Option<&InboxSender>,
+) -> Result<ReplicatedObject, ObjectRefusal> {
     let ActivityObject::Other(value) = &activity.object else {
         return Err(refusal("malformed_object", "the activity carries no replicated object"));
     };
@@ -212,16 +220,19 @@ pub async fn read_replicated(service: &Service, activity: &Activity) -> Result<R
         .map_err(|error| refusal("invalid_origin_proof", error.to_string()))?
         .to_owned();
     let origin = document.realm().to_ascii_lowercase();
-    let sender = service
-        .inbox_sender(&key_id)
-        .await
-        .map_err(|error| refusal("internal_error", error.to_string()))?
-        .ok_or_else(|| {
-            refusal(
-                "invalid_origin_proof",
-                format!("{key_id} is not a pinned key of a peer"),
-            )
-        })?;
+    let sender = match known_sender.filter(|sender| sender.key.key_id == key_id) {
+        Some(sender) => sender.clone(),
+        None => service
+            .inbox_sender(&key_id)
+            .await
+            .map_err(|error| refusal("internal_error", error.to_string()))?
+            .ok_or_else(|| {
+                refusal(
+                    "invalid_origin_proof",
+                    format!("{key_id} is not a pinned key of a peer"),
+                )
+            })?,
+    };
     if sender.key.peer_realm != origin {
         return Err(refusal(
             "invalid_origin_proof",

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use chrono::TimeDelta;
 use federation::integrity;
 use federation::protocol::objects::OutboxPage;
-use federation::protocol::{Activity, context::document_context};
+use federation::protocol::{Activity, ActivityObject, context::document_context};
 use http::{Method, StatusCode};
 use serde_json::{Value, json};
 use url::Url;
@@ -17,10 +17,12 @@ use url::Url;
 use super::documents::InstanceUrls;
 use super::objects::{activity_document, activity_kind, is_replication, read_replicated, signed_object};
 use super::outgoing::{Outgoing, classify};
-use crate::service::federation::cursors::{LeasedPeer, PUSH_CONCURRENCY, PullProgress, PushedEvent};
+use crate::service::federation::cursors::{
+    LeasedPeer, PUSH_CONCURRENCY, PUSH_ROUND_TIME, PullProgress, PushResult, PushedEvent,
+};
 use crate::service::federation::delivery::AttemptResult;
 use crate::service::federation::identity::SigningKey;
-use crate::service::federation::inbox::VerifiedActivity;
+use crate::service::federation::inbox::{InboxSender, VerifiedActivity};
 use crate::service::{Service, ServiceError};
 
 /// Peers worked on per pass.
@@ -110,7 +112,7 @@ impl Outgoing {
                         activity_id: event.activity_id,
                         activity_type: event.activity_type,
                         activity: event.body.unwrap_or_default(),
-                        result: Some(AttemptResult::Retry {
+                        result: PushResult::Attempted(AttemptResult::Retry {
                             error: format!("invalid_inbox_url: {error}"),
                             retry_after: None,
                         }),
@@ -131,6 +133,7 @@ impl Outgoing {
             by_object.entry(event.object_id.clone()).or_default().push(event);
         }
         let slots = Arc::new(tokio::sync::Semaphore::new(PUSH_CONCURRENCY));
+        let round_deadline = service.now() + PUSH_ROUND_TIME;
         let may_refresh_auth = leased.may_refresh_auth(service.now());
         let mut tasks = tokio::task::JoinSet::new();
         for object_id in order {
@@ -144,20 +147,27 @@ impl Outgoing {
             tasks.spawn(async move {
                 let _slot = slots.acquire_owned().await;
                 let mut results = Vec::with_capacity(events.len());
-                let mut failed: Option<AttemptResult> = None;
+                let mut failed: Option<PushResult> = None;
                 for event in events {
                     let (result, auth_refresh) = match (&failed, &event.body) {
-                        (_, None) => (None, false),
+                        (_, None) => (PushResult::NothingToSend, false),
                         // A later event of an object whose earlier one failed waits for it.
-                        (Some(failure), Some(_)) => (Some(failure.clone()), false),
+                        (Some(failure), Some(_)) => (failure.clone(), false),
+                        // The round is over its time: what is not sent yet waits for the next round, so the round
+                        // ends well inside its lease.
+                        (None, Some(_)) if outgoing.service().now() >= round_deadline => {
+                            failed = Some(PushResult::Postponed);
+                            (PushResult::Postponed, false)
+                        }
                         (None, Some(body)) => {
                             let (result, auth_refresh) = outgoing
                                 .post_replicated(&inbox, body.clone().into_bytes(), &key, may_refresh_auth)
                                 .await;
-                            if matches!(result, AttemptResult::Retry { .. }) {
+                            let result = PushResult::Attempted(result);
+                            if matches!(result, PushResult::Attempted(AttemptResult::Retry { .. })) {
                                 failed = Some(result.clone());
                             }
-                            (Some(result), auth_refresh)
+                            (result, auth_refresh)
                         }
                     };
                     results.push(PushedEvent {
@@ -181,15 +191,18 @@ impl Outgoing {
         }
         for event in &events {
             let outcome = match &event.result {
-                Some(AttemptResult::Delivered) => "delivered",
-                Some(AttemptResult::Retry { .. }) => "retried",
-                Some(AttemptResult::Refused { .. }) => "dead_lettered",
-                None => continue,
+                PushResult::Attempted(AttemptResult::Delivered) => "delivered",
+                PushResult::Attempted(AttemptResult::Retry { .. }) => "retried",
+                PushResult::Attempted(AttemptResult::Refused { .. }) => "dead_lettered",
+                PushResult::NothingToSend | PushResult::Postponed => continue,
             };
             self.metrics().record_delivery(outcome);
         }
         // Attempts, not deliveries: a round that failed still did work (its retry may be due at once).
-        let sent = events.iter().filter(|event| event.result.is_some()).count();
+        let sent = events
+            .iter()
+            .filter(|event| matches!(event.result, PushResult::Attempted(_)))
+            .count();
         service.finish_push_round(leased, events).await?;
         Ok(sent)
     }
@@ -332,6 +345,8 @@ impl Outgoing {
         let value = integrity::parse_i_json(response.body()).map_err(|error| format!("not_i_json: {error}"))?;
         let page: OutboxPage = serde_json::from_value(value).map_err(|error| format!("not an outbox page: {error}"))?;
         let mut verified = Vec::with_capacity(page.ordered_items.len());
+        // The keys the page's proofs name, read once per page (a page is usually signed by one key).
+        let mut signers: std::collections::HashMap<String, Option<InboxSender>> = std::collections::HashMap::new();
         for item in &page.ordered_items {
             let activity: Activity = match serde_json::from_value(item.clone()) {
                 Ok(activity) => activity,
@@ -344,13 +359,28 @@ impl Outgoing {
                 tracing::warn!(peer = %leased.peer.realm, activity_id = %activity.id, "a pulled item is not the peer's replication activity");
                 continue;
             }
-            match read_replicated(service, &activity).await {
+            let proof_key = match &activity.object {
+                ActivityObject::Other(object) => integrity::proof_verification_method(object).ok().map(str::to_owned),
+                _ => None,
+            };
+            if let Some(key_id) = &proof_key
+                && !signers.contains_key(key_id)
+            {
+                let signer = service.inbox_sender(key_id).await.map_err(|error| error.to_string())?;
+                signers.insert(key_id.clone(), signer);
+            }
+            let known_signer = proof_key
+                .as_ref()
+                .and_then(|key_id| signers.get(key_id))
+                .and_then(Option::as_ref);
+            match read_replicated(service, &activity, known_signer).await {
                 Ok(replicated) => verified.push(VerifiedActivity {
                     peer_realm: leased.peer.realm.clone(),
                     key_id: replicated.proof.key_id,
                     activity_id: activity.id.clone(),
                     activity_type: activity.kind.as_str().to_owned(),
                     body: item.to_string(),
+                    sender_state: Some(leased.peer.state),
                 }),
                 Err(refusal) => {
                     tracing::warn!(peer = %leased.peer.realm, activity_id = %activity.id, reason = refusal.reason, detail = %refusal.detail, "a pulled object was refused");

@@ -3,6 +3,7 @@
 
 use chrono::{DateTime, Utc};
 
+use super::statement::Statement;
 use super::{Conn, StoreError, dispatch};
 use crate::domain::{PeerLevel, PeerState};
 
@@ -245,18 +246,18 @@ pub async fn save_peer(conn: &mut Conn<'_>, peer: &PeerRecord) -> Result<(), Sto
 /// Records an authenticated request from a peer, at most once a minute per peer.
 pub async fn touch_peer_contact(conn: &mut Conn<'_>, realm: &str, at: DateTime<Utc>) -> Result<(), StoreError> {
     let threshold = at - chrono::TimeDelta::minutes(1);
-    dispatch!(conn, |connection| {
-        sqlx::query(
+    // Nobody reads the result: on SQLite it rides with the write's next statement.
+    super::statement::execute(
+        conn,
+        Statement::new(
             "UPDATE peers SET last_contact_at = $2 WHERE realm = $1 \
              AND (last_contact_at IS NULL OR last_contact_at < $3)",
         )
         .bind(realm)
         .bind(at)
-        .bind(threshold)
-        .execute(&mut *connection)
-        .await?;
-    });
-    Ok(())
+        .bind(threshold),
+    )
+    .await
 }
 
 /// Deletes a peer with its keys and queued deliveries. Returns whether it existed.
@@ -508,6 +509,10 @@ pub async fn lease_inbox_activities(
 }
 
 /// Marks an activity applied or failed, with what happened.
+///
+/// An applied activity keeps its row, the dedupe key against a late retry, but not its body: what it did is in
+/// the intake log and, for a replicated object, the signed object is kept with what it changed. A failed one keeps
+/// its body for whoever looks into it.
 pub async fn finish_inbox_activity(
     conn: &mut Conn<'_>,
     activity_id: &str,
@@ -515,19 +520,53 @@ pub async fn finish_inbox_activity(
     outcome: &str,
     processed_at: DateTime<Utc>,
 ) -> Result<(), StoreError> {
-    dispatch!(conn, |connection| {
-        sqlx::query(
-            "UPDATE inbox_activities SET state = $2, outcome = $3, processed_at = $4, leased_until = NULL \
-             WHERE activity_id = $1",
+    super::statement::execute(
+        conn,
+        Statement::new(
+            "UPDATE inbox_activities SET state = $2, outcome = $3, processed_at = $4, leased_until = NULL, \
+             body = CASE WHEN $2 = 'applied' THEN '' ELSE body END WHERE activity_id = $1",
         )
         .bind(activity_id)
         .bind(state)
         .bind(outcome)
-        .bind(processed_at)
+        .bind(processed_at),
+    )
+    .await
+}
+
+/// Forgets processed activities received before `received_before` (no sender retries that long), at most `limit`
+/// of them; returns how many.
+pub async fn purge_processed_inbox_activities(
+    conn: &mut Conn<'_>,
+    received_before: DateTime<Utc>,
+    limit: i64,
+) -> Result<u64, StoreError> {
+    let affected = dispatch!(conn, |connection| {
+        sqlx::query(
+            "DELETE FROM inbox_activities WHERE activity_id IN (SELECT activity_id FROM inbox_activities \
+             WHERE received_at < $1 AND state <> 'queued' ORDER BY received_at LIMIT $2)",
+        )
+        .bind(received_before)
+        .bind(limit)
         .execute(&mut *connection)
-        .await?;
+        .await?
+        .rows_affected()
     });
-    Ok(())
+    Ok(affected)
+}
+
+/// Whether any queued activity is due and not leased: read before leasing, so an idle pass writes nothing.
+pub async fn inbox_activities_due(conn: &mut Conn<'_>, now: DateTime<Utc>) -> Result<bool, StoreError> {
+    let due: Option<i32> = dispatch!(conn, |connection| {
+        sqlx::query_scalar(
+            "SELECT 1 FROM inbox_activities WHERE state = 'queued' AND next_attempt_at <= $1 \
+             AND (leased_until IS NULL OR leased_until <= $1) LIMIT 1",
+        )
+        .bind(now)
+        .fetch_optional(&mut *connection)
+        .await?
+    });
+    Ok(due.is_some())
 }
 
 /// Puts a leased activity back for a later attempt (its application failed for a reason that may pass).
@@ -712,17 +751,56 @@ pub async fn finish_delivery_attempt(
 /// Moves every pending delivery of a peer to be due at `now` (any authenticated request from it resets its
 /// backoff). A delivery a worker holds keeps its lease, so it is not sent twice at once.
 pub async fn reset_peer_backoff(conn: &mut Conn<'_>, realm: &str, now: DateTime<Utc>) -> Result<(), StoreError> {
-    dispatch!(conn, |connection| {
-        sqlx::query(
+    super::statement::execute(
+        conn,
+        Statement::new(
             "UPDATE federation_deliveries SET next_attempt_at = $2 WHERE peer_realm = $1 AND state = 'pending' \
              AND next_attempt_at > $2 AND attempts > 0",
         )
         .bind(realm)
-        .bind(now)
-        .execute(&mut *connection)
-        .await?;
+        .bind(now),
+    )
+    .await
+}
+
+/// Whether a pending delivery (optionally to one peer) is due and not leased: read before leasing.
+pub async fn deliveries_due(
+    conn: &mut Conn<'_>,
+    now: DateTime<Utc>,
+    only_peer: Option<&str>,
+) -> Result<bool, StoreError> {
+    let due: Option<i32> = match only_peer {
+        Some(realm) => dispatch!(conn, |connection| {
+            sqlx::query_scalar(
+                "SELECT 1 FROM federation_deliveries WHERE state = 'pending' AND next_attempt_at <= $1 \
+                 AND (leased_until IS NULL OR leased_until <= $1) AND peer_realm = $2 LIMIT 1",
+            )
+            .bind(now)
+            .bind(realm)
+            .fetch_optional(&mut *connection)
+            .await?
+        }),
+        None => dispatch!(conn, |connection| {
+            sqlx::query_scalar(
+                "SELECT 1 FROM federation_deliveries WHERE state = 'pending' AND next_attempt_at <= $1 \
+                 AND (leased_until IS NULL OR leased_until <= $1) LIMIT 1",
+            )
+            .bind(now)
+            .fetch_optional(&mut *connection)
+            .await?
+        }),
+    };
+    Ok(due.is_some())
+}
+
+/// The earliest time a pending delivery falls due, if any.
+pub async fn next_delivery_due(conn: &mut Conn<'_>) -> Result<Option<DateTime<Utc>>, StoreError> {
+    let due: Option<DateTime<Utc>> = dispatch!(conn, |connection| {
+        sqlx::query_scalar("SELECT MIN(next_attempt_at) FROM federation_deliveries WHERE state = 'pending'")
+            .fetch_one(&mut *connection)
+            .await?
     });
-    Ok(())
+    Ok(due)
 }
 
 /// The deliveries of a peer (or of every peer), newest first, at most `limit`.
@@ -834,8 +912,9 @@ pub struct IntakeRow {
 
 /// Appends a line to the intake log.
 pub async fn insert_intake(conn: &mut Conn<'_>, row: &IntakeRow) -> Result<(), StoreError> {
-    dispatch!(conn, |connection| {
-        sqlx::query(
+    super::statement::execute(
+        conn,
+        Statement::new(
             "INSERT INTO federation_intake (id, peer_realm, activity_id, activity_type, key_id, outcome, detail, \
              created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
         )
@@ -846,24 +925,34 @@ pub async fn insert_intake(conn: &mut Conn<'_>, row: &IntakeRow) -> Result<(), S
         .bind(&row.key_id)
         .bind(&row.outcome)
         .bind(&row.detail)
-        .bind(row.created_at)
-        .execute(&mut *connection)
-        .await?;
-    });
-    Ok(())
+        .bind(row.created_at),
+    )
+    .await
 }
 
 /// The intake log of a peer (or every peer), newest first.
 pub async fn list_intake(conn: &mut Conn<'_>, realm: Option<&str>, limit: i64) -> Result<Vec<IntakeRow>, StoreError> {
-    let rows: Vec<IntakeRow> = dispatch!(conn, |connection| {
-        sqlx::query_as(
-            "SELECT id, peer_realm, activity_id, activity_type, key_id, outcome, detail, created_at \
-             FROM federation_intake WHERE ($1 IS NULL OR peer_realm = $1) ORDER BY created_at DESC, id DESC LIMIT $2",
-        )
-        .bind(realm)
-        .bind(limit)
-        .fetch_all(&mut *connection)
-        .await?
-    });
+    // Two statements rather than `$1 IS NULL OR peer_realm = $1`, which no planner can serve from the peer's index.
+    const COLUMNS: &str = "SELECT id, peer_realm, activity_id, activity_type, key_id, outcome, detail, created_at \
+         FROM federation_intake";
+    let rows: Vec<IntakeRow> = match realm {
+        Some(realm) => dispatch!(conn, |connection| {
+            sqlx::query_as(sqlx::AssertSqlSafe(format!(
+                "{COLUMNS} WHERE peer_realm = $1 ORDER BY created_at DESC, id DESC LIMIT $2"
+            )))
+            .bind(realm)
+            .bind(limit)
+            .fetch_all(&mut *connection)
+            .await?
+        }),
+        None => dispatch!(conn, |connection| {
+            sqlx::query_as(sqlx::AssertSqlSafe(format!(
+                "{COLUMNS} ORDER BY created_at DESC, id DESC LIMIT $1"
+            )))
+            .bind(limit)
+            .fetch_all(&mut *connection)
+            .await?
+        }),
+    };
     Ok(rows)
 }

@@ -165,17 +165,17 @@ pub async fn delete(conn: &mut Conn<'_>, realm: &str) -> Result<(), StoreError> 
 /// Moves a peer's next delivery round to `now` and forgets its failures: it just proved it is there (any
 /// authenticated request from it resets its backoff). A round a worker holds keeps its lease.
 pub async fn reset_backoff(conn: &mut Conn<'_>, realm: &str, now: DateTime<Utc>) -> Result<(), StoreError> {
-    dispatch!(conn, |connection| {
-        sqlx::query(
+    // Nobody reads the result: on SQLite it rides with the write's next statement.
+    super::statement::execute(
+        conn,
+        super::statement::Statement::new(
             "UPDATE peer_replication SET next_attempt_at = $2, consecutive_failures = 0, failing_since = NULL \
              WHERE peer_realm = $1 AND (next_attempt_at > $2 OR consecutive_failures > 0)",
         )
         .bind(realm)
-        .bind(now)
-        .execute(&mut *connection)
-        .await?;
-    });
-    Ok(())
+        .bind(now),
+    )
+    .await
 }
 
 /// Records that a peer asked to read our outbox after `seq` (it holds everything up to there).
@@ -212,21 +212,11 @@ pub async fn lease_due(
     lease_until: DateTime<Utc>,
     limit: i64,
 ) -> Result<Vec<PeerReplicationRow>, StoreError> {
-    let (lease_column, due) = match lease {
-        Lease::Push => (
-            "leased_until",
-            "r.next_attempt_at <= $1 AND (r.leased_until IS NULL OR r.leased_until <= $1) \
-             AND EXISTS (SELECT 1 FROM outbox_events o WHERE o.seq > r.push_cursor)",
-        ),
-        Lease::Pull => (
-            "pull_leased_until",
-            "r.next_pull_at <= $1 AND (r.pull_leased_until IS NULL OR r.pull_leased_until <= $1)",
-        ),
+    let lease_column = match lease {
+        Lease::Push => "leased_until",
+        Lease::Pull => "pull_leased_until",
     };
-    let candidates = format!(
-        "SELECT r.peer_realm FROM peer_replication r JOIN peers p ON p.realm = r.peer_realm \
-         WHERE p.state IN ('active', 'unreachable') AND {due} ORDER BY r.next_attempt_at, r.peer_realm LIMIT $3"
-    );
+    let candidates = format!("{} ORDER BY r.next_attempt_at, r.peer_realm LIMIT $3", due_peers(lease));
     let rows: Vec<PeerReplicationRow> = match conn {
         Conn::Postgres(connection) => {
             sqlx::query_as(sqlx::AssertSqlSafe(format!(
@@ -253,6 +243,34 @@ pub async fn lease_due(
         }
     };
     Ok(rows)
+}
+
+/// The peers whose push (or pull) is due and not leased, `$1` the time: a push is due only with events after the
+/// peer's cursor.
+fn due_peers(lease: Lease) -> String {
+    let due = match lease {
+        Lease::Push => {
+            "r.next_attempt_at <= $1 AND (r.leased_until IS NULL OR r.leased_until <= $1) \
+             AND EXISTS (SELECT 1 FROM outbox_events o WHERE o.seq > r.push_cursor)"
+        }
+        Lease::Pull => "r.next_pull_at <= $1 AND (r.pull_leased_until IS NULL OR r.pull_leased_until <= $1)",
+    };
+    format!(
+        "SELECT r.peer_realm FROM peer_replication r JOIN peers p ON p.realm = r.peer_realm \
+         WHERE p.state IN ('active', 'unreachable') AND {due}"
+    )
+}
+
+/// Whether some peer's push (or pull) is due: read before leasing, so an idle pass writes nothing.
+pub async fn any_due(conn: &mut Conn<'_>, lease: Lease, now: DateTime<Utc>) -> Result<bool, StoreError> {
+    let sql = format!("{} LIMIT 1", due_peers(lease));
+    let due: Option<String> = dispatch!(conn, |connection| {
+        sqlx::query_scalar(sqlx::AssertSqlSafe(sql.clone()))
+            .bind(now)
+            .fetch_optional(&mut *connection)
+            .await?
+    });
+    Ok(due.is_some())
 }
 
 /// The earliest time a push or pull falls due for an active or unreachable peer (the worker waits until then).

@@ -30,6 +30,13 @@ pub struct ReplicationSettings {
 /// How often the outbox is purged at most.
 pub const PURGE_INTERVAL: TimeDelta = TimeDelta::minutes(10);
 
+/// How often expired nonces and old processed inbound activities are purged at most (the inbox no longer does it
+/// on its request path).
+pub const INBOX_PURGE_INTERVAL: TimeDelta = TimeDelta::minutes(1);
+
+/// Purge batches (each its own short transaction) one inbox purge runs at most.
+const INBOX_PURGE_ROUNDS: usize = 100;
+
 /// The loop and what wakes it.
 #[derive(Debug)]
 pub struct FederationLoop {
@@ -38,6 +45,7 @@ pub struct FederationLoop {
     passes: watch::Sender<u64>,
     settings: ReplicationSettings,
     last_purge: std::sync::Mutex<Option<chrono::DateTime<chrono::Utc>>>,
+    last_inbox_purge: std::sync::Mutex<Option<chrono::DateTime<chrono::Utc>>>,
 }
 
 impl FederationLoop {
@@ -50,6 +58,7 @@ impl FederationLoop {
             passes,
             settings,
             last_purge: std::sync::Mutex::new(None),
+            last_inbox_purge: std::sync::Mutex::new(None),
         }
     }
 
@@ -97,6 +106,8 @@ impl FederationLoop {
                 }
             };
             handled += applied + delivered + pushed + pulled;
+            // Also under a load that never lets the loop idle.
+            self.purge_inbox_if_due().await;
             if applied == 0 && delivered == 0 && pushed == 0 && pulled == 0 {
                 self.purge_if_due().await;
                 return handled;
@@ -104,15 +115,31 @@ impl FederationLoop {
         }
     }
 
+    async fn purge_inbox_if_due(&self) {
+        let service = self.outgoing.service();
+        if !interval_elapsed(&self.last_inbox_purge, service.now(), INBOX_PURGE_INTERVAL) {
+            return;
+        }
+        let mut purged = 0;
+        for _ in 0..INBOX_PURGE_ROUNDS {
+            match service.purge_inbox_records().await {
+                Ok(0) => break,
+                Ok(rows) => purged += rows,
+                Err(error) => {
+                    tracing::warn!(error = %error, "purging expired nonces and old inbound activities failed");
+                    break;
+                }
+            }
+        }
+        if purged > 0 {
+            tracing::debug!(purged, "expired nonces and old inbound activities were purged");
+        }
+    }
+
     async fn purge_if_due(&self) {
         let service = self.outgoing.service();
-        let now = service.now();
-        {
-            let mut last = self.last_purge.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-            if last.is_some_and(|at| now - at < PURGE_INTERVAL) {
-                return;
-            }
-            *last = Some(now);
+        if !interval_elapsed(&self.last_purge, service.now(), PURGE_INTERVAL) {
+            return;
         }
         match service.purge_outbox(self.settings.outbox_min_retention).await {
             Ok(0) => {}
@@ -144,4 +171,18 @@ impl FederationLoop {
             }
         }
     }
+}
+
+/// Whether `interval` has passed since the time in `last` (then `last` becomes `now`).
+fn interval_elapsed(
+    last: &std::sync::Mutex<Option<chrono::DateTime<chrono::Utc>>>,
+    now: chrono::DateTime<chrono::Utc>,
+    interval: TimeDelta,
+) -> bool {
+    let mut last = last.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    if last.is_some_and(|at| now - at < interval) {
+        return false;
+    }
+    *last = Some(now);
+    true
 }

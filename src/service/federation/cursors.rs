@@ -21,6 +21,14 @@ use crate::store::{self, Conn, StoreError};
 pub const PUSH_WINDOW: i64 = 256;
 /// Requests in flight to one peer at once.
 pub const PUSH_CONCURRENCY: usize = 16;
+
+/// How long a push round starts requests: what is left then waits for the next round. With the transport's
+/// request timeout (10 s) a round ends within [`PUSH_LEASE`], so no other process takes the peer while a round is
+/// still sending, and a process killed mid-round holds the peer only that long.
+pub const PUSH_ROUND_TIME: TimeDelta = TimeDelta::seconds(10);
+
+/// How long a push round holds its peer.
+pub const PUSH_LEASE: TimeDelta = TimeDelta::seconds(30);
 /// How long a 401 or 403 answer is believed to be fixable by signing again with a freshly read key: one such
 /// answer per interval is retried at once, a second is final (a dead letter).
 pub const AUTH_REFRESH_INTERVAL: TimeDelta = TimeDelta::hours(1);
@@ -66,10 +74,21 @@ pub struct PushedEvent {
     pub activity_type: String,
     /// The activity as sent (kept with a dead letter, so a replay sends the same object and proof).
     pub activity: String,
-    /// How it ended (`None`: not sent, nothing to send for this event).
-    pub result: Option<AttemptResult>,
+    /// How it ended.
+    pub result: PushResult,
     /// The answer was a 401 or 403 that a fresh signature may fix (retried once per interval).
     pub auth_refresh: bool,
+}
+
+/// What a push round did with one event.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PushResult {
+    /// Nothing to send for this event (its object is gone): the cursor passes it.
+    NothingToSend,
+    /// Not attempted: the round ran out of time first. The cursor stops before it, and no failure is counted.
+    Postponed,
+    /// Sent, and how the attempt ended.
+    Attempted(AttemptResult),
 }
 
 /// Where a pull stands after a pass.
@@ -135,8 +154,18 @@ impl Service {
 
     async fn lease_peers(&self, lease: Lease, limit: i64) -> Result<Vec<LeasedPeer>, ServiceError> {
         let now = self.now();
+        // Read first: a pass with nothing due takes no turn at the writer.
+        let mut reader = self.store().reader().await?;
+        if !store::replication::any_due(&mut reader.conn(), lease, now).await? {
+            return Ok(Vec::new());
+        }
+        drop(reader);
         let mut transaction = self.store().begin().await?;
-        let rows = store::replication::lease_due(&mut transaction.conn(), lease, now, now + LEASE, limit).await?;
+        let held_for = match lease {
+            Lease::Push => PUSH_LEASE,
+            Lease::Pull => LEASE,
+        };
+        let rows = store::replication::lease_due(&mut transaction.conn(), lease, now, now + held_for, limit).await?;
         let mut leased = Vec::with_capacity(rows.len());
         for replication in rows {
             if let Some(peer) = store::federation::find_peer(&mut transaction.conn(), &replication.peer_realm).await? {
@@ -170,17 +199,18 @@ impl Service {
                 continue;
             }
             match &event.result {
-                None => cursor = event.seq,
-                Some(AttemptResult::Delivered) => {
+                PushResult::NothingToSend => cursor = event.seq,
+                PushResult::Postponed => break,
+                PushResult::Attempted(AttemptResult::Delivered) => {
                     delivered += 1;
                     cursor = event.seq;
                 }
-                Some(AttemptResult::Refused { error }) => {
+                PushResult::Attempted(AttemptResult::Refused { error }) => {
                     self.store_dead_letter(&mut transaction.conn(), leased, event, error, now)
                         .await?;
                     cursor = event.seq;
                 }
-                Some(AttemptResult::Retry { error, retry_after }) => {
+                PushResult::Attempted(AttemptResult::Retry { error, retry_after }) => {
                     auth_refresh = event.auth_refresh;
                     failure = Some((error.clone(), *retry_after));
                     break;
@@ -223,7 +253,12 @@ impl Service {
                 row.next_attempt_at = now;
                 if delivered > 0 {
                     row.last_success_at = Some(now);
-                    if let Some(peer) = peer.as_mut() {
+                    // The peer's contact time is kept to the minute (as the inbox keeps it): a round every few
+                    // milliseconds does not rewrite the peer's row each time.
+                    if let Some(peer) = peer.as_mut().filter(|peer| {
+                        peer.state == PeerState::Unreachable
+                            || peer.last_contact_at.is_none_or(|at| now - at >= TimeDelta::minutes(1))
+                    }) {
                         peer.last_contact_at = Some(now);
                         if peer.state == PeerState::Unreachable {
                             peer.state = PeerState::Active;

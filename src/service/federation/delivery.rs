@@ -63,6 +63,12 @@ impl Service {
         only_peer: Option<&str>,
     ) -> Result<Vec<LeasedDelivery>, ServiceError> {
         let now = self.now();
+        // Read first: a pass with nothing due takes no turn at the writer.
+        let mut reader = self.store().reader().await?;
+        if !store::federation::deliveries_due(&mut reader.conn(), now, only_peer).await? {
+            return Ok(Vec::new());
+        }
+        drop(reader);
         let mut transaction = self.store().begin().await?;
         let rows = store::federation::lease_due_deliveries(&mut transaction.conn(), now, now + LEASE, limit, only_peer)
             .await?;
@@ -153,12 +159,8 @@ impl Service {
 
     /// The earliest time a pending delivery is due, if any (the worker waits on the clock until then).
     pub async fn next_delivery_due(&self) -> Result<Option<DateTime<Utc>>, ServiceError> {
-        let rows = self.deliveries(None, 10_000).await?;
-        Ok(rows
-            .iter()
-            .filter(|row| row.state == "pending")
-            .map(|row| row.next_attempt_at)
-            .min())
+        let mut reader = self.store().reader().await?;
+        Ok(store::federation::next_delivery_due(&mut reader.conn()).await?)
     }
 }
 

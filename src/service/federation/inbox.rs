@@ -18,6 +18,13 @@ use crate::store::{self};
 /// comes back after this).
 pub const LEASE: TimeDelta = TimeDelta::seconds(60);
 
+/// How long a processed activity's ID is kept against a sender's retry: a sender gives up after its delivery
+/// horizon (7 days), so a day more covers every retry.
+pub const ACTIVITY_DEDUPE_HORIZON: TimeDelta = TimeDelta::days(8);
+
+/// Rows of each kind one purge removes at most, so a purge holds the writer briefly.
+const PURGE_BATCH: i64 = 5_000;
+
 /// Most peers that may wait for approval at once: first contact costs a stored row, so it is bounded.
 pub const MAX_PENDING_REQUESTS: usize = 100;
 
@@ -43,6 +50,17 @@ pub struct VerifiedActivity {
     pub activity_type: String,
     /// The body exactly as verified.
     pub body: String,
+    /// The sending peer's state when the inbox read it (`None` for a first contact).
+    pub sender_state: Option<PeerState>,
+}
+
+/// A verified signature's nonce and until when it must not come again.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InboxNonce {
+    /// The nonce.
+    pub nonce: String,
+    /// When it may be forgotten.
+    pub expires_at: DateTime<Utc>,
 }
 
 /// A queued activity as the adapter read it: a peering message, or a replicated object (its origin proof verified
@@ -55,6 +73,9 @@ pub enum InboundMessage {
     Replicated(Box<ReplicatedObject>),
 }
 
+/// Peer rows one batch of inbound activities already read, by realm.
+type PeersRead = std::collections::HashMap<String, PeerRecord>;
+
 /// What the inbox did with a verified activity.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Intake {
@@ -62,6 +83,8 @@ pub enum Intake {
     Queued,
     /// Already received once: not queued again.
     Duplicate,
+    /// The signature's nonce was already used: nothing stored.
+    ReplayedNonce,
 }
 
 /// Why a first contact was not recorded.
@@ -105,7 +128,8 @@ impl Service {
     }
 
     /// Records a signature's nonce until `expires_at`; `false` when the peer already used it (a replay), in this
-    /// or any other process on the database. Expired nonces are forgotten on the way, a bounded number per call.
+    /// or any other process on the database. For a request refused after its signature was verified; an accepted
+    /// one records its nonce with its activity ([`Service::enqueue_inbound`]).
     pub async fn record_inbox_nonce(
         &self,
         peer_realm: &str,
@@ -113,10 +137,25 @@ impl Service {
         expires_at: DateTime<Utc>,
     ) -> Result<bool, ServiceError> {
         let mut transaction = self.store().begin().await?;
-        store::federation::delete_expired_nonces(&mut transaction.conn(), self.now(), 16).await?;
         let fresh = store::federation::insert_nonce(&mut transaction.conn(), peer_realm, nonce, expires_at).await?;
         transaction.commit().await?;
         Ok(fresh)
+    }
+
+    /// Forgets expired nonces and the processed activities no sender retries any more, a bounded number of each;
+    /// the federation loop calls it, off the inbox's request path. Returns how many rows went.
+    pub async fn purge_inbox_records(&self) -> Result<u64, ServiceError> {
+        let now = self.now();
+        let mut transaction = self.store().begin().await?;
+        let nonces = store::federation::delete_expired_nonces(&mut transaction.conn(), now, PURGE_BATCH).await?;
+        let activities = store::federation::purge_processed_inbox_activities(
+            &mut transaction.conn(),
+            now - ACTIVITY_DEDUPE_HORIZON,
+            PURGE_BATCH,
+        )
+        .await?;
+        transaction.commit().await?;
+        Ok(nonces + activities)
     }
 
     /// Whether a first contact from an unknown instance may be recorded (fewer than [`MAX_PENDING_REQUESTS`] wait).
@@ -136,16 +175,28 @@ impl Service {
         )
     }
 
-    /// Stores and queues a verified activity (deduplicated by its ID), records the contact (which resets the
-    /// peer's delivery backoff), and, for a first contact, records the unknown instance as `pending_in` with its
-    /// keys pinned provisionally until an admin approves them, all in one transaction.
+    /// Records the request's nonce, stores and queues a verified activity (deduplicated by its ID), records the
+    /// contact (which resets the peer's delivery backoff and makes an unreachable peer active), and, for a first
+    /// contact, records the unknown instance as `pending_in` with its keys pinned provisionally until an admin
+    /// approves them, all in one transaction. A replayed nonce changes nothing.
     pub async fn enqueue_inbound(
         &self,
         activity: &VerifiedActivity,
+        nonce: &InboxNonce,
         first_contact: Option<&PeerIntroduction>,
     ) -> Result<Intake, ServiceError> {
         let now = self.now();
         let mut transaction = self.store().begin().await?;
+        if !store::federation::insert_nonce(
+            &mut transaction.conn(),
+            &activity.peer_realm,
+            &nonce.nonce,
+            nonce.expires_at,
+        )
+        .await?
+        {
+            return Ok(Intake::ReplayedNonce);
+        }
         if let Some(introduction) = first_contact {
             let realm = normalize_realm(&introduction.realm);
             if store::federation::find_peer(&mut transaction.conn(), &realm)
@@ -193,8 +244,10 @@ impl Service {
         };
         let queued = store::federation::insert_inbox_activity(&mut transaction.conn(), &row).await?;
         store::federation::touch_peer_contact(&mut transaction.conn(), &activity.peer_realm, now).await?;
-        // A peer that speaks again is reachable again.
-        if let Some(mut peer) = store::federation::find_peer(&mut transaction.conn(), &activity.peer_realm).await?
+        // A peer that speaks again is reachable again (the inbox read its state a moment ago; only then is the row
+        // read again, in this transaction).
+        if activity.sender_state == Some(PeerState::Unreachable)
+            && let Some(mut peer) = store::federation::find_peer(&mut transaction.conn(), &activity.peer_realm).await?
             && peer.state == PeerState::Unreachable
         {
             peer.state = PeerState::Active;
@@ -210,6 +263,12 @@ impl Service {
     /// Takes up to `limit` queued activities that are due, oldest first, for this worker alone for [`LEASE`].
     pub async fn lease_inbound(&self, limit: i64) -> Result<Vec<InboxActivityRow>, ServiceError> {
         let now = self.now();
+        // Read first: a pass with nothing due takes no turn at the writer.
+        let mut reader = self.store().reader().await?;
+        if !store::federation::inbox_activities_due(&mut reader.conn(), now).await? {
+            return Ok(Vec::new());
+        }
+        drop(reader);
         let mut transaction = self.store().begin().await?;
         let rows = store::federation::lease_inbox_activities(&mut transaction.conn(), now, now + LEASE, limit).await?;
         transaction.commit().await?;
@@ -224,8 +283,10 @@ impl Service {
         row: &InboxActivityRow,
         message: Result<InboundMessage, String>,
     ) -> Result<(), ServiceError> {
-        let (outcome, detail) =
-            within_unit_of_work!(self, |unit| { self.apply_inbound_in(unit, row, message.clone()).await })?;
+        let (outcome, detail) = within_unit_of_work!(self, |unit| {
+            self.apply_inbound_in(unit, row, message.clone(), &mut PeersRead::new())
+                .await
+        })?;
         tracing::info!(peer = %row.peer_realm, activity_id = %row.activity_id, activity_type = %row.activity_type, outcome, detail = %detail, "inbound activity processed");
         Ok(())
     }
@@ -240,8 +301,9 @@ impl Service {
             let applied = within_unit_of_work!(self, |unit| {
                 async {
                     let mut outcomes = Vec::with_capacity(batch.len());
+                    let mut peers = PeersRead::new();
                     for (row, message) in batch {
-                        outcomes.push(self.apply_inbound_in(unit, row, message.clone()).await?);
+                        outcomes.push(self.apply_inbound_in(unit, row, message.clone(), &mut peers).await?);
                     }
                     Ok::<_, ServiceError>(outcomes)
                 }
@@ -275,9 +337,26 @@ impl Service {
         unit: &mut UnitOfWork,
         row: &InboxActivityRow,
         message: Result<InboundMessage, String>,
+        peers: &mut PeersRead,
     ) -> Result<(&'static str, String), ServiceError> {
         let now = self.now();
-        let Some(mut peer) = store::federation::find_peer(&mut unit.conn(), &row.peer_realm).await? else {
+        // A replicated object does not change its peer's row, so the row read for the batch's earlier objects
+        // serves; a peering message may change it, so it reads the row afresh and the batch forgets its copy.
+        let read_before = match &message {
+            Ok(InboundMessage::Replicated(_)) => peers.get(&row.peer_realm).cloned(),
+            _ => {
+                peers.remove(&row.peer_realm);
+                None
+            }
+        };
+        let peer = match read_before {
+            Some(peer) => Some(peer),
+            None => store::federation::find_peer(&mut unit.conn(), &row.peer_realm).await?,
+        };
+        if let (Some(peer), Ok(InboundMessage::Replicated(_))) = (&peer, &message) {
+            peers.insert(row.peer_realm.clone(), peer.clone());
+        }
+        let Some(mut peer) = peer else {
             let detail = "the peer was removed before the activity was applied".to_owned();
             self.finish_inbound(unit.transaction(), row, "failed", "refused", &detail)
                 .await?;
