@@ -1,4 +1,4 @@
-//! Applying queued inbound activities: reads each leased activity as the service's peering message or replicated
+//! Applying queued inbound activities: reads each due activity as the service's peering message or replicated
 //! object and hands them to the service in batches: several activities per transaction, each with its intake log
 //! line and final state, so the intake keeps up with a peer that sends thousands of activities a second.
 
@@ -9,14 +9,14 @@ use super::objects::{is_replication, read_verified};
 use crate::service::federation::inbox::InboundMessage;
 use crate::service::{Service, ServiceError};
 
-/// Activities leased per pass at most.
+/// Activities read per pass at most.
 pub const BATCH: i64 = 256;
 /// Activities applied per transaction at most.
 pub const APPLY_BATCH: usize = 64;
 
 /// One pass: applies up to [`BATCH`] due activities, oldest first. Returns how many were taken.
 pub async fn apply_queued(service: &Service) -> Result<usize, ServiceError> {
-    let rows = service.lease_inbound(BATCH).await?;
+    let rows = service.due_inbound(BATCH).await?;
     let our_actor = service.instance_actor_url();
     let mut peer_actors: std::collections::HashMap<String, Option<String>> = std::collections::HashMap::new();
     let mut batch = Vec::with_capacity(rows.len());

@@ -465,47 +465,70 @@ pub async fn insert_inbox_activity(conn: &mut Conn<'_>, row: &InboxActivityRow) 
 const INBOX_COLUMNS: &str = "activity_id, peer_realm, activity_type, key_id, body, received_at, state, attempts, \
     next_attempt_at, processed_at, outcome";
 
-/// Leases up to `limit` queued activities that are due, oldest first: each is leased until `lease_until` and gets
-/// one more attempt, so another worker (or process) does not take it while this one applies it. On
-/// PostgreSQL rows another transaction is leasing are skipped.
-pub async fn lease_inbox_activities(
+/// Up to `limit` queued activities that are due, oldest first, read without taking them: the applying
+/// transaction claims them ([`claim_inbox_activities`]), so reading them costs no write.
+pub async fn due_inbox_activities(
     conn: &mut Conn<'_>,
     now: DateTime<Utc>,
-    lease_until: DateTime<Utc>,
     limit: i64,
 ) -> Result<Vec<InboxActivityRow>, StoreError> {
-    let rows: Vec<InboxActivityRow> = match conn {
+    let rows: Vec<InboxActivityRow> = dispatch!(conn, |connection| {
+        sqlx::query_as(sqlx::AssertSqlSafe(format!(
+            "SELECT {INBOX_COLUMNS} FROM inbox_activities WHERE state = 'queued' AND next_attempt_at <= $1 \
+             AND (leased_until IS NULL OR leased_until <= $1) ORDER BY received_at, activity_id LIMIT $2"
+        )))
+        .bind(now)
+        .bind(limit)
+        .fetch_all(&mut *connection)
+        .await?
+    });
+    Ok(rows)
+}
+
+/// Claims, in the caller's applying transaction, those of `activity_ids` that are still queued and due, counting
+/// an attempt for each; returns the IDs claimed. The claim holds until the transaction ends: another worker or
+/// process that read the same rows claims none of them (on PostgreSQL it skips the rows this transaction locked,
+/// and after the commit they are no longer queued), so each is applied once.
+pub async fn claim_inbox_activities(
+    conn: &mut Conn<'_>,
+    activity_ids: &[String],
+    now: DateTime<Utc>,
+) -> Result<Vec<String>, StoreError> {
+    if activity_ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    const DUE: &str = "state = 'queued' AND next_attempt_at <= $1 AND (leased_until IS NULL OR leased_until <= $1)";
+    let placeholders = (2..activity_ids.len() + 2)
+        .map(|index| format!("${index}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let claimed: Vec<String> = match conn {
         Conn::Postgres(connection) => {
-            sqlx::query_as(sqlx::AssertSqlSafe(format!(
-                "UPDATE inbox_activities SET leased_until = $2, attempts = attempts + 1 WHERE activity_id IN \
-                 (SELECT activity_id FROM inbox_activities WHERE state = 'queued' AND next_attempt_at <= $1 \
-                 AND (leased_until IS NULL OR leased_until <= $1) \
-                 ORDER BY received_at, activity_id LIMIT $3 FOR UPDATE SKIP LOCKED) RETURNING {INBOX_COLUMNS}"
-            )))
-            .bind(now)
-            .bind(lease_until)
-            .bind(limit)
-            .fetch_all(&mut **connection)
-            .await?
+            let sql = format!(
+                "UPDATE inbox_activities SET attempts = attempts + 1 WHERE activity_id IN \
+                 (SELECT activity_id FROM inbox_activities WHERE activity_id IN ({placeholders}) AND {DUE} \
+                 FOR UPDATE SKIP LOCKED) RETURNING activity_id"
+            );
+            let mut query = sqlx::query_scalar(sqlx::AssertSqlSafe(sql)).bind(now);
+            for id in activity_ids {
+                query = query.bind(id);
+            }
+            query.fetch_all(&mut **connection).await?
         }
         sqlite => {
             let connection = super::sqlite_connection(sqlite).await?;
-            sqlx::query_as(sqlx::AssertSqlSafe(format!(
-                "UPDATE inbox_activities SET leased_until = $2, attempts = attempts + 1 WHERE activity_id IN \
-                 (SELECT activity_id FROM inbox_activities WHERE state = 'queued' AND next_attempt_at <= $1 \
-                 AND (leased_until IS NULL OR leased_until <= $1) \
-                 ORDER BY received_at, activity_id LIMIT $3) RETURNING {INBOX_COLUMNS}"
-            )))
-            .bind(now)
-            .bind(lease_until)
-            .bind(limit)
-            .fetch_all(&mut *connection)
-            .await?
+            let sql = format!(
+                "UPDATE inbox_activities SET attempts = attempts + 1 WHERE activity_id IN ({placeholders}) AND {DUE} \
+                 RETURNING activity_id"
+            );
+            let mut query = sqlx::query_scalar(sqlx::AssertSqlSafe(sql)).bind(now);
+            for id in activity_ids {
+                query = query.bind(id);
+            }
+            query.fetch_all(&mut *connection).await?
         }
     };
-    let mut rows = rows;
-    rows.sort_by(|left, right| (left.received_at, &left.activity_id).cmp(&(right.received_at, &right.activity_id)));
-    Ok(rows)
+    Ok(claimed)
 }
 
 /// Marks an activity applied or failed, with what happened.
@@ -555,21 +578,8 @@ pub async fn purge_processed_inbox_activities(
     Ok(affected)
 }
 
-/// Whether any queued activity is due and not leased: read before leasing, so an idle pass writes nothing.
-pub async fn inbox_activities_due(conn: &mut Conn<'_>, now: DateTime<Utc>) -> Result<bool, StoreError> {
-    let due: Option<i32> = dispatch!(conn, |connection| {
-        sqlx::query_scalar(
-            "SELECT 1 FROM inbox_activities WHERE state = 'queued' AND next_attempt_at <= $1 \
-             AND (leased_until IS NULL OR leased_until <= $1) LIMIT 1",
-        )
-        .bind(now)
-        .fetch_optional(&mut *connection)
-        .await?
-    });
-    Ok(due.is_some())
-}
-
-/// Puts a leased activity back for a later attempt (its application failed for a reason that may pass).
+/// Puts a queued activity back for a later attempt (applying it failed for a reason that may pass), counting
+/// the attempt.
 pub async fn retry_inbox_activity(
     conn: &mut Conn<'_>,
     activity_id: &str,
@@ -578,13 +588,14 @@ pub async fn retry_inbox_activity(
 ) -> Result<(), StoreError> {
     dispatch!(conn, |connection| {
         sqlx::query(
-            "UPDATE inbox_activities SET next_attempt_at = $2, outcome = $3, leased_until = NULL WHERE activity_id = $1",
+            "UPDATE inbox_activities SET next_attempt_at = $2, outcome = $3, leased_until = NULL, \
+             attempts = attempts + 1 WHERE activity_id = $1",
         )
-            .bind(activity_id)
-            .bind(next_attempt_at)
-            .bind(outcome)
-            .execute(&mut *connection)
-            .await?;
+        .bind(activity_id)
+        .bind(next_attempt_at)
+        .bind(outcome)
+        .execute(&mut *connection)
+        .await?;
     });
     Ok(())
 }

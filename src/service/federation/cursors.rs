@@ -9,7 +9,7 @@
 use chrono::{DateTime, TimeDelta, Utc};
 
 use super::super::{Service, ServiceError};
-use super::delivery::{AttemptResult, BACKOFF_CAP, DELIVERY_HORIZON, backoff_bound};
+use super::delivery::{AttemptResult, BACKOFF_CAP, DELIVERY_HORIZON, backoff_bound, jitter};
 use super::inbox::{LEASE, VerifiedActivity};
 use super::peering::{PeeringMessage, normalize_realm};
 use crate::domain::PeerState;
@@ -492,12 +492,6 @@ impl Service {
         let mut reader = self.store().reader().await?;
         Ok(store::replication::next_due(&mut reader.conn()).await?)
     }
-}
-
-/// A random wait between zero and `bound` (full jitter).
-fn jitter(bound: TimeDelta) -> TimeDelta {
-    let milliseconds = bound.num_milliseconds().max(1);
-    TimeDelta::milliseconds(rand::random_range(0..=milliseconds))
 }
 
 /// The start of an error, for the admin.

@@ -165,7 +165,7 @@ impl Service {
 }
 
 /// A random wait between zero and `bound` (full jitter), so peers that failed together do not retry together.
-fn jitter(bound: TimeDelta) -> TimeDelta {
+pub(crate) fn jitter(bound: TimeDelta) -> TimeDelta {
     let milliseconds = bound.num_milliseconds().max(1);
     let chosen = rand::random_range(0..=milliseconds);
     TimeDelta::milliseconds(chosen)

@@ -260,39 +260,66 @@ impl Service {
         Ok(if queued { Intake::Queued } else { Intake::Duplicate })
     }
 
-    /// Takes up to `limit` queued activities that are due, oldest first, for this worker alone for [`LEASE`].
-    pub async fn lease_inbound(&self, limit: i64) -> Result<Vec<InboxActivityRow>, ServiceError> {
-        let now = self.now();
-        // Read first: a pass with nothing due takes no turn at the writer.
+    /// Up to `limit` queued activities that are due, oldest first, read without taking them (applying claims them).
+    pub async fn due_inbound(&self, limit: i64) -> Result<Vec<InboxActivityRow>, ServiceError> {
         let mut reader = self.store().reader().await?;
-        if !store::federation::inbox_activities_due(&mut reader.conn(), now).await? {
-            return Ok(Vec::new());
-        }
-        drop(reader);
-        let mut transaction = self.store().begin().await?;
-        let rows = store::federation::lease_inbox_activities(&mut transaction.conn(), now, now + LEASE, limit).await?;
-        transaction.commit().await?;
-        Ok(rows)
+        Ok(store::federation::due_inbox_activities(&mut reader.conn(), self.now(), limit).await?)
     }
 
-    /// Applies one leased activity, as the adapter read it (`Err` with the reason when it could not be read as
-    /// anything this instance applies): the effect, the intake log line and the activity's final state commit
-    /// together, so an activity is applied exactly once however often it is delivered or leased.
+    /// Applies one queued activity, as the adapter read it (`Err` with the reason when it could not be read as
+    /// anything this instance applies): the claim, the effect, the intake log line and the activity's final state
+    /// commit together, so an activity is applied exactly once however often it is delivered or read. When applying
+    /// fails for a reason that may pass, the activity waits out a backoff before it is tried again.
     pub async fn apply_inbound(
         &self,
         row: &InboxActivityRow,
         message: Result<InboundMessage, String>,
     ) -> Result<(), ServiceError> {
-        let (outcome, detail) = within_unit_of_work!(self, |unit| {
-            self.apply_inbound_in(unit, row, message.clone(), &mut PeersRead::new())
-                .await
-        })?;
-        tracing::info!(peer = %row.peer_realm, activity_id = %row.activity_id, activity_type = %row.activity_type, outcome, detail = %detail, "inbound activity processed");
-        Ok(())
+        let applied = within_unit_of_work!(self, |unit| {
+            async {
+                let claimed = store::federation::claim_inbox_activities(
+                    &mut unit.conn(),
+                    std::slice::from_ref(&row.activity_id),
+                    self.now(),
+                )
+                .await?;
+                if claimed.is_empty() {
+                    return Ok::<_, ServiceError>(None);
+                }
+                Ok(Some(
+                    self.apply_inbound_in(unit, row, message.clone(), &mut PeersRead::new())
+                        .await?,
+                ))
+            }
+            .await
+        });
+        match applied {
+            Ok(Some((outcome, detail))) => {
+                tracing::info!(peer = %row.peer_realm, activity_id = %row.activity_id, activity_type = %row.activity_type, outcome, detail = %detail, "inbound activity processed");
+                Ok(())
+            }
+            // Another worker or process took it.
+            Ok(None) => Ok(()),
+            Err(error) => {
+                let wait = super::delivery::jitter(super::delivery::backoff_bound(row.attempts.saturating_add(1)));
+                tracing::warn!(peer = %row.peer_realm, activity_id = %row.activity_id, error = %error, retry_in_ms = wait.num_milliseconds(), "applying an inbound activity failed: it is tried again later");
+                let mut transaction = self.store().begin().await?;
+                store::federation::retry_inbox_activity(
+                    &mut transaction.conn(),
+                    &row.activity_id,
+                    self.now() + wait,
+                    "retrying",
+                )
+                .await?;
+                transaction.commit().await?;
+                Ok(())
+            }
+        }
     }
 
-    /// Applies several leased activities in one unit of work (one transaction, one commit), in order. When the
-    /// batch fails as a whole, each activity is applied on its own, so one bad activity costs only itself.
+    /// Applies several queued activities in one unit of work (one transaction, one commit), in order, each claimed
+    /// in that transaction. When the batch fails as a whole, each activity is applied on its own, so one bad
+    /// activity costs only itself.
     pub async fn apply_inbound_batch(
         &self,
         batch: &[(InboxActivityRow, Result<InboundMessage, String>)],
@@ -300,10 +327,20 @@ impl Service {
         if batch.len() > 1 {
             let applied = within_unit_of_work!(self, |unit| {
                 async {
+                    let ids: Vec<String> = batch.iter().map(|(row, _)| row.activity_id.clone()).collect();
+                    let claimed: std::collections::HashSet<String> =
+                        store::federation::claim_inbox_activities(&mut unit.conn(), &ids, self.now())
+                            .await?
+                            .into_iter()
+                            .collect();
                     let mut outcomes = Vec::with_capacity(batch.len());
                     let mut peers = PeersRead::new();
                     for (row, message) in batch {
-                        outcomes.push(self.apply_inbound_in(unit, row, message.clone(), &mut peers).await?);
+                        if !claimed.contains(&row.activity_id) {
+                            continue;
+                        }
+                        let (outcome, detail) = self.apply_inbound_in(unit, row, message.clone(), &mut peers).await?;
+                        outcomes.push((row, outcome, detail));
                     }
                     Ok::<_, ServiceError>(outcomes)
                 }
@@ -312,12 +349,12 @@ impl Service {
             match applied {
                 Ok(outcomes) => {
                     let mut applied = 0_usize;
-                    for ((row, _), (outcome, detail)) in batch.iter().zip(outcomes) {
-                        applied += usize::from(outcome == "applied");
+                    for (row, outcome, detail) in &outcomes {
+                        applied += usize::from(*outcome == "applied");
                         tracing::debug!(peer = %row.peer_realm, activity_id = %row.activity_id, activity_type = %row.activity_type, outcome, detail = %detail, "inbound activity processed");
                     }
                     // One line per batch at `info` (a line per activity would cost more than applying it).
-                    tracing::info!(activities = batch.len(), applied, "inbound activities applied");
+                    tracing::info!(activities = outcomes.len(), applied, "inbound activities applied");
                     return Ok(());
                 }
                 Err(error) => {
