@@ -82,6 +82,12 @@ pub struct SnapshotItem {
     pub object: FederatedObject,
 }
 
+/// A replicated revision that passed the checks needing no database, ready for the ones that do.
+pub(crate) struct CheckedRevision {
+    content: super::content::ValidatedContent,
+    space_name: String,
+}
+
 impl Service {
     /// What to tell a reader of an object from `origin`; `None` for this realm's own objects.
     pub(crate) async fn foreign_origins(
@@ -125,11 +131,14 @@ impl Service {
 
     /// Applies one verified replicated object from `sender` inside `unit`. Rule violations come back as
     /// [`Applied::Refused`] with nothing written; database failures as `Err` (the caller's unit rolls back).
+    ///
+    /// `checked` is the revision's [`Service::check_revision`] when the caller ran it before the transaction.
     pub(crate) async fn apply_replicated_in(
         &self,
         unit: &mut UnitOfWork,
         sender: &str,
         replicated: &ReplicatedObject,
+        checked: Option<&Result<CheckedRevision, String>>,
     ) -> Result<Applied, ServiceError> {
         let origin = replicated.object.origin();
         if origin.eq_ignore_ascii_case(self.realm()) {
@@ -141,7 +150,7 @@ impl Service {
             tracing::debug!(sender, origin, "a relayed object (its origin's proof was verified)");
         }
         match &replicated.object {
-            FederatedObject::Revision(record) => self.apply_revision_in(unit, record, &replicated.proof).await,
+            FederatedObject::Revision(record) => self.apply_revision_in(unit, record, &replicated.proof, checked).await,
             FederatedObject::Deletion(tombstone) => self.apply_deletion_in(unit, tombstone, &replicated.proof).await,
             FederatedObject::Space(space) => self.apply_space_in(unit, space, &replicated.proof).await,
         }
@@ -268,18 +277,11 @@ impl Service {
         )))
     }
 
-    async fn apply_revision_in(
-        &self,
-        unit: &mut UnitOfWork,
-        record: &RevisionRecord,
-        proof: &OriginProof,
-    ) -> Result<Applied, ServiceError> {
-        let refuse = |why: String| {
-            Ok(Applied::Refused(format!(
-                "{} revision {}: {why}",
-                record.content_id, record.revision_no
-            )))
-        };
+    /// The checks of a replicated revision that need no database: ID kinds, and the content validated like an
+    /// agent's publish (caps, display text, the scan, the body neutralized, claims normalized). CPU work, so the
+    /// intake runs it before its transaction takes the writer. `Err` is the refusal's reason.
+    pub(crate) fn check_revision(&self, record: &RevisionRecord) -> Result<CheckedRevision, String> {
+        let refuse = |why: String| Err(format!("{} revision {}: {why}", record.content_id, record.revision_no));
         for (id, kind) in [
             (&record.content_id, IdKind::Content),
             (&record.revision_id, IdKind::Revision),
@@ -357,6 +359,49 @@ impl Service {
                 Ok(name) => name,
                 Err(error) => return refuse(error.to_string()),
             };
+        for claim in &record.claims {
+            if claim.id.kind() != IdKind::Claim {
+                return refuse(format!("{} is not a claim ID", claim.id));
+            }
+        }
+        for subject in &record.subjects {
+            if subject.id.kind() != IdKind::Entity {
+                return refuse(format!("{} is not an entity ID", subject.id));
+            }
+        }
+        for source in &record.sources {
+            if source.id.kind() != IdKind::Source {
+                return refuse(format!("{} is not a source ID", source.id));
+            }
+        }
+        Ok(CheckedRevision { content, space_name })
+    }
+
+    async fn apply_revision_in(
+        &self,
+        unit: &mut UnitOfWork,
+        record: &RevisionRecord,
+        proof: &OriginProof,
+        checked: Option<&Result<CheckedRevision, String>>,
+    ) -> Result<Applied, ServiceError> {
+        let refuse = |why: String| {
+            Ok(Applied::Refused(format!(
+                "{} revision {}: {why}",
+                record.content_id, record.revision_no
+            )))
+        };
+        let checked_here;
+        let checked = match checked {
+            Some(checked) => checked,
+            None => {
+                checked_here = self.check_revision(record);
+                &checked_here
+            }
+        };
+        let (content, space_name) = match checked {
+            Ok(checked) => (&checked.content, checked.space_name.clone()),
+            Err(reason) => return Ok(Applied::Refused(reason.clone())),
+        };
 
         // The rules that need the database, all checked before anything is written.
         if store::tombstones::find(&mut unit.conn(), &record.content_id)
@@ -393,11 +438,6 @@ impl Service {
             Some(space) => Some(space),
             None => None,
         };
-        for claim in &record.claims {
-            if claim.id.kind() != IdKind::Claim {
-                return refuse(format!("{} is not a claim ID", claim.id));
-            }
-        }
         let claim_ids = record.claims.iter().map(|claim| claim.id.clone());
         let mut record_claims: Vec<(String, PublicId)> = Vec::new();
         for (claim, id) in record.claims.iter().zip(claim_ids) {
@@ -411,9 +451,6 @@ impl Service {
             record_claims.push((fingerprint, id));
         }
         for subject in &record.subjects {
-            if subject.id.kind() != IdKind::Entity {
-                return refuse(format!("{} is not an entity ID", subject.id));
-            }
             if let Some(stored) = store::knowledge::find_entity(&mut unit.conn(), &subject.id).await?
                 && stored.origin != record.origin
                 && stored.origin != self.realm()
@@ -422,9 +459,6 @@ impl Service {
             }
         }
         for (source, validated) in record.sources.iter().zip(&content.sources) {
-            if source.id.kind() != IdKind::Source {
-                return refuse(format!("{} is not a source ID", source.id));
-            }
             if let (Some(stored), super::content::ValidatedSource::Url { normalized, .. }) = (
                 store::knowledge::find_source(&mut unit.conn(), &source.id).await?,
                 validated,
@@ -579,7 +613,7 @@ impl Service {
             change_note: content.change_note.clone(),
             context_key: content.context_key.clone(),
             author_id: record.author_id.clone(),
-            content_sha256: super::content::content_hash(&content),
+            content_sha256: super::content::content_hash(content),
             origin: record.origin.clone(),
             created_at: record.revised_at,
             received_at: now,

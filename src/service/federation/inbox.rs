@@ -6,10 +6,11 @@
 
 use chrono::{DateTime, TimeDelta, Utc};
 
+use super::super::replication::CheckedRevision;
 use super::super::unit_of_work::{UnitOfWork, within_unit_of_work};
 use super::super::{Service, ServiceError};
 use super::peering::{InboundPeering, PeerIntroduction, block_has_lapsed, normalize_realm};
-use crate::domain::replication::ReplicatedObject;
+use crate::domain::replication::{FederatedObject, ReplicatedObject};
 use crate::domain::{PeerLevel, PeerState};
 use crate::store::federation::{InboxActivityRow, IntakeRow, PeerKeyRow, PeerRecord};
 use crate::store::{self};
@@ -260,6 +261,17 @@ impl Service {
         Ok(if queued { Intake::Queued } else { Intake::Duplicate })
     }
 
+    /// The database-free checks of an inbound replicated revision, run before its transaction.
+    fn check_inbound(&self, message: &Result<InboundMessage, String>) -> Option<Result<CheckedRevision, String>> {
+        match message {
+            Ok(InboundMessage::Replicated(object)) => match &object.object {
+                FederatedObject::Revision(record) => Some(self.check_revision(record)),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
     /// Up to `limit` queued activities that are due, oldest first, read without taking them (applying claims them).
     pub async fn due_inbound(&self, limit: i64) -> Result<Vec<InboxActivityRow>, ServiceError> {
         let mut reader = self.store().reader().await?;
@@ -275,6 +287,7 @@ impl Service {
         row: &InboxActivityRow,
         message: Result<InboundMessage, String>,
     ) -> Result<(), ServiceError> {
+        let checked = self.check_inbound(&message);
         let applied = within_unit_of_work!(self, |unit| {
             async {
                 let claimed = store::federation::claim_inbox_activities(
@@ -287,7 +300,7 @@ impl Service {
                     return Ok::<_, ServiceError>(None);
                 }
                 Ok(Some(
-                    self.apply_inbound_in(unit, row, message.clone(), &mut PeersRead::new())
+                    self.apply_inbound_in(unit, row, message.clone(), checked.as_ref(), &mut PeersRead::new())
                         .await?,
                 ))
             }
@@ -325,6 +338,9 @@ impl Service {
         batch: &[(InboxActivityRow, Result<InboundMessage, String>)],
     ) -> Result<(), ServiceError> {
         if batch.len() > 1 {
+            // The checks that need no database run before the transaction takes the writer.
+            let checked: Vec<Option<Result<CheckedRevision, String>>> =
+                batch.iter().map(|(_, message)| self.check_inbound(message)).collect();
             let applied = within_unit_of_work!(self, |unit| {
                 async {
                     let ids: Vec<String> = batch.iter().map(|(row, _)| row.activity_id.clone()).collect();
@@ -335,11 +351,13 @@ impl Service {
                             .collect();
                     let mut outcomes = Vec::with_capacity(batch.len());
                     let mut peers = PeersRead::new();
-                    for (row, message) in batch {
+                    for ((row, message), checked) in batch.iter().zip(&checked) {
                         if !claimed.contains(&row.activity_id) {
                             continue;
                         }
-                        let (outcome, detail) = self.apply_inbound_in(unit, row, message.clone(), &mut peers).await?;
+                        let (outcome, detail) = self
+                            .apply_inbound_in(unit, row, message.clone(), checked.as_ref(), &mut peers)
+                            .await?;
                         outcomes.push((row, outcome, detail));
                     }
                     Ok::<_, ServiceError>(outcomes)
@@ -374,6 +392,7 @@ impl Service {
         unit: &mut UnitOfWork,
         row: &InboxActivityRow,
         message: Result<InboundMessage, String>,
+        checked: Option<&Result<CheckedRevision, String>>,
         peers: &mut PeersRead,
     ) -> Result<(&'static str, String), ServiceError> {
         let now = self.now();
@@ -416,7 +435,9 @@ impl Service {
                 format!("the peering is {}: objects are taken from active peers", peer.state),
             ),
             Ok(InboundMessage::Replicated(object)) => {
-                let applied = self.apply_replicated_in(unit, &row.peer_realm, &object).await?;
+                let applied = self
+                    .apply_replicated_in(unit, &row.peer_realm, &object, checked)
+                    .await?;
                 let state = if applied.outcome() == "refused" {
                     "failed"
                 } else {
