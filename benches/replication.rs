@@ -17,11 +17,11 @@
 //! Four phases per backend, each on its own pair of instances (`INTERAI_BENCH_PHASES` chooses):
 //!
 //! - **delivery** (sustained delivery of a backlog). The benchmark takes alpha's push lease for beta (what alpha's
-//!   loop takes before a round; it holds for 60 s, and is only granted while there is something to push, so a
+//!   loop takes before a round; it holds for 30 s, and is only granted while there is something to push, so a
 //!   first item is published to take it), publishes `INTERAI_BENCH_ITEMS` items with
 //!   `INTERAI_BENCH_PUBLISHERS` concurrent publishers, checks that nothing was pushed meanwhile, then gives the
 //!   lease back and wakes alpha's loop. From then on the served loops do everything: alpha's pushes rounds of up to
-//!   256 events with 16 requests in flight to beta's inbox, which verifies and queues each, and beta's applies the
+//!   256 events with 32 requests in flight to beta's inbox, which verifies and queues each, and beta's applies the
 //!   queue in batches. The clock runs from giving the lease back; **delivered** is when alpha's backlog to beta is
 //!   empty (every activity answered 202, so durably queued on beta), **applied** is the intake log's stamp of the
 //!   last item beta applied, checked by beta's queue being empty. activities/s = items / that time. The backlog
@@ -807,8 +807,9 @@ async fn delivery(options: &Options, backend: Backend, run: &str) -> DeliveryRow
     assert_eq!(
         backlog.replication.push_cursor,
         cursor,
-        "alpha pushed while the lease was held (the writes took {:.1} s; the lease is 60 s): use fewer items",
-        written.elapsed.as_secs_f64()
+        "alpha pushed while the lease was held (the writes took {:.1} s; the lease is {} s): use fewer items",
+        written.elapsed.as_secs_f64(),
+        interai::service::federation::cursors::PUSH_LEASE.num_seconds()
     );
     assert_eq!(
         backlog.undelivered,

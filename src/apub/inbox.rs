@@ -49,7 +49,7 @@ pub const FIRST_CONTACT_BURST: f64 = 10.0;
 /// The bucket name of first contacts (no realm is spelled with a space).
 const FIRST_CONTACT_BUCKET: &str = "first contact";
 /// Requests of one peer the inbox works on at once.
-pub const PEER_CONCURRENCY: usize = 16;
+pub const PEER_CONCURRENCY: usize = 64;
 
 /// What became of one inbox request, for the response, the log and the metrics.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -67,19 +67,13 @@ impl FederationLoop {
         self.passes.subscribe()
     }
 
-    /// One pass: applies every due inbound activity and attempts every due delivery, until neither has any.
+    /// One pass: attempts every due delivery, pushes to every peer whose round is due, applies every due inbound
+    /// activity and pulls every peer whose pull is due, until none has any.
     /// Returns how many activities and attempts it handled.
     pub async fn run_once(&self) -> usize {
         let service = self.outgoing.service();
         let mut handled = 0;
         loop {
-            let applied = match crate::apub::intake::apply_queued(service).await {
-                Ok(applied) => applied,
-                Err(error) => {
-                    tracing::warn!(error = %error, cause = error.cause.as_deref().unwrap_or(""), "applying inbound activities failed");
-                    0
-                }
-            };
             let delivered = match self.outgoing.deliver_due(DELIVERY_BATCH, None).await {
                 Ok(delivered) => delivered,
                 Err(error) => {
@@ -87,6 +81,7 @@ impl FederationLoop {
                     0
                 }
             };
+            // Pushing before applying: a commit that woke the loop goes out without waiting for the intake's read.
             let pushed = if self.settings.push {
                 match self.outgoing.push_due().await {
                     Ok(pushed) => pushed,
@@ -97,6 +92,13 @@ impl FederationLoop {
                 }
             } else {
                 0
+            };
+            let applied = match crate::apub::intake::apply_queued(service).await {
+                Ok(applied) => applied,
+                Err(error) => {
+                    tracing::warn!(error = %error, cause = error.cause.as_deref().unwrap_or(""), "applying inbound activities failed");
+                    0
+                }
             };
             let pulled = match self.outgoing.pull_due(self.settings.pull_interval).await {
                 Ok(pulled) => pulled,

@@ -20,7 +20,7 @@ use crate::store::{self, Conn, StoreError};
 /// Events a healthy peer is sent per round.
 pub const PUSH_WINDOW: i64 = 256;
 /// Requests in flight to one peer at once.
-pub const PUSH_CONCURRENCY: usize = 16;
+pub const PUSH_CONCURRENCY: usize = 32;
 
 /// How long a push round starts requests: what is left then waits for the next round. With the transport's
 /// request timeout (10 s) a round ends within [`PUSH_LEASE`], so no other process takes the peer while a round is
