@@ -42,8 +42,46 @@ pub async fn apply_queued(service: &Service) -> Result<usize, ServiceError> {
         batch.push((row, message));
     }
     let taken = batch.len();
-    for chunk in batch.chunks(APPLY_BATCH) {
-        service.apply_inbound_batch(chunk).await?;
+    let lanes = service.intake_lanes();
+    let only_objects = batch
+        .iter()
+        .all(|(_, message)| matches!(message, Ok(InboundMessage::Replicated(_))));
+    if lanes < 2 || batch.len() <= APPLY_BATCH || !only_objects {
+        for chunk in batch.chunks(APPLY_BATCH) {
+            service.apply_inbound_batch(chunk).await?;
+        }
+        return Ok(taken);
+    }
+    // Several transactions at once (PostgreSQL): each object's activities stay in one lane, in order, so lanes
+    // never touch the same item; peering messages, whose order matters across objects, never take this path.
+    let mut by_lane: Vec<Vec<_>> = (0..lanes).map(|_| Vec::new()).collect();
+    for entry in batch {
+        let lane = match &entry.1 {
+            Ok(InboundMessage::Replicated(object)) => lane_of(object.object.object_id().as_str(), lanes),
+            _ => 0,
+        };
+        by_lane[lane].push(entry);
+    }
+    let mut tasks = tokio::task::JoinSet::new();
+    for lane in by_lane.into_iter().filter(|lane| !lane.is_empty()) {
+        let service = service.clone();
+        tasks.spawn(async move {
+            for chunk in lane.chunks(APPLY_BATCH) {
+                service.apply_inbound_batch(chunk).await?;
+            }
+            Ok::<_, ServiceError>(())
+        });
+    }
+    while let Some(joined) = tasks.join_next().await {
+        joined.map_err(|error| ServiceError::internal(format!("an intake lane failed: {error}")))??;
     }
     Ok(taken)
+}
+
+/// The lane of an object: the same object always in the same lane.
+fn lane_of(object_id: &str, lanes: usize) -> usize {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    object_id.hash(&mut hasher);
+    usize::try_from(hasher.finish() % lanes as u64).unwrap_or(0)
 }

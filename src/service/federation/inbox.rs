@@ -23,6 +23,9 @@ pub const LEASE: TimeDelta = TimeDelta::seconds(60);
 /// horizon (7 days), so a day more covers every retry.
 pub const ACTIVITY_DEDUPE_HORIZON: TimeDelta = TimeDelta::days(8);
 
+/// Applying transactions the intake runs at once on PostgreSQL.
+const INTAKE_LANES_POSTGRES: usize = 4;
+
 /// Rows of each kind one purge removes at most, so a purge holds the writer briefly.
 const PURGE_BATCH: i64 = 5_000;
 
@@ -259,6 +262,16 @@ impl Service {
         store::replication::reset_backoff(&mut transaction.conn(), &activity.peer_realm, now).await?;
         transaction.commit().await?;
         Ok(if queued { Intake::Queued } else { Intake::Duplicate })
+    }
+
+    /// How many applying transactions the intake may run at once: several on PostgreSQL, whose writers do not wait
+    /// for each other (each round trip to the server would otherwise be waited out one after another); one on
+    /// SQLite, which has a single writer.
+    pub fn intake_lanes(&self) -> usize {
+        match self.store().backend() {
+            store::Backend::Postgres => INTAKE_LANES_POSTGRES,
+            store::Backend::Sqlite => 1,
+        }
     }
 
     /// The database-free checks of an inbound replicated revision, run before its transaction.
