@@ -15,8 +15,8 @@ use crate::domain::{PeerLevel, PeerState};
 use crate::store::federation::{InboxActivityRow, IntakeRow, PeerKeyRow, PeerRecord};
 use crate::store::{self};
 
-/// How long a worker holds an activity or delivery it took before another may take it (a crashed worker's work
-/// comes back after this).
+/// How long a worker holds a peering delivery or a peer's pull it took before another may take it (a crashed
+/// worker's work comes back after this). Inbound activities need no lease: the applying transaction claims them.
 pub const LEASE: TimeDelta = TimeDelta::seconds(60);
 
 /// How long a processed activity's ID is kept against a sender's retry: a sender gives up after its delivery
