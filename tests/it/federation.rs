@@ -759,3 +759,57 @@ async fn the_outbox_answers_signed_gets_from_active_peers_only() {
         (StatusCode::UNAUTHORIZED, Some("signature_invalid"))
     );
 }
+
+#[tokio::test]
+async fn a_refused_request_spends_its_nonce_and_an_applied_activity_keeps_only_its_id_until_no_sender_retries() {
+    let network = Network::start(&["alpha.test", "beta.test"]).await;
+    peered(&network, "alpha.test", "beta.test").await;
+    let (alpha, beta) = (network.node("alpha.test"), network.node("beta.test"));
+
+    // Refused after its signature verified (step 8): the nonce is spent all the same, so a replay is a replay.
+    let mut wrong_actor = follow_of(alpha, beta, "n1");
+    wrong_actor["actor"] = json!(format!("{}/actor", beta.url()));
+    let request = signed_post(alpha, beta, &wrong_actor).await;
+    let replay = request.clone();
+    let (status, body) = send(beta, request).await;
+    assert_eq!(
+        (status, body["reason"].as_str()),
+        (StatusCode::BAD_REQUEST, Some("actor_mismatch"))
+    );
+    let (status, body) = send(beta, replay).await;
+    assert_eq!(
+        (status, body["reason"].as_str()),
+        (StatusCode::UNAUTHORIZED, Some("replayed_nonce")),
+        "{body}"
+    );
+
+    // Accepted, then applied: the row stays as the dedupe key, without the body.
+    let id = format!("{}/activities/n2", alpha.url());
+    let request = signed_post(alpha, beta, &follow_of(alpha, beta, "n2")).await;
+    let replay = request.clone();
+    assert_eq!(send(beta, request).await.0, StatusCode::ACCEPTED);
+    let (status, body) = send(beta, replay).await;
+    assert_eq!(
+        (status, body["reason"].as_str()),
+        (StatusCode::UNAUTHORIZED, Some("replayed_nonce")),
+        "an accepted request's nonce is spent too: {body}"
+    );
+    network.settle().await;
+    let stored = beta.service().inbound_activity(&id).await.expect("read").expect("kept");
+    assert_eq!(stored.state, "applied");
+    assert!(stored.processed_at.is_some());
+    assert_eq!(stored.body, "", "an applied activity's body is not kept");
+    let (status, body) = send(beta, signed_post(alpha, beta, &follow_of(alpha, beta, "n2")).await).await;
+    assert_eq!(
+        (status, body["outcome"].as_str()),
+        (StatusCode::ACCEPTED, Some("duplicate"))
+    );
+
+    // After the senders' delivery horizon and a day, the loop forgets it.
+    network.advance(TimeDelta::days(8) + TimeDelta::minutes(2));
+    network.settle().await;
+    assert!(
+        beta.service().inbound_activity(&id).await.expect("read").is_none(),
+        "an activity received more than 8 days ago is purged"
+    );
+}
