@@ -131,7 +131,7 @@ struct PeerLabels {
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-struct DeliveryLabels {
+struct OutcomeLabels {
     outcome: &'static str,
 }
 
@@ -143,6 +143,11 @@ struct PeerRealmLabels {
 /// The outcomes of a replicated activity's delivery attempt: 2xx, a failure retried later, a permanent refusal
 /// kept as a dead letter.
 pub const DELIVERY_OUTCOMES: [&str; 3] = ["delivered", "retried", "dead_lettered"];
+
+/// How a batch of inbound activities was applied: `together` (several in one transaction), `single` (a batch of
+/// one), `one_by_one` (the batch failed as a whole, so each activity was applied in a transaction of its own: a
+/// steady count means one activity keeps failing and slows its neighbours).
+pub const INTAKE_BATCH_OUTCOMES: [&str; 3] = ["together", "single", "one_by_one"];
 
 /// The metrics of one instance. Cloning is cheap (one `Arc`); every clone counts into the same registry. Created by
 /// the instance (`Instance::open`) and handed to the HTTP router, which passes it on to the MCP adapter.
@@ -157,7 +162,8 @@ struct MetricsInner {
     tool_calls: Family<ToolCallLabels, Counter>,
     inbox_requests: Family<InboxRequestLabels, Counter>,
     peers: Family<PeerLabels, Gauge>,
-    deliveries: Family<DeliveryLabels, Counter>,
+    deliveries: Family<OutcomeLabels, Counter>,
+    intake_batches: Family<OutcomeLabels, Counter>,
     outbox_undelivered: Family<PeerRealmLabels, Gauge>,
     outbox_lag_seconds: Family<PeerRealmLabels, Gauge>,
     inbox_queue_depth: Gauge,
@@ -205,7 +211,7 @@ impl Metrics {
             // Every state is shown from the start, so that a dashboard sees 0 rather than no data.
             peers.get_or_create(&PeerLabels { state }).set(0);
         }
-        let deliveries = Family::<DeliveryLabels, Counter>::default();
+        let deliveries = Family::<OutcomeLabels, Counter>::default();
         registry.register(
             "deliveries",
             "Replicated activities sent to peers by this process, by outcome (delivered, retried, dead_lettered)",
@@ -213,7 +219,16 @@ impl Metrics {
         );
         for outcome in DELIVERY_OUTCOMES {
             // Every outcome is shown from the start (0, not no data).
-            let _ = deliveries.get_or_create(&DeliveryLabels { outcome });
+            let _ = deliveries.get_or_create(&OutcomeLabels { outcome });
+        }
+        let intake_batches = Family::<OutcomeLabels, Counter>::default();
+        registry.register(
+            "federation_intake_batches",
+            "Batches of inbound activities applied by this process, by how (together, single, one_by_one)",
+            intake_batches.clone(),
+        );
+        for outcome in INTAKE_BATCH_OUTCOMES {
+            let _ = intake_batches.get_or_create(&OutcomeLabels { outcome });
         }
         let outbox_undelivered = Family::<PeerRealmLabels, Gauge>::default();
         registry.register(
@@ -241,6 +256,7 @@ impl Metrics {
                 inbox_requests,
                 peers,
                 deliveries,
+                intake_batches,
                 outbox_undelivered,
                 outbox_lag_seconds,
                 inbox_queue_depth,
@@ -309,7 +325,19 @@ impl Metrics {
             DELIVERY_OUTCOMES.contains(&outcome),
             "unknown delivery outcome {outcome:?}"
         );
-        self.inner.deliveries.get_or_create(&DeliveryLabels { outcome }).inc();
+        self.inner.deliveries.get_or_create(&OutcomeLabels { outcome }).inc();
+    }
+
+    /// Counts one batch of inbound activities applied; `outcome` is one of [`INTAKE_BATCH_OUTCOMES`].
+    pub fn record_intake_batch(&self, outcome: &'static str) {
+        debug_assert!(
+            INTAKE_BATCH_OUTCOMES.contains(&outcome),
+            "unknown intake batch outcome {outcome:?}"
+        );
+        self.inner
+            .intake_batches
+            .get_or_create(&OutcomeLabels { outcome })
+            .inc();
     }
 
     /// Sets the per-peer outbox gauges from a complete list of (peer, undelivered, oldest age in seconds); peers

@@ -6,7 +6,7 @@ use federation::protocol::Activity;
 
 use super::convert::inbound_peering;
 use super::objects::{is_replication, read_verified};
-use crate::service::federation::inbox::InboundMessage;
+use crate::service::federation::inbox::{BatchApplied, InboundMessage};
 use crate::service::{Service, ServiceError};
 
 /// Activities read per pass at most.
@@ -14,8 +14,17 @@ pub const BATCH: i64 = 256;
 /// Activities applied per transaction at most.
 pub const APPLY_BATCH: usize = 64;
 
-/// One pass: applies up to [`BATCH`] due activities, oldest first. Returns how many were taken.
-pub async fn apply_queued(service: &Service) -> Result<usize, ServiceError> {
+/// What one pass did.
+#[derive(Debug, Default)]
+pub struct IntakePass {
+    /// Activities taken.
+    pub taken: usize,
+    /// How each of its batches was applied.
+    pub batches: Vec<BatchApplied>,
+}
+
+/// One pass: applies up to [`BATCH`] due activities, oldest first.
+pub async fn apply_queued(service: &Service) -> Result<IntakePass, ServiceError> {
     let rows = service.due_inbound(BATCH).await?;
     let our_actor = service.instance_actor_url();
     let mut peer_actors: std::collections::HashMap<String, Option<String>> = std::collections::HashMap::new();
@@ -46,11 +55,15 @@ pub async fn apply_queued(service: &Service) -> Result<usize, ServiceError> {
     let only_objects = batch
         .iter()
         .all(|(_, message)| matches!(message, Ok(InboundMessage::Replicated(_))));
+    let mut pass = IntakePass {
+        taken,
+        batches: Vec::new(),
+    };
     if lanes < 2 || batch.len() <= APPLY_BATCH || !only_objects {
         for chunk in batch.chunks(APPLY_BATCH) {
-            service.apply_inbound_batch(chunk).await?;
+            pass.batches.push(service.apply_inbound_batch(chunk).await?);
         }
-        return Ok(taken);
+        return Ok(pass);
     }
     // Several transactions at once (PostgreSQL): each object's activities stay in one lane, in order, so lanes
     // never touch the same item; peering messages, whose order matters across objects, never take this path.
@@ -66,16 +79,18 @@ pub async fn apply_queued(service: &Service) -> Result<usize, ServiceError> {
     for lane in by_lane.into_iter().filter(|lane| !lane.is_empty()) {
         let service = service.clone();
         tasks.spawn(async move {
+            let mut batches = Vec::new();
             for chunk in lane.chunks(APPLY_BATCH) {
-                service.apply_inbound_batch(chunk).await?;
+                batches.push(service.apply_inbound_batch(chunk).await?);
             }
-            Ok::<_, ServiceError>(())
+            Ok::<_, ServiceError>(batches)
         });
     }
     while let Some(joined) = tasks.join_next().await {
-        joined.map_err(|error| ServiceError::internal(format!("an intake lane failed: {error}")))??;
+        let batches = joined.map_err(|error| ServiceError::internal(format!("an intake lane failed: {error}")))??;
+        pass.batches.extend(batches);
     }
-    Ok(taken)
+    Ok(pass)
 }
 
 /// The lane of an object: the same object always in the same lane.

@@ -80,6 +80,11 @@ impl Outgoing {
         &self.metrics
     }
 
+    /// Counts one batch the intake applied (the intake runs in the same loop as these requests).
+    pub fn record_intake_batch(&self, batch: crate::service::federation::inbox::BatchApplied) {
+        self.metrics.record_intake_batch(batch.as_str());
+    }
+
     /// The service these requests speak for.
     pub fn service(&self) -> &Service {
         &self.service

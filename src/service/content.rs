@@ -924,6 +924,7 @@ impl Service {
                     relations: &relation_targets,
                     tags: &content.tags,
                     indexed_at: now,
+                    existing_claims: None,
                 },
             )
             .await?;

@@ -15,6 +15,7 @@ pub mod evidence;
 pub mod federation;
 pub mod input_gate;
 pub mod keys;
+pub(crate) mod known_rows;
 pub mod limits;
 pub mod lookup;
 pub mod markdown;

@@ -8,6 +8,7 @@
 //! Also the reading side: the records of our own outbox events and of our snapshot, for the adapter to render.
 
 use super::content::{SourceReference, SubjectReference, ValidatedSubject};
+use super::known_rows::KnownRows;
 use super::revision_write::{ClaimToLink, RevisionWrite};
 use super::unit_of_work::UnitOfWork;
 use super::{Service, ServiceError};
@@ -88,6 +89,16 @@ pub(crate) struct CheckedRevision {
     space_name: String,
 }
 
+impl CheckedRevision {
+    /// The fingerprints of its claims, as normalized here.
+    pub(crate) fn claim_fingerprints(&self) -> impl Iterator<Item = &str> {
+        self.content
+            .claims
+            .iter()
+            .map(|(_, _, fingerprint)| fingerprint.as_str())
+    }
+}
+
 impl Service {
     /// What to tell a reader of an object from `origin`; `None` for this realm's own objects.
     pub(crate) async fn foreign_origins(
@@ -139,6 +150,7 @@ impl Service {
         sender: &str,
         replicated: &ReplicatedObject,
         checked: Option<&Result<CheckedRevision, String>>,
+        known: &mut KnownRows,
     ) -> Result<Applied, ServiceError> {
         let origin = replicated.object.origin();
         if origin.eq_ignore_ascii_case(self.realm()) {
@@ -149,11 +161,17 @@ impl Service {
         if !origin.eq_ignore_ascii_case(sender) {
             tracing::debug!(sender, origin, "a relayed object (its origin's proof was verified)");
         }
-        match &replicated.object {
-            FederatedObject::Revision(record) => self.apply_revision_in(unit, record, &replicated.proof, checked).await,
+        let applied = match &replicated.object {
+            FederatedObject::Revision(record) => {
+                return self
+                    .apply_revision_in(unit, record, &replicated.proof, checked, known)
+                    .await;
+            }
             FederatedObject::Deletion(tombstone) => self.apply_deletion_in(unit, tombstone, &replicated.proof).await,
             FederatedObject::Space(space) => self.apply_space_in(unit, space, &replicated.proof).await,
-        }
+        };
+        known.forget_object(&replicated.object);
+        applied
     }
 
     async fn apply_space_in(
@@ -383,6 +401,7 @@ impl Service {
         record: &RevisionRecord,
         proof: &OriginProof,
         checked: Option<&Result<CheckedRevision, String>>,
+        known: &mut KnownRows,
     ) -> Result<Applied, ServiceError> {
         let refuse = |why: String| {
             Ok(Applied::Refused(format!(
@@ -404,16 +423,13 @@ impl Service {
         };
 
         // The rules that need the database, all checked before anything is written.
-        if store::tombstones::find(&mut unit.conn(), &record.content_id)
-            .await?
-            .is_some()
-        {
+        if known.tombstone(unit, &record.content_id).await?.is_some() {
             return Ok(Applied::Ignored(format!(
                 "{} was deleted: the tombstone wins",
                 record.content_id
             )));
         }
-        if let Some(existing) = store::knowledge::find_revision(&mut unit.conn(), &record.revision_id).await? {
+        if let Some(existing) = known.revision(unit, &record.revision_id).await? {
             if existing.origin != record.origin || existing.content_id != record.content_id {
                 return refuse(format!(
                     "{} already exists here under another origin or item",
@@ -422,7 +438,7 @@ impl Service {
             }
             return Ok(Applied::Ignored(format!("{} is stored already", record.revision_id)));
         }
-        let existing_item = store::knowledge::find_content_for_update(&mut unit.conn(), &record.content_id).await?;
+        let existing_item = known.content_for_update(unit, &record.content_id).await?;
         if let Some(existing) = &existing_item {
             if existing.origin != record.origin {
                 return refuse(format!("the ID exists here under the origin {}", existing.origin));
@@ -431,7 +447,7 @@ impl Service {
                 return refuse("a revision keeps its item's space and content type".to_owned());
             }
         }
-        let space = match store::knowledge::find_space(&mut unit.conn(), &record.space_id).await? {
+        let space = match known.space(unit, &record.space_id).await? {
             Some(space) if space.origin != record.origin => {
                 return refuse(format!("its space {} belongs to {}", space.id, space.origin));
             }
@@ -443,32 +459,53 @@ impl Service {
         for (claim, id) in record.claims.iter().zip(claim_ids) {
             let fingerprint =
                 crate::domain::text::claim_fingerprint(&crate::domain::text::normalize_claim_text(&claim.text));
-            if let Some(stored) = store::knowledge::find_claim(&mut unit.conn(), &id).await?
+            if let Some(stored) = known.claim(unit, &id).await?
                 && stored.fingerprint != fingerprint
             {
                 return refuse(format!("{id} exists here with another text"));
             }
             record_claims.push((fingerprint, id));
         }
+        // The subjects and sources that exist: the writing below creates the others.
+        let mut stored_entities: Vec<PublicId> = Vec::new();
         for subject in &record.subjects {
-            if let Some(stored) = store::knowledge::find_entity(&mut unit.conn(), &subject.id).await?
-                && stored.origin != record.origin
-                && stored.origin != self.realm()
-            {
-                return refuse(format!("{} exists here under the origin {}", subject.id, stored.origin));
+            if let Some(stored) = known.entity(unit, &subject.id).await? {
+                if stored.origin != record.origin && stored.origin != self.realm() {
+                    return refuse(format!("{} exists here under the origin {}", subject.id, stored.origin));
+                }
+                stored_entities.push(subject.id.clone());
             }
         }
+        let mut stored_sources: Vec<PublicId> = Vec::new();
         for (source, validated) in record.sources.iter().zip(&content.sources) {
-            if let (Some(stored), super::content::ValidatedSource::Url { normalized, .. }) = (
-                store::knowledge::find_source(&mut unit.conn(), &source.id).await?,
-                validated,
-            ) && stored.normalized_url != *normalized
+            let stored = known.source(unit, &source.id).await?;
+            if let (Some(stored), super::content::ValidatedSource::Url { normalized, .. }) = (&stored, validated)
+                && stored.normalized_url != *normalized
             {
                 return refuse(format!("{} exists here with another URL", source.id));
             }
+            if stored.is_some() {
+                stored_sources.push(source.id.clone());
+            }
         }
+        let fingerprints: Vec<&str> = content
+            .claims
+            .iter()
+            .map(|(_, _, fingerprint)| fingerprint.as_str())
+            .collect();
+        let existing_claims = known.claims_with_fingerprints(unit, &fingerprints).await?;
 
         // Writing: the space when it has not arrived yet, the entities and sources it names, then the revision.
+        // What the batch read ahead of the keys written here is stale from now on.
+        let claim_ids: Vec<&PublicId> = record.claims.iter().map(|claim| &claim.id).collect();
+        known.forget_revision_keys(
+            &record.content_id,
+            &record.revision_id,
+            &claim_ids,
+            &fingerprints,
+            &record.subjects.iter().map(|subject| &subject.id).collect::<Vec<_>>(),
+            &record.sources.iter().map(|source| &source.id).collect::<Vec<_>>(),
+        );
         let now = self.now();
         if space.is_none() {
             let space = Space {
@@ -483,6 +520,7 @@ impl Service {
                 received_at: now,
             };
             store::knowledge::insert_space(&mut unit.conn(), &space).await?;
+            known.space_written(&space);
         }
         let mut subject_ids: Vec<PublicId> = Vec::with_capacity(record.subjects.len());
         for (subject, validated) in record.subjects.iter().zip(&content.subjects) {
@@ -496,10 +534,7 @@ impl Service {
             else {
                 continue;
             };
-            if store::knowledge::find_entity(&mut unit.conn(), &subject.id)
-                .await?
-                .is_none()
-            {
+            if !stored_entities.contains(&subject.id) {
                 let entity = Entity {
                     id: subject.id.clone(),
                     entity_type: entity_type.clone(),
@@ -513,6 +548,7 @@ impl Service {
                     created_at: record.revised_at,
                 };
                 self.insert_entity(unit, &entity, now).await?;
+                stored_entities.push(subject.id.clone());
             }
             if !subject_ids.contains(&subject.id) {
                 subject_ids.push(subject.id.clone());
@@ -529,10 +565,7 @@ impl Service {
             else {
                 continue;
             };
-            if store::knowledge::find_source(&mut unit.conn(), &source.id)
-                .await?
-                .is_none()
-            {
+            if !stored_sources.contains(&source.id) {
                 store::knowledge::insert_source(
                     &mut unit.conn(),
                     &Source {
@@ -546,6 +579,7 @@ impl Service {
                     },
                 )
                 .await?;
+                stored_sources.push(source.id.clone());
             }
             sources.push((source.id.clone(), title.clone()));
         }
@@ -632,6 +666,7 @@ impl Service {
                 relations: &content.relations,
                 tags: &content.tags,
                 indexed_at: now,
+                existing_claims: Some(existing_claims),
             },
         )
         .await?;

@@ -47,6 +47,9 @@ pub(super) struct RevisionWrite<'a> {
     pub tags: &'a [String],
     /// When the search documents of this write say the objects arrived (snapshots of search pages compare it).
     pub indexed_at: DateTime<Utc>,
+    /// The stored claims with the fingerprints of `claims`, when the caller read them already (read here when
+    /// `None`).
+    pub existing_claims: Option<Vec<Claim>>,
 }
 
 /// A claim as linked by a written revision.
@@ -88,7 +91,10 @@ impl Service {
             .iter()
             .map(|claim| claim.new.fingerprint.as_str())
             .collect();
-        let existing_claims = store::knowledge::find_claims_by_fingerprints(&mut unit.conn(), &fingerprints).await?;
+        let existing_claims = match write.existing_claims {
+            Some(claims) => claims,
+            None => store::knowledge::find_claims_by_fingerprints(&mut unit.conn(), &fingerprints).await?,
+        };
         let mut new_claims: Vec<Claim> = Vec::new();
         let mut claim_links = Vec::with_capacity(write.claims.len());
         let mut linked = Vec::with_capacity(write.claims.len());

@@ -4,7 +4,7 @@ use chrono::{DateTime, Utc};
 use sqlx::types::Json;
 
 use super::statement::{Bind, Statement};
-use super::{Conn, StoreError, dispatch, stored_id};
+use super::{Conn, StoreError, dispatch, fetch_where_in, stored_id};
 use crate::domain::PublicId;
 use crate::domain::knowledge::{
     Claim, ContentItem, Entity, Relation, RelationType, Revision, Source, Space, SpaceVisibility,
@@ -195,17 +195,6 @@ pub async fn find_entity_by_name(
         .await?
     });
     row.map(EntityRow::into_entity).transpose()
-}
-
-/// Several entities by ID (missing ones are skipped).
-pub async fn find_entities(conn: &mut Conn<'_>, ids: &[String]) -> Result<Vec<Entity>, StoreError> {
-    let mut entities = Vec::with_capacity(ids.len());
-    for id in ids {
-        if let Some(entity) = find_entity(conn, &stored_id(id, "entity id")?).await? {
-            entities.push(entity);
-        }
-    }
-    Ok(entities)
 }
 
 // ---------------------------------------------------------------- sources
@@ -653,18 +642,17 @@ pub async fn find_claim(conn: &mut Conn<'_>, id: &PublicId) -> Result<Option<Cla
 
 /// The claims with these fingerprints (of their normalized text), in one statement; missing ones are absent.
 pub async fn find_claims_by_fingerprints(conn: &mut Conn<'_>, fingerprints: &[&str]) -> Result<Vec<Claim>, StoreError> {
-    if fingerprints.is_empty() {
-        return Ok(Vec::new());
-    }
-    let rows: Vec<ClaimRow> = dispatch!(conn, |connection| {
-        let mut builder = sqlx::QueryBuilder::new(format!("SELECT {CLAIM_COLUMNS} FROM claims WHERE fingerprint IN ("));
-        let mut separated = builder.separated(", ");
-        for fingerprint in fingerprints {
-            separated.push_bind(*fingerprint);
-        }
-        builder.push(")");
-        builder.build_query_as().fetch_all(&mut *connection).await?
-    });
+    let rows = fetch_where_in!(
+        conn,
+        ClaimRow,
+        format!("SELECT {CLAIM_COLUMNS} FROM claims"),
+        "fingerprint",
+        fingerprints
+            .iter()
+            .map(|fingerprint| (*fingerprint).to_owned())
+            .collect(),
+        ""
+    );
     rows.into_iter().map(ClaimRow::into_claim).collect()
 }
 
@@ -1001,4 +989,94 @@ pub async fn current_relations_targeting(
         .await?
     });
     rows.into_iter().map(RelationRow::into_relation).collect()
+}
+
+// ---------------------------------------------------------------- many at once
+
+/// The spaces with these IDs, in one statement; missing ones are absent.
+pub async fn find_spaces(conn: &mut Conn<'_>, ids: &[PublicId]) -> Result<Vec<Space>, StoreError> {
+    let rows = fetch_where_in!(
+        conn,
+        SpaceRow,
+        format!("SELECT {SPACE_COLUMNS} FROM spaces"),
+        "id",
+        id_strings(ids),
+        ""
+    );
+    rows.into_iter().map(SpaceRow::into_space).collect()
+}
+
+/// The entities with these IDs, in one statement; missing ones are absent.
+pub async fn find_entities(conn: &mut Conn<'_>, ids: &[PublicId]) -> Result<Vec<Entity>, StoreError> {
+    let rows = fetch_where_in!(
+        conn,
+        EntityRow,
+        format!("SELECT {ENTITY_COLUMNS} FROM entities"),
+        "id",
+        id_strings(ids),
+        ""
+    );
+    rows.into_iter().map(EntityRow::into_entity).collect()
+}
+
+/// The sources with these IDs, in one statement; missing ones are absent.
+pub async fn find_sources(conn: &mut Conn<'_>, ids: &[PublicId]) -> Result<Vec<Source>, StoreError> {
+    let rows = fetch_where_in!(
+        conn,
+        SourceRow,
+        format!("SELECT {SOURCE_COLUMNS} FROM sources"),
+        "id",
+        id_strings(ids),
+        ""
+    );
+    rows.into_iter().map(SourceRow::into_source).collect()
+}
+
+/// The content items with these IDs, locked for the rest of the transaction as [`find_content_for_update`] locks
+/// one (on PostgreSQL, in ID order, so that two transactions locking overlapping sets wait instead of deadlocking),
+/// in one statement; missing ones are absent.
+pub async fn find_contents_for_update(conn: &mut Conn<'_>, ids: &[PublicId]) -> Result<Vec<ContentItem>, StoreError> {
+    let lock = match conn {
+        Conn::Postgres(_) => " ORDER BY id FOR UPDATE",
+        _ => "",
+    };
+    let rows = fetch_where_in!(
+        conn,
+        ContentRow,
+        format!("SELECT {CONTENT_COLUMNS} FROM content_items"),
+        "id",
+        id_strings(ids),
+        lock
+    );
+    rows.into_iter().map(ContentRow::into_content).collect()
+}
+
+/// The revisions with these IDs, in one statement; missing ones are absent.
+pub async fn find_revisions(conn: &mut Conn<'_>, ids: &[PublicId]) -> Result<Vec<Revision>, StoreError> {
+    let rows = fetch_where_in!(
+        conn,
+        RevisionRow,
+        format!("SELECT {REVISION_COLUMNS} FROM content_revisions"),
+        "id",
+        id_strings(ids),
+        ""
+    );
+    rows.into_iter().map(RevisionRow::into_revision).collect()
+}
+
+/// The claims with these IDs, in one statement; missing ones are absent.
+pub async fn find_claims(conn: &mut Conn<'_>, ids: &[PublicId]) -> Result<Vec<Claim>, StoreError> {
+    let rows = fetch_where_in!(
+        conn,
+        ClaimRow,
+        format!("SELECT {CLAIM_COLUMNS} FROM claims"),
+        "id",
+        id_strings(ids),
+        ""
+    );
+    rows.into_iter().map(ClaimRow::into_claim).collect()
+}
+
+fn id_strings(ids: &[PublicId]) -> Vec<String> {
+    ids.iter().map(|id| id.as_str().to_owned()).collect()
 }

@@ -50,6 +50,37 @@ macro_rules! dispatch {
 }
 pub(crate) use dispatch;
 
+/// The rows (of type `$row`) that `$select` finds for any of `$keys` in `$column`, in one statement:
+/// `{$select} WHERE {$column} IN (…){$tail}`. Empty keys read nothing. `$select`, `$column` and `$tail` must be
+/// fixed SQL, never input; the keys are bound.
+macro_rules! fetch_where_in {
+    ($conn:expr, $row:ty, $select:expr, $column:expr, $keys:expr, $tail:expr) => {{
+        let keys: Vec<String> = $keys;
+        if keys.is_empty() {
+            Vec::<$row>::new()
+        } else {
+            let rows: Vec<$row> = $crate::store::dispatch!($conn, |connection| {
+                let mut builder = sqlx::QueryBuilder::new(format!("{} WHERE {} IN (", $select, $column));
+                let mut separated = builder.separated(", ");
+                for key in keys {
+                    separated.push_bind(key);
+                }
+                builder.push(")");
+                builder.push($tail);
+                // Not kept in the connection's statement cache: each number of keys is a text of its own, and
+                // they would push out the statements that do repeat.
+                builder
+                    .build_query_as()
+                    .persistent(false)
+                    .fetch_all(&mut *connection)
+                    .await?
+            });
+            rows
+        }
+    }};
+}
+pub(crate) use fetch_where_in;
+
 /// A failure in the storage layer. The service layer logs it and reports `internal_error`,
 /// except for the constraint violations it can explain.
 #[derive(Debug, thiserror::Error)]
@@ -218,6 +249,17 @@ pub(crate) async fn sqlite_connection<'c>(conn: &'c mut Conn<'_>) -> Result<&'c 
             "a PostgreSQL connection was used as a SQLite one".to_owned(),
         )),
     }
+}
+
+/// Sends the plain writes a SQLite write held back (see [`statement`]) now, in one round trip; nothing to do
+/// elsewhere. A caller that writes many similar things in one transaction (the intake's batches) sends each one's
+/// writes on their own, so that every round trip carries the same combination of statements, which SQLite then
+/// prepares once and reuses; one combination of them all would be new text, prepared afresh, every time.
+pub async fn send_held_back_writes(conn: &mut Conn<'_>) -> Result<(), StoreError> {
+    if let Conn::SqliteWrite(write) = conn {
+        write.send_deferred().await?;
+    }
+    Ok(())
 }
 
 /// A pooled connection for reads outside a transaction.

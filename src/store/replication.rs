@@ -7,6 +7,7 @@ use std::collections::HashMap;
 use chrono::{DateTime, Utc};
 use sqlx::types::Json;
 
+use super::statement::Statement;
 use super::{Conn, StoreError, dispatch, stored_id};
 use crate::domain::PublicId;
 use crate::domain::knowledge::RelationType;
@@ -582,15 +583,14 @@ pub async fn record_revision_proof(
     signed_object: &str,
     key_id: &str,
 ) -> Result<(), StoreError> {
-    dispatch!(conn, |connection| {
-        sqlx::query("UPDATE content_revisions SET signed_object = $1, proof_key_id = $2 WHERE id = $3")
+    super::statement::execute(
+        conn,
+        Statement::new("UPDATE content_revisions SET signed_object = $1, proof_key_id = $2 WHERE id = $3")
             .bind(signed_object)
             .bind(key_id)
-            .bind(revision_id.as_str())
-            .execute(&mut *connection)
-            .await?;
-    });
-    Ok(())
+            .bind(revision_id.as_str()),
+    )
+    .await
 }
 
 /// Keeps a replicated space's object exactly as its origin signed it.
@@ -599,14 +599,13 @@ pub async fn record_space_proof(
     space_id: &PublicId,
     signed_object: &str,
 ) -> Result<(), StoreError> {
-    dispatch!(conn, |connection| {
-        sqlx::query("UPDATE spaces SET signed_object = $1 WHERE id = $2")
+    super::statement::execute(
+        conn,
+        Statement::new("UPDATE spaces SET signed_object = $1 WHERE id = $2")
             .bind(signed_object)
-            .bind(space_id.as_str())
-            .execute(&mut *connection)
-            .await?;
-    });
-    Ok(())
+            .bind(space_id.as_str()),
+    )
+    .await
 }
 
 /// A replicated revision's signed object and proof key, when it has them.

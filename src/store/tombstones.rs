@@ -4,7 +4,7 @@
 use chrono::{DateTime, Utc};
 
 use super::statement::{self, Statement};
-use super::{Conn, StoreError, dispatch};
+use super::{Conn, StoreError, dispatch, fetch_where_in};
 use crate::domain::PublicId;
 use crate::domain::tombstone::Tombstone;
 
@@ -66,6 +66,19 @@ pub async fn find(conn: &mut Conn<'_>, content_id: &PublicId) -> Result<Option<T
         .await?
     });
     row.map(TombstoneRow::into_tombstone).transpose()
+}
+
+/// The tombstones of these content items, in one statement; items that were not deleted are absent.
+pub async fn find_many(conn: &mut Conn<'_>, content_ids: &[PublicId]) -> Result<Vec<Tombstone>, StoreError> {
+    let rows = fetch_where_in!(
+        conn,
+        TombstoneRow,
+        "SELECT content_id, origin, deleted_at, deleted_by, reason, signed_object, received_at FROM content_tombstones",
+        "content_id",
+        content_ids.iter().map(|id| id.as_str().to_owned()).collect(),
+        ""
+    );
+    rows.into_iter().map(TombstoneRow::into_tombstone).collect()
 }
 
 /// Tombstones in content-ID order after `after`, at most `limit` (a peer's backfill snapshot reads them).

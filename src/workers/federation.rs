@@ -94,7 +94,12 @@ impl FederationLoop {
                 0
             };
             let applied = match crate::apub::intake::apply_queued(service).await {
-                Ok(applied) => applied,
+                Ok(pass) => {
+                    for batch in &pass.batches {
+                        self.outgoing.record_intake_batch(*batch);
+                    }
+                    pass.taken
+                }
                 Err(error) => {
                     tracing::warn!(error = %error, cause = error.cause.as_deref().unwrap_or(""), "applying inbound activities failed");
                     0

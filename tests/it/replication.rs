@@ -1235,3 +1235,108 @@ async fn a_peer_down_past_the_delivery_horizon_is_unreachable_then_active_again_
     let beta_reader = reader(beta).await;
     assert!(get(beta, &beta_reader, &id).await.is_ok());
 }
+
+async fn publish_with_claim(node: &Node, author: &Agent, space: &str, title: &str, claim: &str) -> (String, String) {
+    let published = node
+        .service()
+        .publish(
+            &author.caller,
+            &metadata("publish"),
+            PublishRequest {
+                content_type: "procedure".to_owned(),
+                title: title.to_owned(),
+                summary: format!("How to {title}."),
+                body_markdown: format!("# {title}\n\n1. Do it.\n"),
+                claims: vec![claim.to_owned()],
+                space: Some(space.to_owned()),
+                ..PublishRequest::default()
+            },
+        )
+        .await
+        .expect("publish");
+    (published.id, published.claims[0].id.clone())
+}
+
+/// The intake reads what a batch looks up once for the whole batch; objects of one batch that depend on each other
+/// (an item and its revisions, a new space and its items, two items making one claim, an item and its deletion)
+/// must still see each other's writes, and the batch must commit as one, not fall back to one by one.
+#[tokio::test]
+async fn objects_of_one_batch_that_depend_on_each_other_apply_together_as_if_one_by_one() {
+    let network = Network::start(&["alpha.test", "beta.test"]).await;
+    peered(&network, "alpha.test", "beta.test").await;
+    let (alpha, beta) = (network.node("alpha.test"), network.node("beta.test"));
+    let author = agent(alpha.service(), "author").await;
+    let batches_before = metrics_of(beta).await;
+    network.switchboard.take_down("beta.test");
+    let space = create_space(alpha, "runbooks", SpaceVisibility::Federated).await;
+    let revised = publish_in(alpha, &author, &space, "rotate the keys").await;
+    revise(alpha, &author, &revised, "rotate the keys, second take").await;
+    revise(alpha, &author, &revised, "rotate the keys, third take").await;
+    let claim_text = "a restart clears the stuck lease";
+    let (first, claim) = publish_with_claim(alpha, &author, &space, "clear a lease", claim_text).await;
+    let (second, same_claim) = publish_with_claim(alpha, &author, &space, "unstick a worker", claim_text).await;
+    assert_eq!(
+        claim, same_claim,
+        "alpha links the second item to the first item's claim"
+    );
+    let deleted = publish_in(alpha, &author, &space, "reboot everything").await;
+    let admin = alpha.service().realm_admin().await.expect("admin");
+    alpha
+        .service()
+        .delete_content(&admin, &deleted, "dangerous")
+        .await
+        .expect("deleted");
+    network.switchboard.bring_up("beta.test");
+    network.advance(TimeDelta::minutes(5));
+    network.settle().await;
+
+    let beta_reader = reader(beta).await;
+    let view = get(beta, &beta_reader, &revised).await.expect("arrived");
+    assert_eq!(current_revision(&view), (3, "rotate the keys, third take".to_owned()));
+    for id in [&first, &second] {
+        match get(beta, &beta_reader, id).await.expect("arrived") {
+            ObjectView::Content(content) => assert_eq!(content.content.space_id.as_str(), space),
+            other => panic!("not content: {other:?}"),
+        }
+    }
+    match get(beta, &beta_reader, &claim).await.expect("the claim arrived") {
+        ObjectView::Claim(view) => {
+            let mut made_by: Vec<String> = view.made_by.iter().map(|id| id.as_str().to_owned()).collect();
+            made_by.sort();
+            let mut expected = vec![first.clone(), second.clone()];
+            expected.sort();
+            assert_eq!(made_by, expected, "both items make the one claim on beta too");
+        }
+        other => panic!("not a claim: {other:?}"),
+    }
+    let error = get(beta, &beta_reader, &deleted).await.expect_err("deleted");
+    assert_eq!(error.details["deleted"], true, "{:?}", error.details);
+    let lines = beta
+        .service()
+        .intake_log(Some("alpha.test"), 1000)
+        .await
+        .expect("intake log");
+    assert!(
+        lines.iter().all(|line| line.outcome != "refused"),
+        "{:?}",
+        lines
+            .iter()
+            .map(|line| (&line.outcome, &line.detail))
+            .collect::<Vec<_>>()
+    );
+    let batch_count = |metrics: &str, outcome: &str| -> f64 {
+        let prefix = format!("interai_federation_intake_batches_total{{outcome=\"{outcome}\"}} ");
+        metrics
+            .lines()
+            .find_map(|line| line.strip_prefix(&prefix))
+            .and_then(|value| value.trim().parse().ok())
+            .unwrap_or_else(|| panic!("no {prefix} in {metrics}"))
+    };
+    let batches_after = metrics_of(beta).await;
+    assert_eq!(
+        batch_count(&batches_after, "one_by_one"),
+        batch_count(&batches_before, "one_by_one"),
+        "no batch fell back to one by one"
+    );
+    assert!(batch_count(&batches_after, "together") > batch_count(&batches_before, "together"));
+}

@@ -6,6 +6,7 @@
 
 use chrono::{DateTime, TimeDelta, Utc};
 
+use super::super::known_rows::KnownRows;
 use super::super::replication::CheckedRevision;
 use super::super::unit_of_work::{UnitOfWork, within_unit_of_work};
 use super::super::{Service, ServiceError};
@@ -79,6 +80,28 @@ pub enum InboundMessage {
 
 /// Peer rows one batch of inbound activities already read, by realm.
 type PeersRead = std::collections::HashMap<String, PeerRecord>;
+
+/// How [`Service::apply_inbound_batch`] applied a batch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BatchApplied {
+    /// Several activities in one transaction.
+    Together,
+    /// A batch of one.
+    Single,
+    /// The batch failed as a whole (one of its activities, or the database), so each was applied on its own.
+    OneByOne,
+}
+
+impl BatchApplied {
+    /// The metric's label.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BatchApplied::Together => "together",
+            BatchApplied::Single => "single",
+            BatchApplied::OneByOne => "one_by_one",
+        }
+    }
+}
 
 /// What the inbox did with a verified activity.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -313,8 +336,15 @@ impl Service {
                     return Ok::<_, ServiceError>(None);
                 }
                 Ok(Some(
-                    self.apply_inbound_in(unit, row, message.clone(), checked.as_ref(), &mut PeersRead::new())
-                        .await?,
+                    self.apply_inbound_in(
+                        unit,
+                        row,
+                        message.clone(),
+                        checked.as_ref(),
+                        &mut PeersRead::new(),
+                        &mut KnownRows::none(),
+                    )
+                    .await?,
                 ))
             }
             .await
@@ -349,7 +379,7 @@ impl Service {
     pub async fn apply_inbound_batch(
         &self,
         batch: &[(InboxActivityRow, Result<InboundMessage, String>)],
-    ) -> Result<(), ServiceError> {
+    ) -> Result<BatchApplied, ServiceError> {
         if batch.len() > 1 {
             // The checks that need no database run before the transaction takes the writer.
             let checked: Vec<Option<Result<CheckedRevision, String>>> =
@@ -362,6 +392,23 @@ impl Service {
                             .await?
                             .into_iter()
                             .collect();
+                    // What the claimed objects look up, read for all of them at once.
+                    let objects: Vec<&ReplicatedObject> = batch
+                        .iter()
+                        .filter(|(row, _)| claimed.contains(&row.activity_id))
+                        .filter_map(|(_, message)| match message {
+                            Ok(InboundMessage::Replicated(object)) => Some(&**object),
+                            _ => None,
+                        })
+                        .collect();
+                    let fingerprints: Vec<String> = checked
+                        .iter()
+                        .flatten()
+                        .flatten()
+                        .flat_map(CheckedRevision::claim_fingerprints)
+                        .map(str::to_owned)
+                        .collect();
+                    let mut known = KnownRows::read(unit, &objects, &fingerprints).await?;
                     let mut outcomes = Vec::with_capacity(batch.len());
                     let mut peers = PeersRead::new();
                     for ((row, message), checked) in batch.iter().zip(&checked) {
@@ -369,8 +416,9 @@ impl Service {
                             continue;
                         }
                         let (outcome, detail) = self
-                            .apply_inbound_in(unit, row, message.clone(), checked.as_ref(), &mut peers)
+                            .apply_inbound_in(unit, row, message.clone(), checked.as_ref(), &mut peers, &mut known)
                             .await?;
+                        store::send_held_back_writes(&mut unit.conn()).await?;
                         outcomes.push((row, outcome, detail));
                     }
                     Ok::<_, ServiceError>(outcomes)
@@ -386,7 +434,7 @@ impl Service {
                     }
                     // One line per batch at `info` (a line per activity would cost more than applying it).
                     tracing::info!(activities = outcomes.len(), applied, "inbound activities applied");
-                    return Ok(());
+                    return Ok(BatchApplied::Together);
                 }
                 Err(error) => {
                     tracing::warn!(error = %error, size = batch.len(), "a batch of inbound activities failed: applying them one by one");
@@ -396,7 +444,11 @@ impl Service {
         for (row, message) in batch {
             self.apply_inbound(row, message.clone()).await?;
         }
-        Ok(())
+        Ok(if batch.len() > 1 {
+            BatchApplied::OneByOne
+        } else {
+            BatchApplied::Single
+        })
     }
 
     /// One attempt at [`Service::apply_inbound`] inside `unit`; returns the outcome and detail the intake log got.
@@ -407,6 +459,7 @@ impl Service {
         message: Result<InboundMessage, String>,
         checked: Option<&Result<CheckedRevision, String>>,
         peers: &mut PeersRead,
+        known: &mut KnownRows,
     ) -> Result<(&'static str, String), ServiceError> {
         let now = self.now();
         // A replicated object does not change its peer's row, so the row read for the batch's earlier objects
@@ -437,6 +490,7 @@ impl Service {
                 ("applied", "ignored", "the peer is blocked".to_owned())
             }
             Ok(InboundMessage::Peering(message)) => {
+                known.forget_all();
                 let (outcome, detail) = self
                     .apply_inbound_peering(unit.transaction(), &mut peer, &row.key_id, &message)
                     .await?;
@@ -449,7 +503,7 @@ impl Service {
             ),
             Ok(InboundMessage::Replicated(object)) => {
                 let applied = self
-                    .apply_replicated_in(unit, &row.peer_realm, &object, checked)
+                    .apply_replicated_in(unit, &row.peer_realm, &object, checked, known)
                     .await?;
                 let state = if applied.outcome() == "refused" {
                     "failed"
