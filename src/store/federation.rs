@@ -393,6 +393,33 @@ pub async fn insert_nonce(
     Ok(affected == 1)
 }
 
+/// Records the nonces of several requests in one statement; returns the `(peer_realm, nonce)` pairs that were new.
+/// A pair already recorded is not returned, nor is one given twice returned more than once.
+pub async fn insert_nonces(
+    conn: &mut Conn<'_>,
+    nonces: &[(String, String, DateTime<Utc>)],
+) -> Result<Vec<(String, String)>, StoreError> {
+    if nonces.is_empty() {
+        return Ok(Vec::new());
+    }
+    let inserted: Vec<(String, String)> = dispatch!(conn, |connection| {
+        let mut builder = sqlx::QueryBuilder::new("INSERT INTO inbox_nonces (peer_realm, nonce, expires_at) ");
+        builder.push_values(nonces, |mut row, (realm, nonce, expires_at)| {
+            row.push_bind(realm.clone())
+                .push_bind(nonce.clone())
+                .push_bind(*expires_at);
+        });
+        builder.push(" ON CONFLICT (peer_realm, nonce) DO NOTHING RETURNING peer_realm, nonce");
+        // Not cached: each number of rows is a text of its own.
+        builder
+            .build_query_as()
+            .persistent(false)
+            .fetch_all(&mut *connection)
+            .await?
+    });
+    Ok(inserted)
+}
+
 /// Forgets nonces whose window has passed, at most `limit` of them; returns how many.
 pub async fn delete_expired_nonces(conn: &mut Conn<'_>, now: DateTime<Utc>, limit: i64) -> Result<u64, StoreError> {
     let affected = dispatch!(conn, |connection| {
@@ -460,6 +487,41 @@ pub async fn insert_inbox_activity(conn: &mut Conn<'_>, row: &InboxActivityRow) 
         .rows_affected()
     });
     Ok(affected == 1)
+}
+
+/// Stores several received activities in one statement, each unless its ID is stored already; returns the IDs that
+/// were new (an ID given twice is returned once).
+pub async fn insert_inbox_activities(
+    conn: &mut Conn<'_>,
+    rows: &[InboxActivityRow],
+) -> Result<Vec<String>, StoreError> {
+    if rows.is_empty() {
+        return Ok(Vec::new());
+    }
+    let inserted: Vec<(String,)> = dispatch!(conn, |connection| {
+        let mut builder = sqlx::QueryBuilder::new(format!("INSERT INTO inbox_activities ({INBOX_COLUMNS}) "));
+        builder.push_values(rows, |mut values, row| {
+            values
+                .push_bind(row.activity_id.clone())
+                .push_bind(row.peer_realm.clone())
+                .push_bind(row.activity_type.clone())
+                .push_bind(row.key_id.clone())
+                .push_bind(row.body.clone())
+                .push_bind(row.received_at)
+                .push_bind(row.state.clone())
+                .push_bind(row.attempts)
+                .push_bind(row.next_attempt_at)
+                .push_bind(row.processed_at)
+                .push_bind(row.outcome.clone());
+        });
+        builder.push(" ON CONFLICT (activity_id) DO NOTHING RETURNING activity_id");
+        builder
+            .build_query_as()
+            .persistent(false)
+            .fetch_all(&mut *connection)
+            .await?
+    });
+    Ok(inserted.into_iter().map(|(id,)| id).collect())
 }
 
 const INBOX_COLUMNS: &str = "activity_id, peer_realm, activity_type, key_id, body, received_at, state, attempts, \

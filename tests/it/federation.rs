@@ -813,3 +813,71 @@ async fn a_refused_request_spends_its_nonce_and_an_applied_activity_keeps_only_i
         "an activity received more than 8 days ago is purged"
     );
 }
+
+/// Requests that reach the inbox together are stored in one group; inside it a nonce is still spent once (the
+/// second request with it is a replay, nothing of it stored) and an activity ID queued once (the second is a
+/// duplicate), exactly as when they arrive one after the other.
+#[tokio::test]
+async fn requests_stored_in_one_group_keep_nonces_single_use_and_activities_deduplicated() {
+    use interai::service::federation::inbox::{InboxNonce, Intake, VerifiedActivity};
+    let network = Network::start(&["alpha.test", "beta.test"]).await;
+    peered(&network, "alpha.test", "beta.test").await;
+    let beta = network.node("beta.test").service();
+    let queued_before = beta.due_inbound(1000).await.expect("queue").len();
+    let expires_at = beta.now() + TimeDelta::minutes(5);
+    // (activity, nonce): eight distinct ones, then a replay of the fourth's nonce and a resend of the third's ID.
+    let mut requests: Vec<(String, String)> = (0..8)
+        .map(|index| {
+            (
+                format!("https://alpha.test/activities/{index}"),
+                format!("nonce-{index}"),
+            )
+        })
+        .collect();
+    requests.push(("https://alpha.test/activities/8".to_owned(), "nonce-3".to_owned()));
+    requests.push(("https://alpha.test/activities/2".to_owned(), "nonce-9".to_owned()));
+    // On the test's single-threaded runtime the tasks run in the order they were spawned, so the requests join the
+    // waiting list in this order.
+    let mut calls = tokio::task::JoinSet::new();
+    for (index, (activity_id, nonce)) in requests.iter().enumerate() {
+        let activity = VerifiedActivity {
+            peer_realm: "alpha.test".to_owned(),
+            key_id: "https://alpha.test/actor#main-key".to_owned(),
+            activity_id: activity_id.clone(),
+            activity_type: "Create".to_owned(),
+            body: "{}".to_owned(),
+            sender_state: Some(PeerState::Active),
+        };
+        let nonce = InboxNonce {
+            nonce: nonce.clone(),
+            expires_at,
+        };
+        let service = beta.clone();
+        calls.spawn(async move {
+            (
+                index,
+                service.enqueue_inbound(&activity, &nonce, None).await.expect("stored"),
+            )
+        });
+    }
+    let mut intakes = vec![None; requests.len()];
+    while let Some(joined) = calls.join_next().await {
+        let (index, intake) = joined.expect("the request's task");
+        intakes[index] = Some(intake);
+    }
+    let intakes: Vec<Intake> = intakes.into_iter().flatten().collect();
+    let mut expected = vec![Intake::Queued; 8];
+    expected.extend([Intake::ReplayedNonce, Intake::Duplicate]);
+    assert_eq!(intakes, expected);
+    let queued: Vec<String> = beta
+        .due_inbound(1000)
+        .await
+        .expect("queue")
+        .into_iter()
+        .map(|row| row.activity_id)
+        .filter(|id| id.starts_with("https://alpha.test/activities/"))
+        .collect();
+    assert_eq!(queued.len(), 8, "{queued:?}");
+    assert!(!queued.contains(&"https://alpha.test/activities/8".to_owned()));
+    assert_eq!(beta.due_inbound(1000).await.expect("queue").len(), queued_before + 8);
+}

@@ -81,6 +81,23 @@ pub enum InboundMessage {
 /// Peer rows one batch of inbound activities already read, by realm.
 type PeersRead = std::collections::HashMap<String, PeerRecord>;
 
+/// The row a verified activity is queued as.
+pub(super) fn queued_row(activity: &VerifiedActivity, now: DateTime<Utc>) -> InboxActivityRow {
+    InboxActivityRow {
+        activity_id: activity.activity_id.clone(),
+        peer_realm: activity.peer_realm.clone(),
+        activity_type: activity.activity_type.clone(),
+        key_id: activity.key_id.clone(),
+        body: activity.body.clone(),
+        received_at: now,
+        state: "queued".to_owned(),
+        attempts: 0,
+        next_attempt_at: now,
+        processed_at: None,
+        outcome: None,
+    }
+}
+
 /// How [`Service::apply_inbound_batch`] applied a batch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum BatchApplied {
@@ -212,6 +229,10 @@ impl Service {
         nonce: &InboxNonce,
         first_contact: Option<&PeerIntroduction>,
     ) -> Result<Intake, ServiceError> {
+        let Some(introduction) = first_contact else {
+            // A known peer: written together with the other requests waiting (see `inbox_groups.rs`).
+            return self.enqueue_inbound_grouped(activity, nonce).await;
+        };
         let now = self.now();
         let mut transaction = self.store().begin().await?;
         if !store::federation::insert_nonce(
@@ -224,67 +245,70 @@ impl Service {
         {
             return Ok(Intake::ReplayedNonce);
         }
-        if let Some(introduction) = first_contact {
-            let realm = normalize_realm(&introduction.realm);
-            if store::federation::find_peer(&mut transaction.conn(), &realm)
-                .await?
-                .is_none()
-            {
-                let peer = PeerRecord {
-                    realm: realm.clone(),
-                    base_url: introduction.base_url.clone(),
-                    actor_url: introduction.actor_url.clone(),
-                    inbox_url: introduction.inbox_url.clone(),
-                    outbox_url: introduction.outbox_url.clone(),
-                    state: PeerState::PendingIn,
-                    level: PeerLevel::Standard,
-                    our_follow_id: None,
-                    their_follow_id: None,
-                    blocked_reason: None,
-                    blocked_until: None,
-                    state_before_block: None,
-                    last_contact_at: Some(now),
-                    last_error: None,
-                    last_error_at: None,
-                    manifest_refreshed_at: Some(now),
-                    created_at: now,
-                    updated_at: now,
-                };
-                super::cursors::save_peer_state(&mut transaction.conn(), &peer, now).await?;
-                for key in self.pin_keys(&realm, &introduction.keys, "first_contact") {
-                    store::federation::save_peer_key(&mut transaction.conn(), &key).await?;
-                }
+        let realm = normalize_realm(&introduction.realm);
+        if store::federation::find_peer(&mut transaction.conn(), &realm)
+            .await?
+            .is_none()
+        {
+            let peer = PeerRecord {
+                realm: realm.clone(),
+                base_url: introduction.base_url.clone(),
+                actor_url: introduction.actor_url.clone(),
+                inbox_url: introduction.inbox_url.clone(),
+                outbox_url: introduction.outbox_url.clone(),
+                state: PeerState::PendingIn,
+                level: PeerLevel::Standard,
+                our_follow_id: None,
+                their_follow_id: None,
+                blocked_reason: None,
+                blocked_until: None,
+                state_before_block: None,
+                last_contact_at: Some(now),
+                last_error: None,
+                last_error_at: None,
+                manifest_refreshed_at: Some(now),
+                created_at: now,
+                updated_at: now,
+            };
+            super::cursors::save_peer_state(&mut transaction.conn(), &peer, now).await?;
+            for key in self.pin_keys(&realm, &introduction.keys, "first_contact") {
+                store::federation::save_peer_key(&mut transaction.conn(), &key).await?;
             }
         }
-        let row = InboxActivityRow {
-            activity_id: activity.activity_id.clone(),
-            peer_realm: activity.peer_realm.clone(),
-            activity_type: activity.activity_type.clone(),
-            key_id: activity.key_id.clone(),
-            body: activity.body.clone(),
-            received_at: now,
-            state: "queued".to_owned(),
-            attempts: 0,
-            next_attempt_at: now,
-            processed_at: None,
-            outcome: None,
-        };
-        let queued = store::federation::insert_inbox_activity(&mut transaction.conn(), &row).await?;
-        store::federation::touch_peer_contact(&mut transaction.conn(), &activity.peer_realm, now).await?;
-        // A peer that speaks again is reachable again (the inbox read its state a moment ago; only then is the row
-        // read again, in this transaction).
-        if activity.sender_state == Some(PeerState::Unreachable)
-            && let Some(mut peer) = store::federation::find_peer(&mut transaction.conn(), &activity.peer_realm).await?
+        let queued =
+            store::federation::insert_inbox_activity(&mut transaction.conn(), &queued_row(activity, now)).await?;
+        self.record_contact(
+            &mut transaction,
+            &activity.peer_realm,
+            activity.sender_state == Some(PeerState::Unreachable),
+            now,
+        )
+        .await?;
+        transaction.commit().await?;
+        Ok(if queued { Intake::Queued } else { Intake::Duplicate })
+    }
+
+    /// Records, inside `transaction`, that `realm` spoke: its contact time, its delivery and push backoffs reset,
+    /// and, when the inbox saw it `unreachable` a moment ago, `active` again (its row is read again only then).
+    pub(super) async fn record_contact(
+        &self,
+        transaction: &mut store::Transaction,
+        realm: &str,
+        was_unreachable: bool,
+        now: DateTime<Utc>,
+    ) -> Result<(), ServiceError> {
+        store::federation::touch_peer_contact(&mut transaction.conn(), realm, now).await?;
+        if was_unreachable
+            && let Some(mut peer) = store::federation::find_peer(&mut transaction.conn(), realm).await?
             && peer.state == PeerState::Unreachable
         {
             peer.state = PeerState::Active;
             peer.updated_at = now;
             super::cursors::save_peer_state(&mut transaction.conn(), &peer, now).await?;
         }
-        store::federation::reset_peer_backoff(&mut transaction.conn(), &activity.peer_realm, now).await?;
-        store::replication::reset_backoff(&mut transaction.conn(), &activity.peer_realm, now).await?;
-        transaction.commit().await?;
-        Ok(if queued { Intake::Queued } else { Intake::Duplicate })
+        store::federation::reset_peer_backoff(&mut transaction.conn(), realm, now).await?;
+        store::replication::reset_backoff(&mut transaction.conn(), realm, now).await?;
+        Ok(())
     }
 
     /// How many applying transactions the intake may run at once: several on PostgreSQL, whose writers do not wait

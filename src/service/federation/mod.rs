@@ -6,5 +6,6 @@ pub mod cursors;
 pub mod delivery;
 pub mod identity;
 pub mod inbox;
+pub(crate) mod inbox_groups;
 pub mod key_box;
 pub mod peering;
