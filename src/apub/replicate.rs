@@ -40,13 +40,31 @@ pub const MAX_PAGE_BYTES: usize = 900 * 1024;
 /// the backoff (the peer may approve or unblock us), never dead-lettered.
 const PEER_LEVEL_REASONS: [&str; 3] = ["peer_not_active", "blocked_sender", "unknown_sender"];
 
-/// One event of a round, rendered.
-struct Rendered {
+/// One event of a round, with the object it sends (rendered and signed by the task that sends it, so the first
+/// requests go out while later events are still being rendered, on every core).
+struct RoundEvent {
     seq: i64,
     object_id: String,
     activity_id: String,
+    event_id: String,
+    created_at: chrono::DateTime<chrono::Utc>,
     activity_type: String,
-    body: Option<String>,
+    object: Option<crate::domain::replication::FederatedObject>,
+}
+
+impl RoundEvent {
+    /// The activity's body: the object signed by this realm, in its activity. `None` when the object is gone.
+    fn render(&self, urls: &InstanceUrls, key: &SigningKey) -> Result<Option<String>, ServiceError> {
+        let Some(object) = &self.object else {
+            return Ok(None);
+        };
+        let kind = activity_kind(object);
+        let signed = signed_object(urls, object, key).map_err(ServiceError::internal)?;
+        let document = activity_document(urls, &self.event_id, &kind, signed, self.created_at);
+        serde_json::to_string(&document)
+            .map(Some)
+            .map_err(|error| ServiceError::internal(error.to_string()))
+    }
 }
 
 impl Outgoing {
@@ -71,62 +89,48 @@ impl Outgoing {
         let urls = InstanceUrls {
             base: service.public_base_url().to_owned(),
         };
-        let mut rendered = Vec::with_capacity(entries.len());
+        let mut round = Vec::with_capacity(entries.len());
         for entry in entries {
-            let object_id = entry.event.event.change.object_id().to_owned();
-            let activity_id = format!("{}/activities/{}", urls.base, entry.event.event.event_id);
-            let (activity_type, body) = match &entry.object {
-                Some(object) => {
-                    let kind = activity_kind(object);
-                    let signed = signed_object(&urls, object, &key).map_err(ServiceError::internal)?;
-                    let document = activity_document(
-                        &urls,
-                        &entry.event.event.event_id,
-                        &kind,
-                        signed,
-                        entry.event.event.created_at,
-                    );
-                    let body =
-                        serde_json::to_string(&document).map_err(|error| ServiceError::internal(error.to_string()))?;
-                    (kind.as_str().to_owned(), Some(body))
-                }
+            round.push(RoundEvent {
+                seq: entry.event.seq,
+                object_id: entry.event.event.change.object_id().to_owned(),
+                activity_id: format!("{}/activities/{}", urls.base, entry.event.event.event_id),
+                event_id: entry.event.event.event_id.clone(),
+                created_at: entry.event.event.created_at,
                 // The object is gone (its space's visibility is fixed, so this is a purged or corrupt row): nothing
                 // to send, and the cursor passes it.
-                None => ("None".to_owned(), None),
-            };
-            rendered.push(Rendered {
-                seq: entry.event.seq,
-                object_id,
-                activity_id,
-                activity_type,
-                body,
+                activity_type: entry
+                    .object
+                    .as_ref()
+                    .map_or_else(|| "None".to_owned(), |object| activity_kind(object).as_str().to_owned()),
+                object: entry.object,
             });
         }
         let inbox = match Url::parse(&leased.peer.inbox_url) {
             Ok(inbox) => inbox,
             Err(error) => {
-                let events = rendered
-                    .into_iter()
-                    .map(|event| PushedEvent {
+                let mut events = Vec::with_capacity(round.len());
+                for event in round {
+                    events.push(PushedEvent {
+                        activity: event.render(&urls, &key)?.unwrap_or_default(),
                         seq: event.seq,
                         activity_id: event.activity_id,
                         activity_type: event.activity_type,
-                        activity: event.body.unwrap_or_default(),
                         result: PushResult::Attempted(AttemptResult::Retry {
                             error: format!("invalid_inbox_url: {error}"),
                             retry_after: None,
                         }),
                         auth_refresh: false,
-                    })
-                    .collect();
+                    });
+                }
                 service.finish_push_round(leased, events).await?;
                 return Ok(0);
             }
         };
         // Each object's events go in order on one task; objects go in parallel.
-        let mut by_object: BTreeMap<String, Vec<Rendered>> = BTreeMap::new();
+        let mut by_object: BTreeMap<String, Vec<RoundEvent>> = BTreeMap::new();
         let mut order: Vec<String> = Vec::new();
-        for event in rendered {
+        for event in round {
             if !by_object.contains_key(&event.object_id) {
                 order.push(event.object_id.clone());
             }
@@ -144,12 +148,14 @@ impl Outgoing {
             let key = Arc::clone(&key);
             let inbox = inbox.clone();
             let slots = Arc::clone(&slots);
+            let urls = urls.clone();
             tasks.spawn(async move {
                 let _slot = slots.acquire_owned().await;
                 let mut results = Vec::with_capacity(events.len());
                 let mut failed: Option<PushResult> = None;
                 for event in events {
-                    let (result, auth_refresh) = match (&failed, &event.body) {
+                    let body = event.render(&urls, &key)?;
+                    let (result, auth_refresh) = match (&failed, &body) {
                         (_, None) => (PushResult::NothingToSend, false),
                         // A later event of an object whose earlier one failed waits for it.
                         (Some(failure), Some(_)) => (failure.clone(), false),
@@ -174,18 +180,20 @@ impl Outgoing {
                         seq: event.seq,
                         activity_id: event.activity_id,
                         activity_type: event.activity_type,
-                        activity: event.body.unwrap_or_default(),
+                        activity: body.unwrap_or_default(),
                         result,
                         auth_refresh,
                     });
                 }
-                results
+                Ok::<_, ServiceError>(results)
             });
         }
         let mut events = Vec::new();
         while let Some(joined) = tasks.join_next().await {
+            // A failure to render fails the round, as it did when rendering came first: its cursor stays, and the
+            // events its other tasks delivered are sent again next round (the receiver's dedupe absorbs them).
             match joined {
-                Ok(results) => events.extend(results),
+                Ok(results) => events.extend(results?),
                 Err(error) => return Err(ServiceError::internal(format!("a delivery task failed: {error}"))),
             }
         }

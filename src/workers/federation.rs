@@ -93,25 +93,32 @@ impl FederationLoop {
             } else {
                 0
             };
-            let applied = match crate::apub::intake::apply_queued(service).await {
-                Ok(pass) => {
-                    for batch in &pass.batches {
-                        self.outgoing.record_intake_batch(*batch);
+            // Applying and pulling at once: while one page of a peer's snapshot or outbox is fetched and its proofs
+            // checked, the pages before it are applied (a new peer's backfill would otherwise alternate the two).
+            let applying = async {
+                match crate::apub::intake::apply_queued(service).await {
+                    Ok(pass) => {
+                        for batch in &pass.batches {
+                            self.outgoing.record_intake_batch(*batch);
+                        }
+                        pass.taken
                     }
-                    pass.taken
-                }
-                Err(error) => {
-                    tracing::warn!(error = %error, cause = error.cause.as_deref().unwrap_or(""), "applying inbound activities failed");
-                    0
-                }
-            };
-            let pulled = match self.outgoing.pull_due(self.settings.pull_interval).await {
-                Ok(pulled) => pulled,
-                Err(error) => {
-                    tracing::warn!(error = %error, cause = error.cause.as_deref().unwrap_or(""), "pulling failed");
-                    0
+                    Err(error) => {
+                        tracing::warn!(error = %error, cause = error.cause.as_deref().unwrap_or(""), "applying inbound activities failed");
+                        0
+                    }
                 }
             };
+            let pulling = async {
+                match self.outgoing.pull_due(self.settings.pull_interval).await {
+                    Ok(pulled) => pulled,
+                    Err(error) => {
+                        tracing::warn!(error = %error, cause = error.cause.as_deref().unwrap_or(""), "pulling failed");
+                        0
+                    }
+                }
+            };
+            let (applied, pulled) = tokio::join!(applying, pulling);
             handled += applied + delivered + pushed + pulled;
             // Also under a load that never lets the loop idle.
             self.purge_inbox_if_due().await;
