@@ -402,9 +402,12 @@ pub async fn insert_nonces(
     if nonces.is_empty() {
         return Ok(Vec::new());
     }
+    // In key order, so that two processes inserting overlapping groups wait for each other instead of deadlocking.
+    let mut sorted: Vec<&(String, String, DateTime<Utc>)> = nonces.iter().collect();
+    sorted.sort_by(|left, right| (&left.0, &left.1).cmp(&(&right.0, &right.1)));
     let inserted: Vec<(String, String)> = dispatch!(conn, |connection| {
         let mut builder = sqlx::QueryBuilder::new("INSERT INTO inbox_nonces (peer_realm, nonce, expires_at) ");
-        builder.push_values(nonces, |mut row, (realm, nonce, expires_at)| {
+        builder.push_values(&sorted, |mut row, (realm, nonce, expires_at)| {
             row.push_bind(realm.clone())
                 .push_bind(nonce.clone())
                 .push_bind(*expires_at);
@@ -498,9 +501,12 @@ pub async fn insert_inbox_activities(
     if rows.is_empty() {
         return Ok(Vec::new());
     }
+    // In key order, as the nonces.
+    let mut sorted: Vec<&InboxActivityRow> = rows.iter().collect();
+    sorted.sort_by(|left, right| left.activity_id.cmp(&right.activity_id));
     let inserted: Vec<(String,)> = dispatch!(conn, |connection| {
         let mut builder = sqlx::QueryBuilder::new(format!("INSERT INTO inbox_activities ({INBOX_COLUMNS}) "));
-        builder.push_values(rows, |mut values, row| {
+        builder.push_values(&sorted, |mut values, row| {
             values
                 .push_bind(row.activity_id.clone())
                 .push_bind(row.peer_realm.clone())
