@@ -92,23 +92,9 @@ async fn create_space(node: &Node, name: &str, visibility: SpaceVisibility) -> S
 }
 
 async fn publish_in(node: &Node, author: &Agent, space: &str, title: &str) -> String {
-    node.service()
-        .publish(
-            &author.caller,
-            &metadata("publish"),
-            PublishRequest {
-                content_type: "procedure".to_owned(),
-                title: title.to_owned(),
-                summary: format!("How to {title}."),
-                body_markdown: format!("# {title}\n\n1. Do it.\n"),
-                claims: vec![format!("{title} works on the first try")],
-                space: Some(space.to_owned()),
-                ..PublishRequest::default()
-            },
-        )
+    publish_with_claim(node, author, space, title, &format!("{title} works on the first try"))
         .await
-        .expect("publish")
-        .id
+        .0
 }
 
 fn current_revision(view: &ObjectView) -> (i32, String) {
