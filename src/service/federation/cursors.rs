@@ -141,6 +141,9 @@ pub(crate) async fn save_peer_state(
     Ok(())
 }
 
+/// Pulled activities stored per statement (eleven bound values each).
+const PULLED_ROWS_PER_STATEMENT: usize = 500;
+
 impl Service {
     /// Takes the peers whose push round is due, for this worker alone for the lease time.
     pub async fn lease_push(&self, limit: i64) -> Result<Vec<LeasedPeer>, ServiceError> {
@@ -363,23 +366,18 @@ impl Service {
         let now = self.now();
         let mut transaction = self.store().begin().await?;
         let mut queued = 0;
-        for activity in activities {
-            let row = store::federation::InboxActivityRow {
-                activity_id: activity.activity_id.clone(),
-                peer_realm: peer_realm.to_owned(),
-                activity_type: activity.activity_type.clone(),
-                key_id: activity.key_id.clone(),
-                body: activity.body.clone(),
-                received_at: now,
-                state: "queued".to_owned(),
-                attempts: 0,
-                next_attempt_at: now,
-                processed_at: None,
-                outcome: None,
-            };
-            if store::federation::insert_inbox_activity(&mut transaction.conn(), &row).await? {
-                queued += 1;
-            }
+        // Several rows per statement, in chunks that stay far below either database's limit on bound values.
+        for chunk in activities.chunks(PULLED_ROWS_PER_STATEMENT) {
+            let rows: Vec<store::federation::InboxActivityRow> = chunk
+                .iter()
+                .map(|activity| store::federation::InboxActivityRow {
+                    peer_realm: peer_realm.to_owned(),
+                    ..super::inbox::queued_row(activity, now)
+                })
+                .collect();
+            queued += store::federation::insert_inbox_activities(&mut transaction.conn(), &rows)
+                .await?
+                .len();
         }
         transaction.commit().await?;
         Ok(queued)
