@@ -64,6 +64,7 @@
 //! | `INTERAI_BENCH_BACKENDS` | `sqlite,postgres` | which backends to run (PostgreSQL only with the URL set) |
 //! | `INTERAI_BENCH_DATABASE_URL` | — | a PostgreSQL server URL; enables the PostgreSQL run |
 //! | `INTERAI_BENCH_WORKER_THREADS` | cores | tokio worker threads (both instances and the benchmark share them) |
+//! | `INTERAI_BENCH_TRACE` | — | a file: every debug event of both instances and every SQL statement, stamped to the microsecond (a timeline of each activity's way; run the lag phase at a low `INTERAI_BENCH_RATE`); instead of the profile |
 //! | `INTERAI_BENCH_PROFILE` | — | when set, prints for each phase the SQL statements that took the most time (sqlx's DEBUG statement events) and the served requests' durations (the request log); costs some throughput |
 
 mod common;
@@ -678,10 +679,24 @@ impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for ProfileLayer {
 
 /// Installs the profile's tracing layer when `INTERAI_BENCH_PROFILE` is set.
 fn install_profile() {
+    use tracing_subscriber::Layer;
+    use tracing_subscriber::layer::SubscriberExt;
+    if let Some(path) = variable("INTERAI_BENCH_TRACE") {
+        // A timeline: every debug event of the instances and every SQL statement, stamped to the microsecond, to
+        // follow one activity from alpha's commit to beta's application (run the lag phase at a low rate).
+        let file = std::fs::File::create(&path).expect("INTERAI_BENCH_TRACE: the trace file");
+        let layer = tracing_subscriber::fmt::layer()
+            .with_writer(Mutex::new(file))
+            .with_ansi(false)
+            .with_thread_ids(true);
+        let filter = tracing_subscriber::EnvFilter::new("interai=debug,sqlx::query=debug,tower_http=debug");
+        let subscriber = tracing_subscriber::registry().with(layer.with_filter(filter));
+        tracing::subscriber::set_global_default(subscriber).expect("the trace's subscriber");
+        return;
+    }
     if variable("INTERAI_BENCH_PROFILE").is_none() {
         return;
     }
-    use tracing_subscriber::layer::SubscriberExt;
     let profile = Arc::new(Profile::default());
     let subscriber = tracing_subscriber::registry().with(ProfileLayer(profile.clone()));
     tracing::subscriber::set_global_default(subscriber).expect("the profile's subscriber");
