@@ -74,15 +74,23 @@ impl FederationLoop {
         let service = self.outgoing.service();
         let mut handled = 0;
         loop {
-            let delivered = match self.outgoing.deliver_due(DELIVERY_BATCH, None).await {
-                Ok(delivered) => delivered,
-                Err(error) => {
-                    tracing::warn!(error = %error, cause = error.cause.as_deref().unwrap_or(""), "delivering failed");
-                    0
+            // The four kinds of work touch different rows and each takes its own lease, so they run at once: an
+            // activity that woke the loop is applied, and a commit that woke it goes out, without waiting for the
+            // other kinds' reads (and while one page of a peer's snapshot is fetched and its proofs checked, the
+            // pages before it are applied).
+            let delivering = async {
+                match self.outgoing.deliver_due(DELIVERY_BATCH, None).await {
+                    Ok(delivered) => delivered,
+                    Err(error) => {
+                        tracing::warn!(error = %error, cause = error.cause.as_deref().unwrap_or(""), "delivering failed");
+                        0
+                    }
                 }
             };
-            // Pushing before applying: a commit that woke the loop goes out without waiting for the intake's read.
-            let pushed = if self.settings.push {
+            let pushing = async {
+                if !self.settings.push {
+                    return 0;
+                }
                 match self.outgoing.push_due().await {
                     Ok(pushed) => pushed,
                     Err(error) => {
@@ -90,11 +98,7 @@ impl FederationLoop {
                         0
                     }
                 }
-            } else {
-                0
             };
-            // Applying and pulling at once: while one page of a peer's snapshot or outbox is fetched and its proofs
-            // checked, the pages before it are applied (a new peer's backfill would otherwise alternate the two).
             let applying = async {
                 match crate::apub::intake::apply_queued(service).await {
                     Ok(pass) => {
@@ -118,7 +122,7 @@ impl FederationLoop {
                     }
                 }
             };
-            let (applied, pulled) = tokio::join!(applying, pulling);
+            let (delivered, pushed, applied, pulled) = tokio::join!(delivering, pushing, applying, pulling);
             handled += applied + delivered + pushed + pulled;
             // Also under a load that never lets the loop idle.
             self.purge_inbox_if_due().await;
