@@ -80,11 +80,18 @@ impl UnitOfWork {
 /// data only through `$unit`), then `commit_unit`, retrying the whole attempt when the database asks for it. For
 /// callers without an agent (the federation intake, the admin); the agent-facing layer has `within_write!`.
 macro_rules! within_unit_of_work {
-    ($service:expr, |$unit:ident| $body:block) => {{
+    ($service:expr, |$unit:ident| $body:block) => {
+        $crate::service::unit_of_work::within_unit_of_work!($service, begin_unit, |$unit| $body)
+    };
+    // `redoable`: a change redone from durable state when it is lost (see `Store::begin_redoable`).
+    ($service:expr, redoable, |$unit:ident| $body:block) => {
+        $crate::service::unit_of_work::within_unit_of_work!($service, begin_redoable_unit, |$unit| $body)
+    };
+    ($service:expr, $begin:ident, |$unit:ident| $body:block) => {{
         let mut attempt = 0_usize;
         loop {
             attempt += 1;
-            let mut open = $service.begin_unit().await?;
+            let mut open = $service.$begin().await?;
             let result = {
                 let $unit = &mut open;
                 $body
@@ -113,6 +120,12 @@ impl Service {
     /// Opens a unit of work on a fresh transaction.
     pub(super) async fn begin_unit(&self) -> Result<UnitOfWork, ServiceError> {
         Ok(UnitOfWork::new(self.store().begin().await?))
+    }
+
+    /// Opens a unit of work for a change that is redone from durable state when it is lost: its commit does not
+    /// wait for the database's disk sync ([`store::Store::begin_redoable`]).
+    pub(super) async fn begin_redoable_unit(&self) -> Result<UnitOfWork, ServiceError> {
+        Ok(UnitOfWork::new(self.store().begin_redoable().await?))
     }
 
     /// Commits a unit of work: appends its outbox events (in commit order, see `store::outbox::append`), caches its

@@ -414,6 +414,22 @@ impl Store {
         })
     }
 
+    /// Opens a write transaction for a change that is redone from durable state when it is lost: applying queued
+    /// inbound activities (each stays queued until the transaction that applies it commits), a push round's
+    /// cursor (events past a lost cursor are sent again and the receiver's dedupe absorbs them). On PostgreSQL its
+    /// commit does not wait for the WAL flush (`synchronous_commit` off for this transaction alone): a crash of
+    /// the database server in the next fraction of a second loses it, with the marks that it was done, and it is
+    /// done again; any later commit that waits for the flush makes it durable first. On SQLite, whose commits do
+    /// not wait for a disk sync (WAL with `synchronous = NORMAL`), it is [`Store::begin`].
+    pub async fn begin_redoable(&self) -> Result<Transaction, StoreError> {
+        Ok(match &self.pools {
+            Pools::Postgres(pool) => {
+                Transaction::Postgres(pool.begin_with("BEGIN; SET LOCAL synchronous_commit TO OFF").await?)
+            }
+            Pools::Sqlite { writer, .. } => Transaction::Sqlite(writer.begin().await?),
+        })
+    }
+
     /// Opens a SQLite write and runs `opening` (a query) inside it in the same round trip, returning its first row.
     pub(crate) async fn begin_sqlite_with(
         &self,

@@ -246,6 +246,56 @@ pub async fn lease_due(
     Ok(rows)
 }
 
+/// Leases the peers whose push (or pull) is due, as [`lease_due`] does, in a change of its own.
+///
+/// On PostgreSQL it is one statement in its own implicit transaction, committed without waiting for the WAL flush
+/// (`synchronous_commit` off for it alone): a lease lost to a crash of the database server is only a lease nobody
+/// holds, which the next pass takes again. The lease is on the way of every activity pushed, so it costs one round
+/// trip instead of five and a disk sync. On SQLite it is read first (an idle pass takes no turn at the single
+/// writer), then written through the writer (whose commits do not wait for a disk sync either).
+pub async fn lease_due_now(
+    store: &super::Store,
+    lease: Lease,
+    now: DateTime<Utc>,
+    lease_until: DateTime<Utc>,
+    limit: i64,
+) -> Result<Vec<PeerReplicationRow>, StoreError> {
+    match store.backend() {
+        super::Backend::Postgres => {
+            let lease_column = match lease {
+                Lease::Push => "leased_until",
+                Lease::Pull => "pull_leased_until",
+            };
+            let candidates = format!("{} ORDER BY r.next_attempt_at, r.peer_realm LIMIT $3", due_peers(lease));
+            let mut reader = store.reader().await?;
+            let rows: Vec<PeerReplicationRow> = dispatch!(&mut reader.conn(), |connection| {
+                sqlx::query_as(sqlx::AssertSqlSafe(format!(
+                    "WITH relaxed AS (SELECT set_config('synchronous_commit', 'off', true) AS setting) \
+                     UPDATE peer_replication SET {lease_column} = $2 FROM relaxed WHERE peer_realm IN \
+                     ({candidates} FOR UPDATE OF r SKIP LOCKED) RETURNING {REPLICATION_COLUMNS}"
+                )))
+                .bind(now)
+                .bind(lease_until)
+                .bind(limit)
+                .fetch_all(&mut *connection)
+                .await?
+            });
+            Ok(rows)
+        }
+        super::Backend::Sqlite => {
+            let mut reader = store.reader().await?;
+            if !any_due(&mut reader.conn(), lease, now).await? {
+                return Ok(Vec::new());
+            }
+            drop(reader);
+            let mut transaction = store.begin().await?;
+            let rows = lease_due(&mut transaction.conn(), lease, now, lease_until, limit).await?;
+            transaction.commit().await?;
+            Ok(rows)
+        }
+    }
+}
+
 /// The peers whose push (or pull) is due and not leased, `$1` the time: a push is due only with events after the
 /// peer's cursor.
 fn due_peers(lease: Lease) -> String {

@@ -157,25 +157,25 @@ impl Service {
 
     async fn lease_peers(&self, lease: Lease, limit: i64) -> Result<Vec<LeasedPeer>, ServiceError> {
         let now = self.now();
-        // Read first: a pass with nothing due takes no turn at the writer.
-        let mut reader = self.store().reader().await?;
-        if !store::replication::any_due(&mut reader.conn(), lease, now).await? {
-            return Ok(Vec::new());
-        }
-        drop(reader);
-        let mut transaction = self.store().begin().await?;
         let held_for = match lease {
             Lease::Push => PUSH_LEASE,
             Lease::Pull => LEASE,
         };
-        let rows = store::replication::lease_due(&mut transaction.conn(), lease, now, now + held_for, limit).await?;
+        let rows = store::replication::lease_due_now(self.store(), lease, now, now + held_for, limit).await?;
+        if rows.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut reader = self.store().reader().await?;
         let mut leased = Vec::with_capacity(rows.len());
         for replication in rows {
-            if let Some(peer) = store::federation::find_peer(&mut transaction.conn(), &replication.peer_realm).await? {
+            // A peer removed or blocked since the lease was taken is left alone (a blocked peer is never due, so
+            // its lease lapses unused).
+            if let Some(peer) = store::federation::find_peer(&mut reader.conn(), &replication.peer_realm).await?
+                && matches!(peer.state, PeerState::Active | PeerState::Unreachable)
+            {
                 leased.push(LeasedPeer { replication, peer });
             }
         }
-        transaction.commit().await?;
         Ok(leased)
     }
 
@@ -189,7 +189,9 @@ impl Service {
     ) -> Result<(), ServiceError> {
         let now = self.now();
         events.sort_by_key(|event| event.seq);
-        let mut transaction = self.store().begin().await?;
+        // Redoable: a cursor lost to a crash of the database server only sends its events again, and the
+        // receiver's dedupe absorbs them (a refusal is sent again and dead-lettered again).
+        let mut transaction = self.store().begin_redoable().await?;
         let Some(mut row) = store::replication::find(&mut transaction.conn(), &leased.peer.realm).await? else {
             return Ok(());
         };

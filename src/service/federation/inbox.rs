@@ -341,14 +341,16 @@ impl Service {
     /// Applies one queued activity, as the adapter read it (`Err` with the reason when it could not be read as
     /// anything this instance applies): the claim, the effect, the intake log line and the activity's final state
     /// commit together, so an activity is applied exactly once however often it is delivered or read. When applying
-    /// fails for a reason that may pass, the activity waits out a backoff before it is tried again.
+    /// fails for a reason that may pass, the activity waits out a backoff before it is tried again. The commit
+    /// does not wait for PostgreSQL's disk sync (a redoable unit): lost with a crash of the server, it takes the
+    /// claim with it, so the activity is still queued and is applied again.
     pub async fn apply_inbound(
         &self,
         row: &InboxActivityRow,
         message: Result<InboundMessage, String>,
     ) -> Result<(), ServiceError> {
         let checked = self.check_inbound(&message);
-        let applied = within_unit_of_work!(self, |unit| {
+        let applied = within_unit_of_work!(self, redoable, |unit| {
             async {
                 let claimed = store::federation::claim_inbox_activities(
                     &mut unit.conn(),
@@ -408,7 +410,7 @@ impl Service {
             // The checks that need no database run before the transaction takes the writer.
             let checked: Vec<Option<Result<CheckedRevision, String>>> =
                 batch.iter().map(|(_, message)| self.check_inbound(message)).collect();
-            let applied = within_unit_of_work!(self, |unit| {
+            let applied = within_unit_of_work!(self, redoable, |unit| {
                 async {
                     let ids: Vec<String> = batch.iter().map(|(row, _)| row.activity_id.clone()).collect();
                     let claimed: std::collections::HashSet<String> =
