@@ -243,21 +243,34 @@ pub async fn save_peer(conn: &mut Conn<'_>, peer: &PeerRecord) -> Result<(), Sto
     Ok(())
 }
 
-/// Records an authenticated request from a peer, at most once a minute per peer.
-pub async fn touch_peer_contact(conn: &mut Conn<'_>, realm: &str, at: DateTime<Utc>) -> Result<(), StoreError> {
+/// What an authenticated request from a peer records: its contact time (at most once a minute), and the reset of
+/// its backoff, since it just proved it is there: every pending delivery to it falls due at `at` (a delivery a
+/// worker holds keeps its lease, so it is not sent twice at once), and its push round too, with its failures
+/// forgotten. Each part changes nothing when there is nothing to change. Nobody reads the result: on SQLite the
+/// three statements ride with the write's next statement; on PostgreSQL they are one statement (three
+/// data-modifying parts on three tables, none reading another's rows), one round trip on every request.
+pub async fn record_peer_contact(conn: &mut Conn<'_>, realm: &str, at: DateTime<Utc>) -> Result<(), StoreError> {
+    const TOUCH: &str = "UPDATE peers SET last_contact_at = $2 WHERE realm = $1 \
+                         AND (last_contact_at IS NULL OR last_contact_at < $3)";
+    const DELIVERIES: &str = "UPDATE federation_deliveries SET next_attempt_at = $2 WHERE peer_realm = $1 \
+                              AND state = 'pending' AND next_attempt_at > $2 AND attempts > 0";
+    const ROUND: &str = "UPDATE peer_replication SET next_attempt_at = $2, consecutive_failures = 0, \
+                         failing_since = NULL WHERE peer_realm = $1 AND (next_attempt_at > $2 OR consecutive_failures > 0)";
     let threshold = at - chrono::TimeDelta::minutes(1);
-    // Nobody reads the result: on SQLite it rides with the write's next statement.
-    super::statement::execute(
-        conn,
-        Statement::new(
-            "UPDATE peers SET last_contact_at = $2 WHERE realm = $1 \
-             AND (last_contact_at IS NULL OR last_contact_at < $3)",
-        )
-        .bind(realm)
-        .bind(at)
-        .bind(threshold),
-    )
-    .await
+    let bound = |sql: String| Statement::new(sql).bind(realm).bind(at);
+    match conn {
+        Conn::Postgres(_) => {
+            let sql = format!(
+                "WITH touched AS ({TOUCH} RETURNING 1), deliveries AS ({DELIVERIES} RETURNING 1) {ROUND}"
+            );
+            super::statement::execute(conn, bound(sql).bind(threshold)).await
+        }
+        Conn::Sqlite(_) | Conn::SqliteWrite(_) => {
+            super::statement::execute(conn, bound(TOUCH.to_owned()).bind(threshold)).await?;
+            super::statement::execute(conn, bound(DELIVERIES.to_owned())).await?;
+            super::statement::execute(conn, bound(ROUND.to_owned())).await
+        }
+    }
 }
 
 /// Deletes a peer with its keys and queued deliveries. Returns whether it existed.
@@ -825,21 +838,6 @@ pub async fn finish_delivery_attempt(
         .await?;
     });
     Ok(())
-}
-
-/// Moves every pending delivery of a peer to be due at `now` (any authenticated request from it resets its
-/// backoff). A delivery a worker holds keeps its lease, so it is not sent twice at once.
-pub async fn reset_peer_backoff(conn: &mut Conn<'_>, realm: &str, now: DateTime<Utc>) -> Result<(), StoreError> {
-    super::statement::execute(
-        conn,
-        Statement::new(
-            "UPDATE federation_deliveries SET next_attempt_at = $2 WHERE peer_realm = $1 AND state = 'pending' \
-             AND next_attempt_at > $2 AND attempts > 0",
-        )
-        .bind(realm)
-        .bind(now),
-    )
-    .await
 }
 
 /// Whether a pending delivery (optionally to one peer) is due and not leased: read before leasing.

@@ -163,22 +163,6 @@ pub async fn delete(conn: &mut Conn<'_>, realm: &str) -> Result<(), StoreError> 
     Ok(())
 }
 
-/// Moves a peer's next delivery round to `now` and forgets its failures: it just proved it is there (any
-/// authenticated request from it resets its backoff). A round a worker holds keeps its lease.
-pub async fn reset_backoff(conn: &mut Conn<'_>, realm: &str, now: DateTime<Utc>) -> Result<(), StoreError> {
-    // Nobody reads the result: on SQLite it rides with the write's next statement.
-    super::statement::execute(
-        conn,
-        super::statement::Statement::new(
-            "UPDATE peer_replication SET next_attempt_at = $2, consecutive_failures = 0, failing_since = NULL \
-             WHERE peer_realm = $1 AND (next_attempt_at > $2 OR consecutive_failures > 0)",
-        )
-        .bind(realm)
-        .bind(now),
-    )
-    .await
-}
-
 /// Records that a peer asked to read our outbox after `seq` (it holds everything up to there).
 pub async fn record_pulled_through(conn: &mut Conn<'_>, realm: &str, seq: i64) -> Result<(), StoreError> {
     dispatch!(conn, |connection| {

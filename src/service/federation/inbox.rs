@@ -297,7 +297,7 @@ impl Service {
         was_unreachable: bool,
         now: DateTime<Utc>,
     ) -> Result<(), ServiceError> {
-        store::federation::touch_peer_contact(&mut transaction.conn(), realm, now).await?;
+        store::federation::record_peer_contact(&mut transaction.conn(), realm, now).await?;
         if was_unreachable
             && let Some(mut peer) = store::federation::find_peer(&mut transaction.conn(), realm).await?
             && peer.state == PeerState::Unreachable
@@ -306,8 +306,6 @@ impl Service {
             peer.updated_at = now;
             super::cursors::save_peer_state(&mut transaction.conn(), &peer, now).await?;
         }
-        store::federation::reset_peer_backoff(&mut transaction.conn(), realm, now).await?;
-        store::replication::reset_backoff(&mut transaction.conn(), realm, now).await?;
         Ok(())
     }
 
