@@ -45,7 +45,7 @@ async fn get(node: &Node, path: &str, accept: &str) -> (StatusCode, http::Header
 }
 
 /// A signed POST of `activity` from `from` to `to`'s inbox, signed with `from`'s current key.
-async fn signed_post(from: &Node, to: &Node, activity: &Value) -> http::Request<Vec<u8>> {
+pub(crate) async fn signed_post(from: &Node, to: &Node, activity: &Value) -> http::Request<Vec<u8>> {
     let key = from.service().signing_key().await.expect("signing key");
     let inbox = Url::parse(&format!("{}/inbox", to.url())).expect("inbox URL");
     from.outgoing()
@@ -58,7 +58,7 @@ async fn signed_post(from: &Node, to: &Node, activity: &Value) -> http::Request<
         .expect("signed")
 }
 
-fn follow_of(from: &Node, to: &Node, id_suffix: &str) -> Value {
+pub(crate) fn follow_of(from: &Node, to: &Node, id_suffix: &str) -> Value {
     let follow = Activity::follow(
         format!("{}/activities/{id_suffix}", from.url()),
         format!("{}/actor", from.url()),

@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 use tower::ServiceExt;
 use url::Url;
 
-use crate::federation::{peered, send};
+use crate::federation::{follow_of, peered, send, signed_post};
 use crate::fixtures::{Agent, agent, metadata, publish_procedure};
 use crate::support::network::{Network, Node};
 
@@ -297,6 +297,55 @@ async fn a_peer_down_for_a_day_gets_every_change_once_in_order_per_object() {
         .expect("lag")
         .expect("state");
     assert_eq!((lag.undelivered, lag.replication.consecutive_failures), (0, 0));
+}
+
+#[tokio::test]
+async fn an_authenticated_request_from_a_peer_resets_the_push_backoff_towards_it() {
+    use interai::clock::Clock;
+    let network = Network::start(&["alpha.test", "beta.test"]).await;
+    peered(&network, "alpha.test", "beta.test").await;
+    let (alpha, beta) = (network.node("alpha.test"), network.node("beta.test"));
+    let author = agent(alpha.service(), "author").await;
+    network.switchboard.take_down("beta.test");
+    let id = publish_procedure(alpha.service(), &author, "procedure pushed after the backoff", &[])
+        .await
+        .id;
+    // Rounds fail while beta is down, each failure lengthening the wait before the next.
+    for _ in 0..5 {
+        network.settle().await;
+        network.advance(TimeDelta::minutes(10));
+    }
+    network.settle().await;
+    let lag = || async move {
+        alpha
+            .service()
+            .peer_replication_lag("beta.test")
+            .await
+            .expect("lag")
+            .expect("beta has replication state")
+    };
+    let failing = lag().await;
+    assert!(failing.replication.consecutive_failures >= 5, "{failing:?}");
+    assert_eq!(failing.undelivered, 1);
+
+    network.switchboard.bring_up("beta.test");
+    let (status, body) = send(
+        alpha,
+        signed_post(beta, alpha, &follow_of(beta, alpha, "still-here")).await,
+    )
+    .await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{body}");
+    let reset = lag().await;
+    assert_eq!(reset.replication.consecutive_failures, 0, "{reset:?}");
+    assert!(reset.replication.failing_since.is_none(), "{reset:?}");
+    assert!(reset.replication.next_attempt_at <= network.clock.now(), "{reset:?}");
+    // Without moving the clock, the next pass pushes.
+    network.settle().await;
+    assert!(
+        get(beta, &reader(beta).await, &id).await.is_ok(),
+        "arrived without waiting out the backoff"
+    );
+    assert_eq!(lag().await.undelivered, 0);
 }
 
 #[tokio::test]
