@@ -260,9 +260,8 @@ pub async fn record_peer_contact(conn: &mut Conn<'_>, realm: &str, at: DateTime<
     let bound = |sql: String| Statement::new(sql).bind(realm).bind(at);
     match conn {
         Conn::Postgres(_) => {
-            let sql = format!(
-                "WITH touched AS ({TOUCH} RETURNING 1), deliveries AS ({DELIVERIES} RETURNING 1) {ROUND}"
-            );
+            let sql =
+                format!("WITH touched AS ({TOUCH} RETURNING 1), deliveries AS ({DELIVERIES} RETURNING 1) {ROUND}");
             super::statement::execute(conn, bound(sql).bind(threshold)).await
         }
         Conn::Sqlite(_) | Conn::SqliteWrite(_) => {

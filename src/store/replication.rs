@@ -472,7 +472,10 @@ async fn revision_subject_rows(conn: &mut Conn<'_>, revision_ids: &[String]) -> 
     }))
 }
 
-async fn revision_source_rows(conn: &mut Conn<'_>, revision_ids: &[String]) -> Result<Vec<SourceOfRevision>, StoreError> {
+async fn revision_source_rows(
+    conn: &mut Conn<'_>,
+    revision_ids: &[String],
+) -> Result<Vec<SourceOfRevision>, StoreError> {
     Ok(dispatch!(conn, |connection| {
         let mut builder = sqlx::QueryBuilder::new(
             "SELECT rs.revision_id, s.id, s.url, rs.title FROM revision_sources rs JOIN sources s ON s.id = rs.source_id \
