@@ -187,50 +187,9 @@ pub enum Lease {
     Pull,
 }
 
-/// Leases the peers whose push (or pull) is due, at most `limit`, until `lease_until`; only active peers (and
-/// unreachable ones, which are probed). On PostgreSQL rows another transaction holds are skipped, so two processes
-/// never work on the same peer at once.
-pub async fn lease_due(
-    conn: &mut Conn<'_>,
-    lease: Lease,
-    now: DateTime<Utc>,
-    lease_until: DateTime<Utc>,
-    limit: i64,
-) -> Result<Vec<PeerReplicationRow>, StoreError> {
-    let lease_column = match lease {
-        Lease::Push => "leased_until",
-        Lease::Pull => "pull_leased_until",
-    };
-    let candidates = format!("{} ORDER BY r.next_attempt_at, r.peer_realm LIMIT $3", due_peers(lease));
-    let rows: Vec<PeerReplicationRow> = match conn {
-        Conn::Postgres(connection) => {
-            sqlx::query_as(sqlx::AssertSqlSafe(format!(
-                "UPDATE peer_replication SET {lease_column} = $2 WHERE peer_realm IN \
-                 ({candidates} FOR UPDATE OF r SKIP LOCKED) RETURNING {REPLICATION_COLUMNS}"
-            )))
-            .bind(now)
-            .bind(lease_until)
-            .bind(limit)
-            .fetch_all(&mut **connection)
-            .await?
-        }
-        sqlite => {
-            let connection = super::sqlite_connection(sqlite).await?;
-            sqlx::query_as(sqlx::AssertSqlSafe(format!(
-                "UPDATE peer_replication SET {lease_column} = $2 WHERE peer_realm IN ({candidates}) \
-                 RETURNING {REPLICATION_COLUMNS}"
-            )))
-            .bind(now)
-            .bind(lease_until)
-            .bind(limit)
-            .fetch_all(&mut *connection)
-            .await?
-        }
-    };
-    Ok(rows)
-}
-
-/// Leases the peers whose push (or pull) is due, as [`lease_due`] does, in a change of its own.
+/// Leases the peers whose push (or pull) is due, at most `limit`, until `lease_until`, in a change of its own; only
+/// active peers (and unreachable ones, which are probed). On PostgreSQL rows another transaction holds are skipped,
+/// so two processes never work on the same peer at once.
 ///
 /// It reads first, on both backends: most passes of the loop find nothing due, and a read costs less than a write (on
 /// SQLite it takes no turn at the single writer; on PostgreSQL the locking `UPDATE` costs twice the read, and the loops
@@ -240,7 +199,7 @@ pub async fn lease_due(
 /// holds, which the next pass takes again. The lease is on the way of every activity pushed, so its write costs one
 /// round trip instead of three (`BEGIN`, `UPDATE`, `COMMIT`) and no disk sync. On SQLite it is written through the
 /// writer (whose commits do not wait for a disk sync either).
-pub async fn lease_due_now(
+pub async fn lease_due(
     store: &super::Store,
     lease: Lease,
     now: DateTime<Utc>,
@@ -251,31 +210,38 @@ pub async fn lease_due_now(
     if !any_due(&mut reader.conn(), lease, now).await? {
         return Ok(Vec::new());
     }
-    match store.backend() {
-        super::Backend::Postgres => {
-            let lease_column = match lease {
-                Lease::Push => "leased_until",
-                Lease::Pull => "pull_leased_until",
-            };
-            let candidates = format!("{} ORDER BY r.next_attempt_at, r.peer_realm LIMIT $3", due_peers(lease));
-            let rows: Vec<PeerReplicationRow> = dispatch!(&mut reader.conn(), |connection| {
-                sqlx::query_as(sqlx::AssertSqlSafe(format!(
-                    "WITH relaxed AS (SELECT set_config('synchronous_commit', 'off', true) AS setting) \
-                     UPDATE peer_replication SET {lease_column} = $2 FROM relaxed WHERE peer_realm IN \
-                     ({candidates} FOR UPDATE OF r SKIP LOCKED) RETURNING {REPLICATION_COLUMNS}"
-                )))
+    let lease_column = match lease {
+        Lease::Push => "leased_until",
+        Lease::Pull => "pull_leased_until",
+    };
+    let candidates = format!("{} ORDER BY r.next_attempt_at, r.peer_realm LIMIT $3", due_peers(lease));
+    let leasing = async |conn: &mut Conn<'_>, sql: String| -> Result<Vec<PeerReplicationRow>, StoreError> {
+        Ok(dispatch!(conn, |connection| {
+            sqlx::query_as(sqlx::AssertSqlSafe(sql))
                 .bind(now)
                 .bind(lease_until)
                 .bind(limit)
                 .fetch_all(&mut *connection)
                 .await?
-            });
-            Ok(rows)
+        }))
+    };
+    match store.backend() {
+        super::Backend::Postgres => {
+            let sql = format!(
+                "WITH relaxed AS (SELECT set_config('synchronous_commit', 'off', true) AS setting) \
+                 UPDATE peer_replication SET {lease_column} = $2 FROM relaxed WHERE peer_realm IN \
+                 ({candidates} FOR UPDATE OF r SKIP LOCKED) RETURNING {REPLICATION_COLUMNS}"
+            );
+            leasing(&mut reader.conn(), sql).await
         }
         super::Backend::Sqlite => {
             drop(reader);
+            let sql = format!(
+                "UPDATE peer_replication SET {lease_column} = $2 WHERE peer_realm IN ({candidates}) \
+                 RETURNING {REPLICATION_COLUMNS}"
+            );
             let mut transaction = store.begin().await?;
-            let rows = lease_due(&mut transaction.conn(), lease, now, lease_until, limit).await?;
+            let rows = leasing(&mut transaction.conn(), sql).await?;
             transaction.commit().await?;
             Ok(rows)
         }

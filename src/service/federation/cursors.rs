@@ -161,7 +161,7 @@ impl Service {
             Lease::Push => PUSH_LEASE,
             Lease::Pull => LEASE,
         };
-        let rows = store::replication::lease_due_now(self.store(), lease, now, now + held_for, limit).await?;
+        let rows = store::replication::lease_due(self.store(), lease, now, now + held_for, limit).await?;
         if rows.is_empty() {
             return Ok(Vec::new());
         }
