@@ -692,12 +692,10 @@ impl Service {
 
     /// Up to `limit` events of our outbox after `after`, each with the object it names as it is now.
     pub async fn outbox_entries(&self, after: i64, limit: i64) -> Result<Vec<OutboxEntry>, ServiceError> {
-        let events = {
-            let mut reader = self.store().reader().await?;
-            store::outbox::after(&mut reader.conn(), after, limit).await?
-        };
+        let mut reader = self.store().reader().await?;
+        let events = store::outbox::after(&mut reader.conn(), after, limit).await?;
         let objects = self
-            .federated_objects(events.iter().map(|event| &event.event.change))
+            .federated_objects(&mut reader.conn(), events.iter().map(|event| &event.event.change))
             .await?;
         Ok(events
             .into_iter()
@@ -784,9 +782,10 @@ impl Service {
         Ok((items, read_through))
     }
 
-    /// The objects a batch of changes names, read in a fixed number of statements (outside any transaction).
+    /// The objects a batch of changes names, read in a fixed number of statements.
     async fn federated_objects<'a>(
         &self,
+        conn: &mut store::Conn<'_>,
         changes: impl Iterator<Item = &'a Change>,
     ) -> Result<Vec<FederatedObject>, ServiceError> {
         let mut revisions = Vec::new();
@@ -799,24 +798,20 @@ impl Service {
                 Change::ContentDeleted { content_id } => deleted.push(content_id.clone()),
             }
         }
-        let mut objects: Vec<FederatedObject> = store::replication::read_revision_records(self.store(), &revisions)
+        let mut objects: Vec<FederatedObject> = store::replication::revision_records(conn, &revisions)
             .await?
             .into_iter()
             .map(|record| FederatedObject::Revision(Box::new(record)))
             .collect();
-        if spaces.is_empty() && deleted.is_empty() {
-            return Ok(objects);
-        }
-        let mut reader = self.store().reader().await?;
         objects.extend(
-            store::replication::space_records(&mut reader.conn(), &spaces)
+            store::replication::space_records(conn, &spaces)
                 .await?
                 .into_iter()
                 .map(FederatedObject::Space),
         );
         for id in deleted {
             let Ok(id) = PublicId::parse(&id) else { continue };
-            if let Some(tombstone) = store::tombstones::find(&mut reader.conn(), &id).await? {
+            if let Some(tombstone) = store::tombstones::find(conn, &id).await? {
                 objects.push(FederatedObject::Deletion(tombstone));
             }
         }

@@ -354,56 +354,7 @@ pub async fn revision_records(conn: &mut Conn<'_>, revision_ids: &[String]) -> R
     if revision_ids.is_empty() {
         return Ok(Vec::new());
     }
-    let rows = revision_rows(conn, revision_ids).await?;
-    let claims = revision_claim_rows(conn, revision_ids).await?;
-    let subjects = revision_subject_rows(conn, revision_ids).await?;
-    let sources = revision_source_rows(conn, revision_ids).await?;
-    let relations = revision_relation_rows(conn, revision_ids).await?;
-    let tags = revision_tag_rows(conn, revision_ids).await?;
-    assemble_revision_records(rows, claims, subjects, sources, relations, tags)
-}
-
-/// [`revision_records`] outside a transaction. On PostgreSQL the six statements run at once, each on a connection
-/// of its own (a push round reads its events' objects on the way of every activity, and six round trips one after
-/// another were a sixth of an activity's way from commit to a peer); each statement reads committed rows, as they
-/// did one after another on one connection, and a revision's rows never change once written. On SQLite, whose
-/// statements cost less than a hand-off between threads, one after another on one reader.
-pub async fn read_revision_records(
-    store: &super::Store,
-    revision_ids: &[String],
-) -> Result<Vec<RevisionRecord>, StoreError> {
-    if revision_ids.is_empty() {
-        return Ok(Vec::new());
-    }
-    if store.backend() == super::Backend::Sqlite {
-        let mut reader = store.reader().await?;
-        return revision_records(&mut reader.conn(), revision_ids).await;
-    }
-    macro_rules! on_a_reader {
-        ($read:ident) => {
-            async {
-                let mut reader = store.reader().await?;
-                $read(&mut reader.conn(), revision_ids).await
-            }
-        };
-    }
-    let (rows, claims, subjects, sources, relations, tags) = tokio::try_join!(
-        on_a_reader!(revision_rows),
-        on_a_reader!(revision_claim_rows),
-        on_a_reader!(revision_subject_rows),
-        on_a_reader!(revision_source_rows),
-        on_a_reader!(revision_relation_rows),
-        on_a_reader!(revision_tag_rows),
-    )?;
-    assemble_revision_records(rows, claims, subjects, sources, relations, tags)
-}
-
-type ClaimOfRevision = (String, String, String);
-type SourceOfRevision = (String, String, String, Option<String>);
-type RelationOfRevision = (String, String, String, Option<String>);
-
-async fn revision_rows(conn: &mut Conn<'_>, revision_ids: &[String]) -> Result<Vec<RevisionRecordRow>, StoreError> {
-    Ok(dispatch!(conn, |connection| {
+    let rows: Vec<RevisionRecordRow> = dispatch!(conn, |connection| {
         let mut builder = sqlx::QueryBuilder::new(
             "SELECT ci.id AS content_id, ci.origin, ci.content_type, ci.space_id, s.name AS space_name, ci.author_id, \
              ci.author_root_controller_id, ci.created_at AS published_at, r.id AS revision_id, r.revision_no, \
@@ -413,11 +364,8 @@ async fn revision_rows(conn: &mut Conn<'_>, revision_ids: &[String]) -> Result<V
         );
         push_id_list(&mut builder, revision_ids);
         builder.build_query_as().fetch_all(&mut *connection).await?
-    }))
-}
-
-async fn revision_claim_rows(conn: &mut Conn<'_>, revision_ids: &[String]) -> Result<Vec<ClaimOfRevision>, StoreError> {
-    Ok(dispatch!(conn, |connection| {
+    });
+    let claims: Vec<(String, String, String)> = dispatch!(conn, |connection| {
         let mut builder = sqlx::QueryBuilder::new(
             "SELECT rc.revision_id, c.id, c.text FROM revision_claims rc JOIN claims c ON c.id = rc.claim_id \
              WHERE rc.revision_id",
@@ -425,11 +373,8 @@ async fn revision_claim_rows(conn: &mut Conn<'_>, revision_ids: &[String]) -> Re
         push_id_list(&mut builder, revision_ids);
         builder.push(" ORDER BY rc.revision_id, rc.position");
         builder.build_query_as().fetch_all(&mut *connection).await?
-    }))
-}
-
-async fn revision_subject_rows(conn: &mut Conn<'_>, revision_ids: &[String]) -> Result<Vec<SubjectRow>, StoreError> {
-    Ok(dispatch!(conn, |connection| {
+    });
+    let subjects: Vec<SubjectRow> = dispatch!(conn, |connection| {
         let mut builder = sqlx::QueryBuilder::new(
             "SELECT rs.revision_id, e.id, e.entity_type, e.name, e.aliases, e.description FROM revision_subjects rs \
              JOIN entities e ON e.id = rs.entity_id WHERE rs.revision_id",
@@ -437,14 +382,8 @@ async fn revision_subject_rows(conn: &mut Conn<'_>, revision_ids: &[String]) -> 
         push_id_list(&mut builder, revision_ids);
         builder.push(" ORDER BY rs.revision_id, e.id");
         builder.build_query_as().fetch_all(&mut *connection).await?
-    }))
-}
-
-async fn revision_source_rows(
-    conn: &mut Conn<'_>,
-    revision_ids: &[String],
-) -> Result<Vec<SourceOfRevision>, StoreError> {
-    Ok(dispatch!(conn, |connection| {
+    });
+    let sources: Vec<(String, String, String, Option<String>)> = dispatch!(conn, |connection| {
         let mut builder = sqlx::QueryBuilder::new(
             "SELECT rs.revision_id, s.id, s.url, rs.title FROM revision_sources rs JOIN sources s ON s.id = rs.source_id \
              WHERE rs.revision_id",
@@ -452,41 +391,22 @@ async fn revision_source_rows(
         push_id_list(&mut builder, revision_ids);
         builder.push(" ORDER BY rs.revision_id, rs.position");
         builder.build_query_as().fetch_all(&mut *connection).await?
-    }))
-}
-
-async fn revision_relation_rows(
-    conn: &mut Conn<'_>,
-    revision_ids: &[String],
-) -> Result<Vec<RelationOfRevision>, StoreError> {
-    Ok(dispatch!(conn, |connection| {
+    });
+    let relations: Vec<(String, String, String, Option<String>)> = dispatch!(conn, |connection| {
         let mut builder = sqlx::QueryBuilder::new(
             "SELECT source_revision_id, relation_type, target_id, reason FROM relations WHERE source_revision_id",
         );
         push_id_list(&mut builder, revision_ids);
         builder.push(" ORDER BY source_revision_id, id");
         builder.build_query_as().fetch_all(&mut *connection).await?
-    }))
-}
-
-async fn revision_tag_rows(conn: &mut Conn<'_>, revision_ids: &[String]) -> Result<Vec<(String, String)>, StoreError> {
-    Ok(dispatch!(conn, |connection| {
+    });
+    let tags: Vec<(String, String)> = dispatch!(conn, |connection| {
         let mut builder = sqlx::QueryBuilder::new("SELECT revision_id, tag FROM revision_tags WHERE revision_id");
         push_id_list(&mut builder, revision_ids);
         builder.push(" ORDER BY revision_id, tag");
         builder.build_query_as().fetch_all(&mut *connection).await?
-    }))
-}
+    });
 
-/// The records from their rows.
-fn assemble_revision_records(
-    rows: Vec<RevisionRecordRow>,
-    claims: Vec<ClaimOfRevision>,
-    subjects: Vec<SubjectRow>,
-    sources: Vec<SourceOfRevision>,
-    relations: Vec<RelationOfRevision>,
-    tags: Vec<(String, String)>,
-) -> Result<Vec<RevisionRecord>, StoreError> {
     let mut records: Vec<RevisionRecord> = Vec::with_capacity(rows.len());
     let mut position_of: HashMap<String, usize> = HashMap::with_capacity(rows.len());
     for row in rows {
