@@ -116,15 +116,16 @@ pub async fn list(conn: &mut Conn<'_>) -> Result<Vec<PeerReplicationRow>, StoreE
     Ok(rows)
 }
 
-/// Writes every field of a peer's replication state.
-pub async fn save(conn: &mut Conn<'_>, row: &PeerReplicationRow) -> Result<(), StoreError> {
+/// Writes the push half of a peer's replication state (what a push round changes: cursor, failures, backoff, its
+/// lease, the last success and error). Only those fields: a pull of the same peer may finish at the same moment
+/// (the loop runs both at once, and so do two processes), and on PostgreSQL a round that wrote the whole row it
+/// read would put back the pull's old cursor, and the pull its old failure count.
+pub async fn save_push_state(conn: &mut Conn<'_>, row: &PeerReplicationRow) -> Result<(), StoreError> {
     dispatch!(conn, |connection| {
         sqlx::query(
             "UPDATE peer_replication SET push_cursor = $2, consecutive_failures = $3, next_attempt_at = $4, \
              leased_until = $5, failing_since = $6, last_success_at = $7, last_error_class = $8, last_error = $9, \
-             last_error_at = $10, auth_refreshed_at = $11, pulled_through = $12, pull_cursor = $13, \
-             backfill_after = $14, backfill_head = $15, next_pull_at = $16, pull_leased_until = $17, \
-             last_pull_at = $18, last_pull_error = $19, updated_at = $20 WHERE peer_realm = $1",
+             last_error_at = $10, auth_refreshed_at = $11, updated_at = $12 WHERE peer_realm = $1",
         )
         .bind(&row.peer_realm)
         .bind(row.push_cursor)
@@ -137,7 +138,23 @@ pub async fn save(conn: &mut Conn<'_>, row: &PeerReplicationRow) -> Result<(), S
         .bind(&row.last_error)
         .bind(row.last_error_at)
         .bind(row.auth_refreshed_at)
-        .bind(row.pulled_through)
+        .bind(row.updated_at)
+        .execute(&mut *connection)
+        .await?;
+    });
+    Ok(())
+}
+
+/// Writes the pull half of a peer's replication state (what a pull pass changes: cursor, backfill position, next
+/// pull, its lease, the last pull and its error), leaving the push half alone (see [`save_push_state`]).
+pub async fn save_pull_state(conn: &mut Conn<'_>, row: &PeerReplicationRow) -> Result<(), StoreError> {
+    dispatch!(conn, |connection| {
+        sqlx::query(
+            "UPDATE peer_replication SET pull_cursor = $2, backfill_after = $3, backfill_head = $4, \
+             next_pull_at = $5, pull_leased_until = $6, last_pull_at = $7, last_pull_error = $8, updated_at = $9 \
+             WHERE peer_realm = $1",
+        )
+        .bind(&row.peer_realm)
         .bind(row.pull_cursor)
         .bind(&row.backfill_after)
         .bind(row.backfill_head)
@@ -666,4 +683,64 @@ pub async fn complete_space(
             .await?;
     });
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[tokio::test]
+    async fn a_push_round_and_a_pull_finishing_at_once_each_keep_what_the_other_wrote() {
+        let directory = tempfile::tempdir().expect("temporary directory");
+        let url = format!("sqlite://{}", directory.path().join("halves.db").display());
+        let store = super::super::Store::connect(&url, 2, Duration::from_secs(5))
+            .await
+            .expect("store opens");
+        let now = DateTime::parse_from_rfc3339("2026-11-01T09:00:00Z")
+            .expect("time")
+            .with_timezone(&Utc);
+        let mut transaction = store.begin().await.expect("write");
+        create_if_missing(&mut transaction.conn(), "beta.test", 0, now)
+            .await
+            .expect("created");
+        transaction.commit().await.expect("committed");
+        let read = async || {
+            let mut reader = store.reader().await.expect("reader");
+            find(&mut reader.conn(), "beta.test")
+                .await
+                .expect("read")
+                .expect("the row")
+        };
+        // Both read the row before either writes, as a push round and a pull of the same peer do when they end
+        // together.
+        let (mut pushed, mut pulled) = (read().await, read().await);
+        pushed.push_cursor = 7;
+        pushed.consecutive_failures = 3;
+        pushed.last_error = Some("connect: refused".to_owned());
+        pulled.pull_cursor = Some(5);
+        pulled.last_pull_error = Some("timeout".to_owned());
+        let mut transaction = store.begin().await.expect("write");
+        save_push_state(&mut transaction.conn(), &pushed)
+            .await
+            .expect("push saved");
+        transaction.commit().await.expect("committed");
+        let mut transaction = store.begin().await.expect("write");
+        save_pull_state(&mut transaction.conn(), &pulled)
+            .await
+            .expect("pull saved");
+        transaction.commit().await.expect("committed");
+        let row = read().await;
+        assert_eq!(
+            (
+                row.push_cursor,
+                row.consecutive_failures,
+                row.last_error.as_deref(),
+                row.pull_cursor,
+                row.last_pull_error.as_deref()
+            ),
+            (7, 3, Some("connect: refused"), Some(5), Some("timeout"))
+        );
+        store.close().await;
+    }
 }

@@ -274,7 +274,7 @@ impl Service {
                 }
             }
         }
-        store::replication::save(&mut transaction.conn(), &row).await?;
+        store::replication::save_push_state(&mut transaction.conn(), &row).await?;
         transaction.commit().await?;
         tracing::debug!(peer = %leased.peer.realm, cursor, delivered, failures = row.consecutive_failures, "push round finished");
         Ok(())
@@ -353,7 +353,7 @@ impl Service {
                 row.next_pull_at = now + interval;
             }
         }
-        store::replication::save(&mut transaction.conn(), &row).await?;
+        store::replication::save_pull_state(&mut transaction.conn(), &row).await?;
         transaction.commit().await?;
         Ok(())
     }
