@@ -73,7 +73,19 @@ pub fn sign_document(
     verification_method: &str,
     created_unix: i64,
 ) -> Result<Value, IntegrityError> {
-    let mut unsecured = document.as_object().ok_or(IntegrityError::NotAnObject)?.clone();
+    sign_owned_document(document.clone(), key, verification_method, created_unix)
+}
+
+/// [`sign_document`] of a document the caller gives up (it becomes the signed one, without a copy).
+pub fn sign_owned_document(
+    document: Value,
+    key: &InstanceKeyPair,
+    verification_method: &str,
+    created_unix: i64,
+) -> Result<Value, IntegrityError> {
+    let Value::Object(mut unsecured) = document else {
+        return Err(IntegrityError::NotAnObject);
+    };
     unsecured.remove("proof");
     check_verification_method(verification_method)?;
     let created = rfc3339(created_unix);
@@ -93,7 +105,10 @@ pub fn sign_document(
     if let Some(context) = unsecured.get("@context") {
         proof.insert("@context".to_owned(), context.clone());
     }
-    let signature = key.sign(&hash_data(&proof, &unsecured)?);
+    let signature = key.sign(&hash_data(
+        &jcs::canonicalize_members_without(&proof, "proofValue")?,
+        &[&jcs::canonicalize_members_without(&unsecured, "proof")?[..]],
+    ));
     proof.insert(
         "proofValue".to_owned(),
         Value::from(format!("z{}", bs58::encode(signature).into_string())),
@@ -121,6 +136,12 @@ pub fn proof_verification_method(document: &Value) -> Result<&str, IntegrityErro
 ///
 /// Which key may sign for which origin, and whether `created` is recent enough, is the caller's policy.
 pub fn verify_document(document: &Value, public_key: &PublicKey) -> Result<(), IntegrityError> {
+    verify_and_canonicalize(document, public_key).map(|_| ())
+}
+
+/// [`verify_document`], returning the RFC 8785 bytes of the whole document, proof included: the signed object a
+/// receiver stores, so that it stays attributable after relay. One canonical walk of the document serves both.
+pub fn verify_and_canonicalize(document: &Value, public_key: &PublicKey) -> Result<Vec<u8>, IntegrityError> {
     let proof = proof_of(document)?;
     let member = |name: &str| -> Result<&str, IntegrityError> {
         proof
@@ -155,22 +176,23 @@ pub fn verify_document(document: &Value, public_key: &PublicKey) -> Result<(), I
     }
     let signature = decode_proof_value(member("proofValue")?)?;
 
-    let mut unsecured = document.as_object().ok_or(IntegrityError::NotAnObject)?.clone();
-    unsecured.remove("proof");
+    let members = document.as_object().ok_or(IntegrityError::NotAnObject)?;
     // vc-di-eddsa §3.3.2 lets the document's @context merely start with the proof's and then verifies against the
     // proof's. Here the two must be equal: an honest signer copies one into the other, and a context appended after
     // signing is unsigned text the receiver would store and serve as if the origin had said it.
     if let Some(proof_context) = proof.get("@context")
-        && unsecured.get("@context") != Some(proof_context)
+        && members.get("@context") != Some(proof_context)
     {
         return Err(IntegrityError::MalformedProof(
             "the proof's @context differs from the document's".to_owned(),
         ));
     }
-    let mut proof_config = proof.clone();
-    proof_config.remove("proofValue");
-    if public_key.verifies(&hash_data(&proof_config, &unsecured)?, &signature) {
-        Ok(())
+    let (canonical, proof_span) = jcs::canonicalize_locating(members, "proof")?;
+    let proof_span = proof_span.ok_or(IntegrityError::MissingProof)?;
+    let unsecured = [&canonical[..proof_span.start], &canonical[proof_span.end..]];
+    let proof_config = jcs::canonicalize_members_without(proof, "proofValue")?;
+    if public_key.verifies(&hash_data(&proof_config, &unsecured), &signature) {
+        Ok(canonical)
     } else {
         Err(IntegrityError::BadSignature)
     }
@@ -200,14 +222,17 @@ fn check_verification_method(method: &str) -> Result<(), IntegrityError> {
 }
 
 /// vc-di-eddsa §3.3.4 (hashing): SHA-256 of the canonical proof configuration, then SHA-256 of the canonical
-/// document, 64 bytes in all. The signature covers this, not the documents themselves.
-fn hash_data(proof_config: &Map<String, Value>, unsecured: &Map<String, Value>) -> Result<Vec<u8>, IntegrityError> {
-    let proof_bytes = jcs::canonicalize_members(proof_config)?;
-    let document_bytes = jcs::canonicalize_members(unsecured)?;
+/// document without its proof (given in pieces, which are hashed as one byte string), 64 bytes in all. The
+/// signature covers this, not the documents themselves.
+fn hash_data(proof_config: &[u8], unsecured: &[&[u8]]) -> Vec<u8> {
+    let mut document = Sha256::new();
+    for piece in unsecured {
+        document.update(piece);
+    }
     let mut data = Vec::with_capacity(64);
-    data.extend_from_slice(&Sha256::digest(&proof_bytes));
-    data.extend_from_slice(&Sha256::digest(&document_bytes));
-    Ok(data)
+    data.extend_from_slice(&Sha256::digest(proof_config));
+    data.extend_from_slice(&document.finalize());
+    data
 }
 
 /// A `proofValue`: `z` and the base58btc of a 64-byte Ed25519 signature.

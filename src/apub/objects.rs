@@ -89,7 +89,7 @@ pub fn signed_object(urls: &InstanceUrls, object: &FederatedObject, key: &Signin
         ),
     };
     let document = document.map_err(|error| error.to_string())?;
-    integrity::sign_document(&document, &key.key_pair, &key.key_id, created.timestamp())
+    integrity::sign_owned_document(document, &key.key_pair, &key.key_id, created.timestamp())
         .map_err(|error| error.to_string())
 }
 
@@ -276,8 +276,9 @@ pub async fn read_replicated(
     }
     let key = federation::PublicKey::from_multikey(&sender.key.public_key_multibase)
         .map_err(|error| refusal("internal_error", error.to_string()))?;
-    integrity::verify_document(value, &key).map_err(|error| refusal("invalid_origin_proof", error.to_string()))?;
-    let signed = integrity::canonicalize(value).map_err(|error| refusal("not_i_json", error.to_string()))?;
+    // The check's canonical walk gives the signed bytes that are stored with the object.
+    let signed = integrity::verify_and_canonicalize(value, &key)
+        .map_err(|error| refusal("invalid_origin_proof", error.to_string()))?;
     let signed_object = String::from_utf8(signed).map_err(|error| refusal("not_i_json", error.to_string()))?;
     let object = federated_object(document).map_err(|detail| refusal("malformed_object", detail))?;
     Ok(ReplicatedObject {

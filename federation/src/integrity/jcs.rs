@@ -15,16 +15,34 @@ use super::{IntegrityError, MAX_DEPTH, MAX_SAFE_INTEGER};
 /// Refused: integers beyond ±(2^53−1) (a double cannot hold them exactly, so two different documents would
 /// canonicalize alike and one's signature would cover the other) and nesting deeper than [`MAX_DEPTH`].
 pub fn canonicalize(value: &Value) -> Result<Vec<u8>, IntegrityError> {
-    let mut out = Vec::new();
+    let mut out = Vec::with_capacity(1024);
     write_value(value, 0, &mut out)?;
     Ok(out)
 }
 
-/// The canonical bytes of the object with `members`, without building a `Value` for it.
-pub(super) fn canonicalize_members(members: &Map<String, Value>) -> Result<Vec<u8>, IntegrityError> {
-    let mut out = Vec::new();
-    write_object(members, 0, &mut out)?;
+/// The canonical bytes of the object with `members`, leaving out the member named `left_out` (a proof, or a proof's
+/// `proofValue`): what a copy of the object without that member would canonicalize to, without the copy.
+pub(super) fn canonicalize_members_without(
+    members: &Map<String, Value>,
+    left_out: &str,
+) -> Result<Vec<u8>, IntegrityError> {
+    let mut out = Vec::with_capacity(1024);
+    write_object(members, Some(left_out), 0, &mut out)?;
     Ok(out)
+}
+
+/// The canonical bytes of the object with `members`, and where in them its member `name` lies: the byte range of
+/// `"name":value` with the comma that parts it from a neighbour, so that the bytes outside the range are the
+/// canonical bytes of the object without that member. `None` when it has no such member. One walk serves a proof's
+/// check (the object without its proof) and what a receiver stores (the object with it).
+pub(super) fn canonicalize_locating(
+    members: &Map<String, Value>,
+    name: &str,
+) -> Result<(Vec<u8>, Option<std::ops::Range<usize>>), IntegrityError> {
+    let mut out = Vec::with_capacity(1024);
+    let mut located = None;
+    write_members(members, None, Some((name, &mut located)), 0, &mut out)?;
+    Ok((out, located))
 }
 
 /// ECMAScript's Number::toString of `value`, the form RFC 8785 gives every JSON number: shortest digits that read
@@ -121,27 +139,70 @@ fn write_value(value: &Value, depth: usize, out: &mut Vec<u8>) -> Result<(), Int
             }
             out.push(b']');
         }
-        Value::Object(members) => write_object(members, depth, out)?,
+        Value::Object(members) => write_object(members, None, depth, out)?,
     }
     Ok(())
 }
 
-fn write_object(members: &Map<String, Value>, depth: usize, out: &mut Vec<u8>) -> Result<(), IntegrityError> {
+fn write_object(
+    members: &Map<String, Value>,
+    left_out: Option<&str>,
+    depth: usize,
+    out: &mut Vec<u8>,
+) -> Result<(), IntegrityError> {
+    write_members(members, left_out, None, depth, out)
+}
+
+/// An object's members, sorted, leaving out `left_out` and recording where `locate`'s member lies.
+fn write_members(
+    members: &Map<String, Value>,
+    left_out: Option<&str>,
+    locate: Option<(&str, &mut Option<std::ops::Range<usize>>)>,
+    depth: usize,
+    out: &mut Vec<u8>,
+) -> Result<(), IntegrityError> {
     check_depth(depth + 1)?;
-    let mut sorted: Vec<(&String, &Value)> = members.iter().collect();
-    // RFC 8785 §3.2.3: by UTF-16 code units, not by code points or UTF-8 bytes (they disagree above U+FFFF:
-    // "😀" sorts before "דּ" (U+FB33) in UTF-16, after it in UTF-8).
-    sorted.sort_by(|(left, _), (right, _)| left.encode_utf16().cmp(right.encode_utf16()));
+    let mut sorted: Vec<(&String, &Value)> = members
+        .iter()
+        .filter(|(name, _)| Some(name.as_str()) != left_out)
+        .collect();
+    // RFC 8785 §3.2.3: by UTF-16 code units, not by code points or UTF-8 bytes. The two orders disagree only where
+    // a name holds a character from U+E000 on (UTF-8 lead byte 0xEE or above): "😀" sorts before "דּ" (U+FB33) in
+    // UTF-16, after it in UTF-8. Names without one (every name a federated object uses) compare as bytes.
+    if sorted.iter().any(|(name, _)| name.bytes().any(|byte| byte >= 0xEE)) {
+        sorted.sort_unstable_by(|(left, _), (right, _)| left.encode_utf16().cmp(right.encode_utf16()));
+    } else {
+        sorted.sort_unstable_by(|(left, _), (right, _)| left.as_bytes().cmp(right.as_bytes()));
+    }
+    let count = sorted.len();
+    let (located_name, located) = match locate {
+        Some((name, located)) => (Some(name), Some(located)),
+        None => (None, None),
+    };
+    let mut span = None;
     out.push(b'{');
     for (index, (name, member)) in sorted.into_iter().enumerate() {
+        let start = out.len();
         if index > 0 {
             out.push(b',');
         }
         write_string(name, out);
         out.push(b':');
         write_value(member, depth + 1, out)?;
+        if Some(name.as_str()) == located_name {
+            // A first member takes the comma after it; any other the comma before it.
+            let end = if index == 0 && count > 1 {
+                out.len() + 1
+            } else {
+                out.len()
+            };
+            span = Some(start..end);
+        }
     }
     out.push(b'}');
+    if let Some(located) = located {
+        *located = span;
+    }
     Ok(())
 }
 
@@ -178,27 +239,35 @@ fn beyond_safe_range(number: &Number) -> IntegrityError {
 }
 
 /// RFC 8785 §3.2.2.2: only `"`, `\` and the C0 controls are escaped, the controls that have a short form with it
-/// and the rest as `\u00xx` in lower case; everything else is written as its UTF-8.
+/// and the rest as `\u00xx` in lower case; everything else is written as its UTF-8. Runs of bytes that need no
+/// escape are copied whole (every byte of a multi-byte character is 0x80 or above, so they are never escaped).
 fn write_string(text: &str, out: &mut Vec<u8>) {
+    out.reserve(text.len() + 2);
     out.push(b'"');
-    for character in text.chars() {
-        match character {
-            '"' => out.extend_from_slice(b"\\\""),
-            '\\' => out.extend_from_slice(b"\\\\"),
-            '\u{8}' => out.extend_from_slice(b"\\b"),
-            '\t' => out.extend_from_slice(b"\\t"),
-            '\n' => out.extend_from_slice(b"\\n"),
-            '\u{c}' => out.extend_from_slice(b"\\f"),
-            '\r' => out.extend_from_slice(b"\\r"),
-            control if (control as u32) < 0x20 => {
-                out.extend_from_slice(format!("\\u{:04x}", control as u32).as_bytes());
+    let bytes = text.as_bytes();
+    let mut run_start = 0;
+    for (position, &byte) in bytes.iter().enumerate() {
+        let escape: &[u8] = match byte {
+            b'"' => b"\\\"",
+            b'\\' => b"\\\\",
+            0x08 => b"\\b",
+            b'\t' => b"\\t",
+            b'\n' => b"\\n",
+            0x0c => b"\\f",
+            b'\r' => b"\\r",
+            control if control < 0x20 => {
+                out.extend_from_slice(&bytes[run_start..position]);
+                run_start = position + 1;
+                out.extend_from_slice(format!("\\u{control:04x}").as_bytes());
+                continue;
             }
-            other => {
-                let mut buffer = [0; 4];
-                out.extend_from_slice(other.encode_utf8(&mut buffer).as_bytes());
-            }
-        }
+            _ => continue,
+        };
+        out.extend_from_slice(&bytes[run_start..position]);
+        out.extend_from_slice(escape);
+        run_start = position + 1;
     }
+    out.extend_from_slice(&bytes[run_start..]);
     out.push(b'"');
 }
 
@@ -248,6 +317,41 @@ mod tests {
             "\"\\u0000\\u0001\\u0002\\u0003\\u0004\\u0005\\u0006\\u0007\\b\\t\\n\\u000b\\f\\r\\u000e\\u000f\
              \\u0010\\u0011\\u0012\\u0013\\u0014\\u0015\\u0016\\u0017\\u0018\\u0019\\u001a\\u001b\\u001c\\u001d\
              \\u001e\\u001f\u{7f}/é\""
+        );
+    }
+
+    #[test]
+    fn the_bytes_outside_a_located_member_are_the_object_without_it() {
+        let object = serde_json::json!({
+            "a": 1, "proof": {"z": [1, "x\n"], "b": null}, "z": "last", "\u{1F600}": "astral", "\u{FB33}": "bmp"
+        });
+        let members = object.as_object().expect("an object");
+        for name in ["a", "proof", "z", "\u{1F600}", "\u{FB33}", "absent"] {
+            let (whole, span) = canonicalize_locating(members, name).expect("canonicalizes");
+            assert_eq!(whole, canonicalize(&object).expect("canonicalizes"));
+            let without = canonicalize_members_without(members, name).expect("canonicalizes");
+            match span {
+                Some(span) => {
+                    let outside = [&whole[..span.start], &whole[span.end..]].concat();
+                    assert_eq!(String::from_utf8(outside), String::from_utf8(without), "{name}");
+                }
+                None => assert_eq!(name, "absent"),
+            }
+        }
+        let alone = serde_json::json!({"proof": {}});
+        let (whole, span) =
+            canonicalize_locating(alone.as_object().expect("an object"), "proof").expect("canonicalizes");
+        let span = span.expect("located");
+        assert_eq!([&whole[..span.start], &whole[span.end..]].concat(), b"{}");
+    }
+
+    #[test]
+    fn strings_mixing_escapes_and_multibyte_characters_keep_every_byte() {
+        let text = "a\"b\\c\u{1}d\u{e9}\u{1F600}\n\u{1f}end";
+        let canonical = canonicalize(&Value::String(text.to_owned())).expect("a string canonicalizes");
+        assert_eq!(
+            String::from_utf8(canonical).expect("UTF-8"),
+            "\"a\\\"b\\\\c\\u0001d\u{e9}\u{1F600}\\n\\u001fend\""
         );
     }
 

@@ -233,9 +233,10 @@ impl FederatedDocument {
             .and_then(Value::as_str)
             .ok_or_else(|| "the object has no type".to_owned())?;
         let parsed = match kind {
-            ARTICLE => serde_json::from_value(value.clone()).map(|object| FederatedDocument::Content(Box::new(object))),
-            TOMBSTONE => serde_json::from_value(value.clone()).map(FederatedDocument::Tombstone),
-            COLLECTION => serde_json::from_value(value.clone()).map(FederatedDocument::Space),
+            // Read from the borrowed value: only the strings the object keeps are copied, not the whole tree.
+            ARTICLE => ContentObject::deserialize(value).map(|object| FederatedDocument::Content(Box::new(object))),
+            TOMBSTONE => TombstoneObject::deserialize(value).map(FederatedDocument::Tombstone),
+            COLLECTION => SpaceObject::deserialize(value).map(FederatedDocument::Space),
             other => return Err(format!("objects of type {other:?} do not replicate")),
         };
         parsed.map_err(|error| format!("malformed {kind}: {error}"))
