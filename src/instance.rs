@@ -58,7 +58,7 @@ pub struct Instance {
     service: Service,
     store: Store,
     transport: federation::transport::SharedTransport,
-    inbox_work: Arc<tokio::sync::Notify>,
+    inbox_handoff: Arc<crate::apub::handoff::InboxHandoff>,
     /// The instance's own metrics registry, shared by every router built from it.
     metrics: Metrics,
 }
@@ -105,7 +105,7 @@ impl Instance {
             service,
             store,
             transport,
-            inbox_work: Arc::new(tokio::sync::Notify::new()),
+            inbox_handoff: Arc::new(crate::apub::handoff::InboxHandoff::default()),
             metrics: Metrics::new(),
         })
     }
@@ -179,7 +179,7 @@ impl Instance {
     pub fn federation_loop(&self) -> crate::workers::federation::FederationLoop {
         crate::workers::federation::FederationLoop::new(
             self.outgoing(),
-            self.inbox_work.clone(),
+            self.inbox_handoff.clone(),
             crate::workers::federation::ReplicationSettings {
                 push: self.config.federation_push,
                 pull_interval: chrono::TimeDelta::seconds(
@@ -205,7 +205,7 @@ impl Instance {
             &self.config,
             crate::http::FederationParts {
                 outgoing: self.outgoing(),
-                inbox_work: self.inbox_work.clone(),
+                inbox_handoff: self.inbox_handoff.clone(),
             },
             self.metrics.clone(),
         )

@@ -323,7 +323,7 @@ async fn process(state: &ApubState, request: Request<Body>) -> InboxVerdict {
         now,
     )
     .await;
-    let (verified, _slot) = match checked {
+    let (verified, replicated, _slot) = match checked {
         Ok(checked) => checked,
         Err(verdict) => {
             return match service
@@ -336,9 +336,15 @@ async fn process(state: &ApubState, request: Request<Body>) -> InboxVerdict {
             };
         }
     };
-    match service.enqueue_inbound(&verified, &nonce, first_contact.as_ref()).await {
+    // The object read here is held for this process's intake from before its row is queued (see `handoff`).
+    let held = replicated.is_some_and(|object| state.inbox_handoff.hold(&verified.activity_id, object, now));
+    let intake = service.enqueue_inbound(&verified, &nonce, first_contact.as_ref()).await;
+    if held && !matches!(intake, Ok(Intake::Queued)) {
+        state.inbox_handoff.release(&verified.activity_id);
+    }
+    match intake {
         Ok(Intake::Queued) => {
-            state.inbox_work.notify_one();
+            state.inbox_handoff.work.notify_one();
             InboxVerdict {
                 status: StatusCode::ACCEPTED,
                 outcome: "accepted",
@@ -360,7 +366,8 @@ async fn process(state: &ApubState, request: Request<Body>) -> InboxVerdict {
 }
 
 /// Steps 7 and 8: the peer's rate and concurrency, then the activity itself (I-JSON, its actor and ID, a
-/// replicated object's origin proof). What passes is ready to be queued, with the concurrency slot it holds.
+/// replicated object's origin proof). What passes is ready to be queued, with the replicated object read from it
+/// and the concurrency slot it holds.
 async fn check_activity(
     state: &ApubState,
     signature: &ParsedSignature,
@@ -369,7 +376,14 @@ async fn check_activity(
     known_sender: Option<&InboxSender>,
     first_contact: Option<&PeerIntroduction>,
     now: DateTime<Utc>,
-) -> Result<(VerifiedActivity, tokio::sync::OwnedSemaphorePermit), InboxVerdict> {
+) -> Result<
+    (
+        VerifiedActivity,
+        Option<crate::domain::replication::ReplicatedObject>,
+        tokio::sync::OwnedSemaphorePermit,
+    ),
+    InboxVerdict,
+> {
     // 7. The peer's rate and concurrency.
     if let Err(seconds) = state.peer_limits.take(peer_realm, now) {
         let mut verdict = InboxVerdict::rejected(
@@ -391,14 +405,11 @@ async fn check_activity(
     };
     // 8. Read the activity (I-JSON: no duplicate member names, numbers a double holds) and check a replicated
     // object's origin proof.
-    if serde_json::from_slice::<serde::de::IgnoredAny>(body).is_err() {
-        return Err(InboxVerdict::rejected(
-            StatusCode::BAD_REQUEST,
-            "malformed_activity",
-            "the body is not JSON",
-        ));
-    }
     let parsed = federation::integrity::parse_i_json(body).map_err(|error| {
+        // Parsed a second time only when refused, to tell a body that is no JSON at all from JSON that is not I-JSON.
+        if serde_json::from_slice::<serde::de::IgnoredAny>(body).is_err() {
+            return InboxVerdict::rejected(StatusCode::BAD_REQUEST, "malformed_activity", "the body is not JSON");
+        }
         InboxVerdict::rejected(
             StatusCode::BAD_REQUEST,
             "not_i_json",
@@ -446,6 +457,7 @@ async fn check_activity(
             "the activity's id must be a URL under the sender's origin",
         ));
     }
+    let mut replicated = None;
     if replication {
         if first_contact.is_some() {
             return Err(InboxVerdict::rejected(
@@ -455,15 +467,16 @@ async fn check_activity(
             ));
         }
         let service = state.outgoing.service();
-        if let Err(refusal) = super::objects::read_replicated(service, &activity, known_sender).await {
-            if refusal.reason == "internal_error" {
-                return Err(internal(&refusal.detail));
+        match super::objects::read_replicated(service, &activity, known_sender).await {
+            Ok(object) => replicated = Some(object),
+            Err(refusal) if refusal.reason == "internal_error" => return Err(internal(&refusal.detail)),
+            Err(refusal) => {
+                return Err(InboxVerdict::rejected(
+                    StatusCode::BAD_REQUEST,
+                    refusal.reason,
+                    refusal.detail,
+                ));
             }
-            return Err(InboxVerdict::rejected(
-                StatusCode::BAD_REQUEST,
-                refusal.reason,
-                refusal.detail,
-            ));
         }
     }
     let body_text = String::from_utf8(body.to_vec())
@@ -476,7 +489,7 @@ async fn check_activity(
         body: body_text,
         sender_state: known_sender.map(|sender| sender.peer.state),
     };
-    Ok((verified, slot))
+    Ok((verified, replicated, slot))
 }
 
 fn replayed_nonce() -> InboxVerdict {

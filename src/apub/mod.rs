@@ -4,6 +4,7 @@
 
 pub mod convert;
 pub mod documents;
+pub mod handoff;
 pub mod inbox;
 pub mod intake;
 pub mod objects;
@@ -39,8 +40,8 @@ pub struct ApubState {
     pub inbox_body_cap: usize,
     /// Per-peer rate and concurrency limits.
     pub peer_limits: Arc<inbox::PeerLimits>,
-    /// Woken when an activity is queued, so the intake worker applies it without waiting for its next pass.
-    pub inbox_work: Arc<tokio::sync::Notify>,
+    /// What the inbox hands to the intake: a wake-up when it queued an activity, and the objects it read.
+    pub inbox_handoff: Arc<handoff::InboxHandoff>,
     /// The instance's metrics (inbox requests by outcome and reason).
     pub metrics: crate::metrics::Metrics,
 }

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use chrono::TimeDelta;
-use tokio::sync::{Notify, watch};
+use tokio::sync::watch;
 
 use crate::apub::outgoing::Outgoing;
 
@@ -41,7 +41,7 @@ const INBOX_PURGE_ROUNDS: usize = 100;
 #[derive(Debug)]
 pub struct FederationLoop {
     outgoing: Outgoing,
-    inbox_work: Arc<Notify>,
+    inbox_handoff: Arc<crate::apub::handoff::InboxHandoff>,
     passes: watch::Sender<u64>,
     settings: ReplicationSettings,
     last_purge: std::sync::Mutex<Option<chrono::DateTime<chrono::Utc>>>,
@@ -49,12 +49,16 @@ pub struct FederationLoop {
 }
 
 impl FederationLoop {
-    /// The loop of one instance; `inbox_work` is notified by the inbox when it queues an activity.
-    pub fn new(outgoing: Outgoing, inbox_work: Arc<Notify>, settings: ReplicationSettings) -> FederationLoop {
+    /// The loop of one instance; `inbox_handoff` is what this instance's inbox hands to its intake.
+    pub fn new(
+        outgoing: Outgoing,
+        inbox_handoff: Arc<crate::apub::handoff::InboxHandoff>,
+        settings: ReplicationSettings,
+    ) -> FederationLoop {
         let (passes, _) = watch::channel(0);
         FederationLoop {
             outgoing,
-            inbox_work,
+            inbox_handoff,
             passes,
             settings,
             last_purge: std::sync::Mutex::new(None),
@@ -100,7 +104,7 @@ impl FederationLoop {
                 }
             };
             let applying = async {
-                match crate::apub::intake::apply_queued(service).await {
+                match crate::apub::intake::apply_queued(service, &self.inbox_handoff).await {
                     Ok(pass) => {
                         for batch in &pass.batches {
                             self.outgoing.record_intake_batch(*batch);
@@ -183,7 +187,7 @@ impl FederationLoop {
             tokio::select! {
                 biased;
                 _ = stop.wait_for(|stopped| *stopped) => return,
-                () = self.inbox_work.notified() => {}
+                () = self.inbox_handoff.work.notified() => {}
                 () = service.outbox_appended().notified() => {}
                 () = service.clock().wait_until(deadline) => {}
             }

@@ -1,0 +1,143 @@
+//! What the inbox hands to this process's intake besides the queued rows: a wake-up when it queued something, and
+//! the replicated objects it has already read and verified, so that the intake applies them without reading their
+//! bodies again.
+//!
+//! The queued row stays the record: its body is what a restarted process, another process on the same PostgreSQL
+//! database, or an intake that finds no object here reads and applies, with the same functions the inbox used. An
+//! object is held only from before its row is queued (so the intake, which sees the row only after that commit,
+//! finds it) until the intake takes it; the inbox lets it go again when its activity was not queued. The hold is
+//! bounded in count and in age, so objects whose rows another process applied cannot accumulate.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use chrono::{DateTime, TimeDelta, Utc};
+
+use crate::domain::replication::ReplicatedObject;
+
+/// Objects held at most; beyond it the inbox holds nothing more and the intake reads those bodies itself. About
+/// two full intake passes, each object the size of its body or so.
+pub const MAX_HELD_OBJECTS: usize = 512;
+
+/// How long an object is held at most: an intake that applies a row promptly finds its object well inside this.
+pub const MAX_HOLD: TimeDelta = TimeDelta::seconds(60);
+
+/// The hand-off of one instance (never shared between instances).
+#[derive(Debug, Default)]
+pub struct InboxHandoff {
+    /// Woken when an activity is queued, so the intake applies it without waiting for its next pass.
+    pub work: tokio::sync::Notify,
+    held: Mutex<HashMap<String, HeldObject>>,
+}
+
+#[derive(Debug)]
+struct HeldObject {
+    since: DateTime<Utc>,
+    object: Box<ReplicatedObject>,
+}
+
+impl InboxHandoff {
+    /// Holds the object read from the activity `activity_id` for the intake. `false` (and nothing held) when an
+    /// object is held for that ID already (another request with the same ID: its row, if any, is the other's) or
+    /// the hold is full.
+    pub fn hold(&self, activity_id: &str, object: ReplicatedObject, now: DateTime<Utc>) -> bool {
+        let mut held = self.held.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if held.len() >= MAX_HELD_OBJECTS || held.contains_key(activity_id) {
+            return false;
+        }
+        held.insert(
+            activity_id.to_owned(),
+            HeldObject {
+                since: now,
+                object: Box::new(object),
+            },
+        );
+        true
+    }
+
+    /// Lets go of an object the inbox held but did not queue.
+    pub fn release(&self, activity_id: &str) {
+        self.held
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .remove(activity_id);
+    }
+
+    /// The object held for `activity_id`, taken out of the hold.
+    pub fn take(&self, activity_id: &str) -> Option<Box<ReplicatedObject>> {
+        self.held
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .remove(activity_id)
+            .map(|held| held.object)
+    }
+
+    /// Lets go of objects held longer than [`MAX_HOLD`] (their rows were applied elsewhere, or are read from the
+    /// database when their turn comes).
+    pub fn expire(&self, now: DateTime<Utc>) {
+        self.held
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .retain(|_, held| now - held.since < MAX_HOLD);
+    }
+
+    /// How many objects are held.
+    pub fn held(&self) -> usize {
+        self.held
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::PublicId;
+    use crate::domain::replication::{FederatedObject, OriginProof, SpaceRecord};
+
+    fn object(name: &str) -> ReplicatedObject {
+        ReplicatedObject {
+            object: FederatedObject::Space(SpaceRecord {
+                id: PublicId::parse("spc_01JD0000000000000000000000").expect("a space ID"),
+                origin: "alpha.test".to_owned(),
+                name: name.to_owned(),
+                description: String::new(),
+                created_by: PublicId::parse("usr_01JD0000000000000000000000").expect("a user ID"),
+                created_at: DateTime::<Utc>::UNIX_EPOCH,
+            }),
+            proof: OriginProof {
+                signed_object: "{}".to_owned(),
+                key_id: "https://alpha.test/actor#key-1".to_owned(),
+            },
+        }
+    }
+
+    #[test]
+    fn an_object_is_taken_once_never_replaced_and_let_go_when_full_or_old() {
+        let handoff = InboxHandoff::default();
+        let start = DateTime::<Utc>::UNIX_EPOCH + TimeDelta::days(20_000);
+        assert!(handoff.hold("https://alpha.test/activities/1", object("first"), start));
+        assert!(
+            !handoff.hold("https://alpha.test/activities/1", object("second"), start),
+            "a second request with the same ID holds nothing"
+        );
+        let taken = handoff.take("https://alpha.test/activities/1").expect("held");
+        assert!(matches!(&taken.object, FederatedObject::Space(space) if space.name == "first"));
+        assert!(handoff.take("https://alpha.test/activities/1").is_none(), "taken once");
+
+        for number in 0..MAX_HELD_OBJECTS {
+            assert!(handoff.hold(&format!("https://alpha.test/activities/n{number}"), object("n"), start));
+        }
+        assert!(
+            !handoff.hold("https://alpha.test/activities/over", object("over"), start),
+            "full"
+        );
+        handoff.release("https://alpha.test/activities/n0");
+        assert_eq!(handoff.held(), MAX_HELD_OBJECTS - 1);
+        handoff.expire(start + MAX_HOLD - TimeDelta::seconds(1));
+        assert_eq!(handoff.held(), MAX_HELD_OBJECTS - 1, "not old yet");
+        handoff.expire(start + MAX_HOLD);
+        assert_eq!(handoff.held(), 0, "all old");
+    }
+}
