@@ -10,6 +10,11 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+/// The allocator `interai serve` runs with (src/main.rs), so that a benchmark measures the instances as the binary
+/// runs them.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use chrono::{DateTime, Utc};
 use interai::apub::outgoing::Outgoing;
 use interai::clock::SystemClock;
