@@ -6,9 +6,12 @@
 //! database, or an intake that finds no object here reads and applies, with the same functions the inbox used. An
 //! object is held only from before its row is queued (so the intake, which sees the row only after that commit,
 //! finds it) until the intake takes it; the inbox lets it go again when its activity was not queued. The hold is
-//! bounded in count and in age, so objects whose rows another process applied cannot accumulate.
+//! bounded in count and in age, so objects whose rows another process applied cannot accumulate. An object is kept
+//! with a keyed hash of the body it was read from, and the intake takes it only for a row with that body: two
+//! requests with one activity ID and different bodies can never lend one's object to the other's row.
 
 use std::collections::HashMap;
+use std::hash::BuildHasher;
 use std::sync::Mutex;
 
 use chrono::{DateTime, TimeDelta, Utc};
@@ -28,19 +31,23 @@ pub struct InboxHandoff {
     /// Woken when an activity is queued, so the intake applies it without waiting for its next pass.
     pub work: tokio::sync::Notify,
     held: Mutex<HashMap<String, HeldObject>>,
+    /// Keyed per hand-off at random, so no sender can make two bodies hash alike.
+    body_hasher: std::collections::hash_map::RandomState,
 }
 
 #[derive(Debug)]
 struct HeldObject {
     since: DateTime<Utc>,
+    body_hash: u64,
     object: Box<ReplicatedObject>,
 }
 
 impl InboxHandoff {
-    /// Holds the object read from the activity `activity_id` for the intake. `false` (and nothing held) when an
-    /// object is held for that ID already (another request with the same ID: its row, if any, is the other's) or
-    /// the hold is full.
-    pub fn hold(&self, activity_id: &str, object: ReplicatedObject, now: DateTime<Utc>) -> bool {
+    /// Holds the object read from `body`, the activity `activity_id`, for the intake. `false` (and nothing held)
+    /// when an object is held for that ID already (another request with the same ID: its row, if any, is the
+    /// other's) or the hold is full.
+    pub fn hold(&self, activity_id: &str, body: &str, object: ReplicatedObject, now: DateTime<Utc>) -> bool {
+        let body_hash = self.body_hasher.hash_one(body);
         let mut held = self.held.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         if held.len() >= MAX_HELD_OBJECTS || held.contains_key(activity_id) {
             return false;
@@ -49,6 +56,7 @@ impl InboxHandoff {
             activity_id.to_owned(),
             HeldObject {
                 since: now,
+                body_hash,
                 object: Box::new(object),
             },
         );
@@ -63,13 +71,14 @@ impl InboxHandoff {
             .remove(activity_id);
     }
 
-    /// The object held for `activity_id`, taken out of the hold.
-    pub fn take(&self, activity_id: &str) -> Option<Box<ReplicatedObject>> {
-        self.held
+    /// The object held for `activity_id`, taken out of the hold, if it was read from `body` (the queued row's).
+    pub fn take(&self, activity_id: &str, body: &str) -> Option<Box<ReplicatedObject>> {
+        let held = self
+            .held
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .remove(activity_id)
-            .map(|held| held.object)
+            .remove(activity_id)?;
+        (held.body_hash == self.body_hasher.hash_one(body)).then_some(held.object)
     }
 
     /// Lets go of objects held longer than [`MAX_HOLD`] (their rows were applied elsewhere, or are read from the
@@ -117,20 +126,36 @@ mod tests {
     fn an_object_is_taken_once_never_replaced_and_let_go_when_full_or_old() {
         let handoff = InboxHandoff::default();
         let start = DateTime::<Utc>::UNIX_EPOCH + TimeDelta::days(20_000);
-        assert!(handoff.hold("https://alpha.test/activities/1", object("first"), start));
+        assert!(handoff.hold("https://alpha.test/activities/1", "body 1", object("first"), start));
         assert!(
-            !handoff.hold("https://alpha.test/activities/1", object("second"), start),
+            !handoff.hold("https://alpha.test/activities/1", "body 2", object("second"), start),
             "a second request with the same ID holds nothing"
         );
-        let taken = handoff.take("https://alpha.test/activities/1").expect("held");
+        let taken = handoff.take("https://alpha.test/activities/1", "body 1").expect("held");
         assert!(matches!(&taken.object, FederatedObject::Space(space) if space.name == "first"));
-        assert!(handoff.take("https://alpha.test/activities/1").is_none(), "taken once");
+        assert!(
+            handoff.take("https://alpha.test/activities/1", "body 1").is_none(),
+            "taken once"
+        );
+        assert!(handoff.hold("https://alpha.test/activities/2", "body 2", object("second"), start));
+        assert!(
+            handoff
+                .take("https://alpha.test/activities/2", "another body")
+                .is_none(),
+            "a row whose body is not the one the object was read from gets nothing"
+        );
+        assert_eq!(handoff.held(), 0);
 
         for number in 0..MAX_HELD_OBJECTS {
-            assert!(handoff.hold(&format!("https://alpha.test/activities/n{number}"), object("n"), start));
+            assert!(handoff.hold(
+                &format!("https://alpha.test/activities/n{number}"),
+                "n",
+                object("n"),
+                start
+            ));
         }
         assert!(
-            !handoff.hold("https://alpha.test/activities/over", object("over"), start),
+            !handoff.hold("https://alpha.test/activities/over", "over", object("over"), start),
             "full"
         );
         handoff.release("https://alpha.test/activities/n0");

@@ -337,7 +337,11 @@ async fn process(state: &ApubState, request: Request<Body>) -> InboxVerdict {
         }
     };
     // The object read here is held for this process's intake from before its row is queued (see `handoff`).
-    let held = replicated.is_some_and(|object| state.inbox_handoff.hold(&verified.activity_id, object, now));
+    let held = replicated.is_some_and(|object| {
+        state
+            .inbox_handoff
+            .hold(&verified.activity_id, &verified.body, object, now)
+    });
     let intake = service.enqueue_inbound(&verified, &nonce, first_contact.as_ref()).await;
     if held && !matches!(intake, Ok(Intake::Queued)) {
         state.inbox_handoff.release(&verified.activity_id);

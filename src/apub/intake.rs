@@ -39,7 +39,7 @@ pub async fn apply_queued(service: &Service, handoff: &InboxHandoff) -> Result<I
             peer_actors.insert(row.peer_realm.clone(), actor);
         }
         let peer_actor = peer_actors.get(&row.peer_realm).cloned().flatten();
-        if let Some(object) = handoff.take(&row.activity_id) {
+        if let Some(object) = handoff.take(&row.activity_id, &row.body) {
             let message = match peer_actor {
                 Some(_) => Ok(InboundMessage::Replicated(object)),
                 None => Err("the peer was removed".to_owned()),
