@@ -3,10 +3,11 @@
 //! bodies again.
 //!
 //! The queued row stays the record: its body is what a restarted process, another process on the same PostgreSQL
-//! database, or an intake that finds no object here reads and applies, with the same functions the inbox used. An
-//! object is held only from before its row is queued (so the intake, which sees the row only after that commit,
-//! finds it) until the intake takes it; the inbox lets it go again when its activity was not queued. The hold is
-//! bounded in count and in age, so objects whose rows another process applied cannot accumulate. An object is kept
+//! database, or an intake that finds no object here reads and applies, with the same functions the inbox used. Most
+//! objects never come here: the inbox applies them in the transaction that stores them. An object is held when its
+//! activity was queued instead, from just after that commit until the intake takes it; an intake that reads the row
+//! first reads its body, and the object held a moment later goes with the next expiry. The hold is bounded in count
+//! and in age, so objects whose rows were applied without them cannot accumulate. An object is kept
 //! with a keyed hash of the body it was read from, and the intake takes it only for a row with that body: two
 //! requests with one activity ID and different bodies can never lend one's object to the other's row.
 
@@ -46,7 +47,7 @@ impl InboxHandoff {
     /// Holds the object read from `body`, the activity `activity_id`, for the intake. `false` (and nothing held)
     /// when an object is held for that ID already (another request with the same ID: its row, if any, is the
     /// other's) or the hold is full.
-    pub fn hold(&self, activity_id: &str, body: &str, object: ReplicatedObject, now: DateTime<Utc>) -> bool {
+    pub fn hold(&self, activity_id: &str, body: &str, object: Box<ReplicatedObject>, now: DateTime<Utc>) -> bool {
         let body_hash = self.body_hasher.hash_one(body);
         let mut held = self.held.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         if held.len() >= MAX_HELD_OBJECTS || held.contains_key(activity_id) {
@@ -57,18 +58,10 @@ impl InboxHandoff {
             HeldObject {
                 since: now,
                 body_hash,
-                object: Box::new(object),
+                object,
             },
         );
         true
-    }
-
-    /// Lets go of an object the inbox held but did not queue.
-    pub fn release(&self, activity_id: &str) {
-        self.held
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .remove(activity_id);
     }
 
     /// The object held for `activity_id`, taken out of the hold, if it was read from `body` (the queued row's).
@@ -105,8 +98,8 @@ mod tests {
     use crate::domain::PublicId;
     use crate::domain::replication::{FederatedObject, OriginProof, SpaceRecord};
 
-    fn object(name: &str) -> ReplicatedObject {
-        ReplicatedObject {
+    fn object(name: &str) -> Box<ReplicatedObject> {
+        Box::new(ReplicatedObject {
             object: FederatedObject::Space(SpaceRecord {
                 id: PublicId::parse("spc_01JD0000000000000000000000").expect("a space ID"),
                 origin: "alpha.test".to_owned(),
@@ -119,7 +112,7 @@ mod tests {
                 signed_object: "{}".to_owned(),
                 key_id: "https://alpha.test/actor#key-1".to_owned(),
             },
-        }
+        })
     }
 
     #[test]
@@ -158,7 +151,7 @@ mod tests {
             !handoff.hold("https://alpha.test/activities/over", "over", object("over"), start),
             "full"
         );
-        handoff.release("https://alpha.test/activities/n0");
+        assert!(handoff.take("https://alpha.test/activities/n0", "n").is_some());
         assert_eq!(handoff.held(), MAX_HELD_OBJECTS - 1);
         handoff.expire(start + MAX_HOLD - TimeDelta::seconds(1));
         assert_eq!(handoff.held(), MAX_HELD_OBJECTS - 1, "not old yet");

@@ -336,16 +336,23 @@ async fn process(state: &ApubState, request: Request<Body>) -> InboxVerdict {
             };
         }
     };
-    // The object read here is held for this process's intake from before its row is queued (see `handoff`).
-    let held = replicated.is_some_and(|object| {
-        state
-            .inbox_handoff
-            .hold(&verified.activity_id, &verified.body, object, now)
-    });
-    let intake = service.enqueue_inbound(&verified, &nonce, first_contact.as_ref()).await;
-    if held && !matches!(intake, Ok(Intake::Queued)) {
-        state.inbox_handoff.release(&verified.activity_id);
-    }
+    // A known peer's activity is stored with the others waiting, and a replicated object applied with it when it
+    // can be; an object that was queued instead is held for this process's intake (see `handoff`).
+    let intake = match first_contact.as_ref() {
+        Some(introduction) => service.enqueue_inbound(&verified, &nonce, Some(introduction)).await,
+        None => match service.accept_inbound(&verified, &nonce, replicated.map(Box::new)).await {
+            Ok(accepted) => {
+                if let Some(batch) = accepted.batch {
+                    state.metrics.record_intake_batch(batch.as_str());
+                }
+                if let Some(object) = accepted.queued_object {
+                    state.inbox_handoff.hold(&verified.activity_id, &verified.body, object, now);
+                }
+                Ok(accepted.intake)
+            }
+            Err(error) => Err(error),
+        },
+    };
     match intake {
         Ok(Intake::Queued) => {
             state.inbox_handoff.work.notify_one();
@@ -357,6 +364,13 @@ async fn process(state: &ApubState, request: Request<Body>) -> InboxVerdict {
                 retry_after: None,
             }
         }
+        Ok(Intake::Applied) => InboxVerdict {
+            status: StatusCode::ACCEPTED,
+            outcome: "accepted",
+            reason: "none",
+            detail: "applied".to_owned(),
+            retry_after: None,
+        },
         Ok(Intake::Duplicate) => InboxVerdict {
             status: StatusCode::ACCEPTED,
             outcome: "duplicate",

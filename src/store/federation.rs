@@ -637,6 +637,28 @@ pub async fn finish_inbox_activity(
     .await
 }
 
+/// Puts back the body of an activity that was stored without it to be applied in the same transaction and then
+/// failed, so a failed activity keeps its body as one the intake failed does.
+pub async fn keep_inbox_activity_body(conn: &mut Conn<'_>, activity_id: &str, body: &str) -> Result<(), StoreError> {
+    super::statement::execute(
+        conn,
+        Statement::new("UPDATE inbox_activities SET body = $2 WHERE activity_id = $1")
+            .bind(activity_id)
+            .bind(body),
+    )
+    .await
+}
+
+/// Whether any activity waits in the queue (due or not).
+pub async fn any_queued_inbox_activity(conn: &mut Conn<'_>) -> Result<bool, StoreError> {
+    let queued: Option<i32> = dispatch!(conn, |connection| {
+        sqlx::query_scalar("SELECT 1 FROM inbox_activities WHERE state = 'queued' LIMIT 1")
+            .fetch_optional(&mut *connection)
+            .await?
+    });
+    Ok(queued.is_some())
+}
+
 /// Forgets processed activities received before `received_before` (no sender retries that long), at most `limit`
 /// of them; returns how many.
 pub async fn purge_processed_inbox_activities(

@@ -462,6 +462,101 @@ async fn post_activity(from: &Node, to: &Node, activity: &Value) -> (StatusCode,
     send(to, request).await
 }
 
+/// The activity of alpha's outbox whose object is `object_id`.
+async fn outbox_activity_of(reader_node: &Node, from: &Node, object_id: &str) -> Value {
+    let page = signed_get(reader_node, from, "/outbox?after=0&limit=100").await;
+    page["orderedItems"]
+        .as_array()
+        .expect("items")
+        .iter()
+        .find(|item| item["object"]["id"].as_str().is_some_and(|id| id.ends_with(object_id)))
+        .cloned()
+        .unwrap_or_else(|| panic!("no activity of {object_id} in {page}"))
+}
+
+/// A pushed object is applied by the request that brings it: the inbox answers once it was applied, with no intake
+/// pass in between. When an activity waits in the queue already, the object is queued behind it instead, and the
+/// intake applies both in the order they came.
+#[tokio::test]
+async fn a_pushed_object_is_applied_by_its_request_unless_an_activity_waits_before_it() {
+    use interai::service::federation::inbox::{InboxNonce, Intake, VerifiedActivity};
+    let network = Network::start_configured(&["alpha.test", "beta.test"], |_, config| {
+        config.federation_push = false;
+    })
+    .await;
+    peered(&network, "alpha.test", "beta.test").await;
+    let (alpha, beta) = (network.node("alpha.test"), network.node("beta.test"));
+    let author = agent(alpha.service(), "author").await;
+    let beta_reader = reader(beta).await;
+
+    let first = publish_procedure(alpha.service(), &author, "rebuild the index", &[]).await;
+    let activity = outbox_activity_of(beta, alpha, first.id.as_str()).await;
+    let (status, body) = post_activity(alpha, beta, &activity).await;
+    assert_eq!((status, body["detail"].as_str()), (StatusCode::ACCEPTED, Some("applied")), "{body}");
+    let view = get(beta, &beta_reader, &first.id)
+        .await
+        .expect("searchable on beta when the inbox answers");
+    assert_eq!(current_revision(&view), (1, "rebuild the index".to_owned()));
+    let row = beta
+        .service()
+        .inbound_activity(activity["id"].as_str().expect("id"))
+        .await
+        .expect("read")
+        .expect("kept against a resend");
+    assert_eq!(row.outcome.as_deref(), Some("applied"));
+    let (status, body) = post_activity(alpha, beta, &activity).await;
+    assert_eq!((status, body["outcome"].as_str()), (StatusCode::ACCEPTED, Some("duplicate")), "{body}");
+
+    // An activity waits in the queue (one the intake has not read yet).
+    let waiting = VerifiedActivity {
+        peer_realm: "alpha.test".to_owned(),
+        key_id: row.key_id.clone(),
+        activity_id: format!("{}/activities/waiting", alpha.url()),
+        activity_type: "Update".to_owned(),
+        body: "{}".to_owned(),
+        sender_state: Some(interai::domain::PeerState::Active),
+    };
+    let nonce = InboxNonce {
+        nonce: "a nonce of the waiting activity".to_owned(),
+        expires_at: beta.service().now() + TimeDelta::minutes(5),
+    };
+    let intake = beta
+        .service()
+        .enqueue_inbound(&waiting, &nonce, None)
+        .await
+        .expect("queued");
+    assert_eq!(intake, Intake::Queued);
+    // The queue is in the order activities were received: the next one comes a moment later.
+    network.advance(TimeDelta::seconds(1));
+    let second = publish_procedure(alpha.service(), &author, "rotate the keys", &[]).await;
+    let activity = outbox_activity_of(beta, alpha, second.id.as_str()).await;
+    let (status, body) = post_activity(alpha, beta, &activity).await;
+    assert_eq!((status, body["detail"].as_str()), (StatusCode::ACCEPTED, Some("queued")), "{body}");
+    assert!(
+        get(beta, &beta_reader, &second.id).await.is_err(),
+        "queued behind the waiting activity, not applied before it"
+    );
+    network.settle().await;
+    get(beta, &beta_reader, &second.id)
+        .await
+        .expect("applied by the intake");
+    let lines = beta
+        .service()
+        .intake_log(Some("alpha.test"), 100)
+        .await
+        .expect("intake log");
+    let position = |activity_id: &str| {
+        lines
+            .iter()
+            .position(|line| line.activity_id == activity_id)
+            .unwrap_or_else(|| panic!("no intake line of {activity_id}"))
+    };
+    assert!(
+        position(activity["id"].as_str().expect("id")) < position(&waiting.activity_id),
+        "the waiting activity was taken first (the log is newest first)"
+    );
+}
+
 #[tokio::test]
 async fn tampered_relayed_and_colliding_objects_are_refused_with_nothing_stored() {
     let network = Network::start_configured(&["alpha.test", "beta.test", "gamma.test"], |_, config| {

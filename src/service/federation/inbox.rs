@@ -98,6 +98,17 @@ pub(super) fn queued_row(activity: &VerifiedActivity, now: DateTime<Utc>) -> Inb
     }
 }
 
+/// Logs what a batch applied: a line per activity at `debug`, one per batch at `info` (a line per activity would
+/// cost more than applying it).
+pub(super) fn log_batch_outcomes(outcomes: &[(&InboxActivityRow, &'static str, String)]) {
+    let mut applied = 0_usize;
+    for (row, outcome, detail) in outcomes {
+        applied += usize::from(*outcome == "applied");
+        tracing::debug!(peer = %row.peer_realm, activity_id = %row.activity_id, activity_type = %row.activity_type, outcome, detail = %detail, "inbound activity processed");
+    }
+    tracing::info!(activities = outcomes.len(), applied, "inbound activities applied");
+}
+
 /// How [`Service::apply_inbound_batch`] applied a batch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum BatchApplied {
@@ -125,6 +136,8 @@ impl BatchApplied {
 pub enum Intake {
     /// Stored and queued.
     Queued,
+    /// Stored and applied in the same transaction (a replicated object with nothing queued before it).
+    Applied,
     /// Already received once: not queued again.
     Duplicate,
     /// The signature's nonce was already used: nothing stored.
@@ -231,7 +244,7 @@ impl Service {
     ) -> Result<Intake, ServiceError> {
         let Some(introduction) = first_contact else {
             // A known peer: written together with the other requests waiting (see `inbox_groups.rs`).
-            return self.enqueue_inbound_grouped(activity, nonce).await;
+            return Ok(self.accept_inbound(activity, nonce, None).await?.intake);
         };
         let now = self.now();
         let mut transaction = self.store().begin().await?;
@@ -320,7 +333,7 @@ impl Service {
     }
 
     /// The database-free checks of an inbound replicated revision, run before its transaction.
-    fn check_inbound(&self, message: &Result<InboundMessage, String>) -> Option<Result<CheckedRevision, String>> {
+    pub(super) fn check_inbound(&self, message: &Result<InboundMessage, String>) -> Option<Result<CheckedRevision, String>> {
         match message {
             Ok(InboundMessage::Replicated(object)) => match &object.object {
                 FederatedObject::Revision(record) => Some(self.check_revision(record)),
@@ -345,9 +358,9 @@ impl Service {
     pub async fn apply_inbound(
         &self,
         row: &InboxActivityRow,
-        message: Result<InboundMessage, String>,
+        message: &Result<InboundMessage, String>,
     ) -> Result<(), ServiceError> {
-        let checked = self.check_inbound(&message);
+        let checked = self.check_inbound(message);
         let applied = within_unit_of_work!(self, redoable, |unit| {
             async {
                 let claimed = store::federation::claim_inbox_activities(
@@ -363,7 +376,7 @@ impl Service {
                     self.apply_inbound_in(
                         unit,
                         row,
-                        message.clone(),
+                        message,
                         checked.as_ref(),
                         &mut PeersRead::new(),
                         &mut KnownRows::none(),
@@ -416,48 +429,14 @@ impl Service {
                             .await?
                             .into_iter()
                             .collect();
-                    // What the claimed objects look up, read for all of them at once.
-                    let objects: Vec<&ReplicatedObject> = batch
-                        .iter()
-                        .filter(|(row, _)| claimed.contains(&row.activity_id))
-                        .filter_map(|(_, message)| match message {
-                            Ok(InboundMessage::Replicated(object)) => Some(&**object),
-                            _ => None,
-                        })
-                        .collect();
-                    let fingerprints: Vec<String> = checked
-                        .iter()
-                        .flatten()
-                        .flatten()
-                        .flat_map(CheckedRevision::claim_fingerprints)
-                        .map(str::to_owned)
-                        .collect();
-                    let mut known = KnownRows::read(unit, &objects, &fingerprints).await?;
-                    let mut outcomes = Vec::with_capacity(batch.len());
-                    let mut peers = PeersRead::new();
-                    for ((row, message), checked) in batch.iter().zip(&checked) {
-                        if !claimed.contains(&row.activity_id) {
-                            continue;
-                        }
-                        let (outcome, detail) = self
-                            .apply_inbound_in(unit, row, message.clone(), checked.as_ref(), &mut peers, &mut known)
-                            .await?;
-                        store::send_held_back_writes(&mut unit.conn()).await?;
-                        outcomes.push((row, outcome, detail));
-                    }
-                    Ok::<_, ServiceError>(outcomes)
+                    let applies: Vec<bool> = batch.iter().map(|(row, _)| claimed.contains(&row.activity_id)).collect();
+                    self.apply_batch_in(unit, batch, &checked, &applies).await
                 }
                 .await
             });
             match applied {
                 Ok(outcomes) => {
-                    let mut applied = 0_usize;
-                    for (row, outcome, detail) in &outcomes {
-                        applied += usize::from(*outcome == "applied");
-                        tracing::debug!(peer = %row.peer_realm, activity_id = %row.activity_id, activity_type = %row.activity_type, outcome, detail = %detail, "inbound activity processed");
-                    }
-                    // One line per batch at `info` (a line per activity would cost more than applying it).
-                    tracing::info!(activities = outcomes.len(), applied, "inbound activities applied");
+                    log_batch_outcomes(&outcomes);
                     return Ok(BatchApplied::Together);
                 }
                 Err(error) => {
@@ -466,7 +445,7 @@ impl Service {
             }
         }
         for (row, message) in batch {
-            self.apply_inbound(row, message.clone()).await?;
+            self.apply_inbound(row, message).await?;
         }
         Ok(if batch.len() > 1 {
             BatchApplied::OneByOne
@@ -475,12 +454,54 @@ impl Service {
         })
     }
 
+    /// Applies, inside `unit` and in order, the activities of `batch` whose entry in `applies` is set (those this
+    /// unit claimed), each with its intake log line and final state; returns each applied activity's row, outcome
+    /// and detail. What the objects look up is read for all of them at once first.
+    pub(super) async fn apply_batch_in<'batch>(
+        &self,
+        unit: &mut UnitOfWork,
+        batch: &'batch [(InboxActivityRow, Result<InboundMessage, String>)],
+        checked: &[Option<Result<CheckedRevision, String>>],
+        applies: &[bool],
+    ) -> Result<Vec<(&'batch InboxActivityRow, &'static str, String)>, ServiceError> {
+        let objects: Vec<&ReplicatedObject> = batch
+            .iter()
+            .zip(applies)
+            .filter(|(_, applies)| **applies)
+            .filter_map(|((_, message), _)| match message {
+                Ok(InboundMessage::Replicated(object)) => Some(&**object),
+                _ => None,
+            })
+            .collect();
+        let fingerprints: Vec<String> = checked
+            .iter()
+            .flatten()
+            .flatten()
+            .flat_map(CheckedRevision::claim_fingerprints)
+            .map(str::to_owned)
+            .collect();
+        let mut known = KnownRows::read(unit, &objects, &fingerprints).await?;
+        let mut outcomes = Vec::with_capacity(batch.len());
+        let mut peers = PeersRead::new();
+        for (((row, message), checked), applies) in batch.iter().zip(checked).zip(applies) {
+            if !applies {
+                continue;
+            }
+            let (outcome, detail) = self
+                .apply_inbound_in(unit, row, message, checked.as_ref(), &mut peers, &mut known)
+                .await?;
+            store::send_held_back_writes(&mut unit.conn()).await?;
+            outcomes.push((row, outcome, detail));
+        }
+        Ok(outcomes)
+    }
+
     /// One attempt at [`Service::apply_inbound`] inside `unit`; returns the outcome and detail the intake log got.
     async fn apply_inbound_in(
         &self,
         unit: &mut UnitOfWork,
         row: &InboxActivityRow,
-        message: Result<InboundMessage, String>,
+        message: &Result<InboundMessage, String>,
         checked: Option<&Result<CheckedRevision, String>>,
         peers: &mut PeersRead,
         known: &mut KnownRows,
@@ -488,7 +509,7 @@ impl Service {
         let now = self.now();
         // A replicated object does not change its peer's row, so the row read for the batch's earlier objects
         // serves; a peering message may change it, so it reads the row afresh and the batch forgets its copy.
-        let read_before = match &message {
+        let read_before = match message {
             Ok(InboundMessage::Replicated(_)) => peers.get(&row.peer_realm).cloned(),
             _ => {
                 peers.remove(&row.peer_realm);
@@ -499,7 +520,7 @@ impl Service {
             Some(peer) => Some(peer),
             None => store::federation::find_peer(&mut unit.conn(), &row.peer_realm).await?,
         };
-        if let (Some(peer), Ok(InboundMessage::Replicated(_))) = (&peer, &message) {
+        if let (Some(peer), Ok(InboundMessage::Replicated(_))) = (&peer, message) {
             peers.insert(row.peer_realm.clone(), peer.clone());
         }
         let Some(mut peer) = peer else {
@@ -509,14 +530,14 @@ impl Service {
             return Ok(("refused", detail));
         };
         let (state, outcome, detail) = match message {
-            Err(reason) => ("failed", "refused", reason),
+            Err(reason) => ("failed", "refused", reason.clone()),
             Ok(_) if peer.state == PeerState::Blocked && !block_has_lapsed(&peer, now) => {
                 ("applied", "ignored", "the peer is blocked".to_owned())
             }
             Ok(InboundMessage::Peering(message)) => {
                 known.forget_all();
                 let (outcome, detail) = self
-                    .apply_inbound_peering(unit.transaction(), &mut peer, &row.key_id, &message)
+                    .apply_inbound_peering(unit.transaction(), &mut peer, &row.key_id, message)
                     .await?;
                 ("applied", outcome, detail)
             }
@@ -527,7 +548,7 @@ impl Service {
             ),
             Ok(InboundMessage::Replicated(object)) => {
                 let applied = self
-                    .apply_replicated_in(unit, &row.peer_realm, &object, checked, known)
+                    .apply_replicated_in(unit, &row.peer_realm, object, checked, known)
                     .await?;
                 let state = if applied.outcome() == "refused" {
                     "failed"

@@ -8,6 +8,12 @@
 //! the outcome of the commit that stored its activity (or why it was not stored) before it answers, and a group
 //! that fails is reported to each of its requests, whose senders retry.
 //!
+//! A group whose requests are all replicated objects, with nothing queued before them, is applied in the same
+//! transaction that stores it (one commit where there were two, and the body is never written): its requests answer
+//! after the objects were applied. Order is kept: with anything queued (a peering message, an activity waiting out
+//! a backoff), the group is queued behind it for the intake, as is a group whose applying failed; the intake then
+//! applies it, and reports what failed with its backoff, as for any queued activity.
+//!
 //! The protocol: a request puts itself on the waiting list, then waits for its turn to write (a FIFO lock). On its
 //! turn it writes what is waiting (oldest first, at most [`MAX_GROUP`] per transaction) until its own activity has
 //! been written by itself or by a request before it. The writing runs in a task of its own, so a request whose
@@ -18,8 +24,12 @@ use std::collections::HashSet;
 use chrono::{DateTime, Utc};
 use tokio::sync::oneshot;
 
+use super::super::replication::CheckedRevision;
+use super::super::unit_of_work::within_unit_of_work;
 use super::super::{Service, ServiceError};
-use super::inbox::{InboxNonce, Intake, VerifiedActivity};
+use super::inbox::{BatchApplied, InboundMessage, InboxNonce, Intake, VerifiedActivity, log_batch_outcomes};
+use crate::domain::replication::ReplicatedObject;
+use crate::store::federation::InboxActivityRow;
 use crate::store::{self};
 
 /// Requests written in one transaction at most (each holds a body of up to the inbox's size cap).
@@ -36,16 +46,32 @@ pub(crate) struct InboundGroups {
 struct WaitingActivity {
     activity: VerifiedActivity,
     nonce: InboxNonce,
-    reply: oneshot::Sender<Result<Intake, ServiceError>>,
+    /// The replicated object the inbox read from the body, when the activity carries one.
+    object: Option<Box<ReplicatedObject>>,
+    reply: oneshot::Sender<Result<GroupIntake, ServiceError>>,
+}
+
+/// What became of one request of a group.
+#[derive(Debug)]
+pub struct GroupIntake {
+    /// Its activity's intake.
+    pub intake: Intake,
+    /// The object it brought, given back when its activity was queued instead of applied (for the intake).
+    pub queued_object: Option<Box<ReplicatedObject>>,
+    /// How the group was applied, told to one request of a group applied at the inbox (so it is counted once).
+    pub batch: Option<BatchApplied>,
 }
 
 impl Service {
-    /// [`Service::enqueue_inbound`] for a sender that is a peer already, written with the other requests waiting.
-    pub(super) async fn enqueue_inbound_grouped(
+    /// Stores a verified activity of a peer (deduplicated by its ID) with its nonce and the peer's contact, as
+    /// [`Service::enqueue_inbound`] does, together with the other requests waiting; a replicated `object` read from
+    /// it is applied in the same transaction when the group allows it (see the module's documentation).
+    pub async fn accept_inbound(
         &self,
         activity: &VerifiedActivity,
         nonce: &InboxNonce,
-    ) -> Result<Intake, ServiceError> {
+        object: Option<Box<ReplicatedObject>>,
+    ) -> Result<GroupIntake, ServiceError> {
         let groups = self.inbound_groups();
         let (reply, mut answer) = oneshot::channel();
         groups
@@ -55,6 +81,7 @@ impl Service {
             .push(WaitingActivity {
                 activity: activity.clone(),
                 nonce: nonce.clone(),
+                object,
                 reply,
             });
         let _turn = groups.turn.lock().await;
@@ -86,12 +113,57 @@ impl Service {
         }
     }
 
-    /// Writes one group and tells each of its requests what became of its activity.
-    async fn write_inbound_group(&self, group: Vec<WaitingActivity>) {
-        match self.store_inbound_group(&group).await {
+    /// Writes one group (applying it when it can) and tells each of its requests what became of its activity.
+    async fn write_inbound_group(&self, mut group: Vec<WaitingActivity>) {
+        let mut applied = None;
+        if group.iter().all(|waiting| waiting.object.is_some()) {
+            let now = self.now();
+            let batch: Vec<(InboxActivityRow, Result<InboundMessage, String>)> = group
+                .iter_mut()
+                .filter_map(|waiting| {
+                    let object = waiting.object.take()?;
+                    Some((applied_row(&waiting.activity, now), Ok(InboundMessage::Replicated(object))))
+                })
+                .collect();
+            match self.store_and_apply_inbound_group(&group, &batch).await {
+                Ok(intakes) => applied = intakes,
+                Err(error) => {
+                    tracing::warn!(error = %error, size = group.len(), "applying a group of inbound activities at the inbox failed: it is queued for the intake");
+                }
+            }
+            if applied.is_none() {
+                for (waiting, (_, message)) in group.iter_mut().zip(batch) {
+                    if let Ok(InboundMessage::Replicated(object)) = message {
+                        waiting.object = Some(object);
+                    }
+                }
+            }
+        }
+        let (result, batch) = match applied {
+            Some(intakes) => {
+                let batch = if group.len() > 1 {
+                    BatchApplied::Together
+                } else {
+                    BatchApplied::Single
+                };
+                (Ok(intakes), Some(batch))
+            }
+            None => (self.store_inbound_group(&group).await, None),
+        };
+        match result {
             Ok(intakes) => {
+                let mut batch = batch;
                 for (waiting, intake) in group.into_iter().zip(intakes) {
-                    let _ = waiting.reply.send(Ok(intake));
+                    let queued_object = if intake == Intake::Queued {
+                        waiting.object
+                    } else {
+                        None
+                    };
+                    let _ = waiting.reply.send(Ok(GroupIntake {
+                        intake,
+                        queued_object,
+                        batch: batch.take(),
+                    }));
                 }
             }
             Err(error) => {
@@ -103,11 +175,76 @@ impl Service {
         }
     }
 
-    /// One transaction: the nonces (a request whose nonce was used is refused, nothing of it stored), the
-    /// activities of the others (an ID stored already is a duplicate), and each peer's contact.
+    /// One unit of work that stores a group as [`Service::store_inbound_group`] does and applies its activities
+    /// (`batch`, one entry a request, its rows stored without their bodies): `None`, with nothing stored, when
+    /// activities are queued already (the group must wait behind them).
+    async fn store_and_apply_inbound_group(
+        &self,
+        group: &[WaitingActivity],
+        batch: &[(InboxActivityRow, Result<InboundMessage, String>)],
+    ) -> Result<Option<Vec<Intake>>, ServiceError> {
+        let checked: Vec<Option<Result<CheckedRevision, String>>> =
+            batch.iter().map(|(_, message)| self.check_inbound(message)).collect();
+        let rows: Vec<InboxActivityRow> = batch.iter().map(|(row, _)| row.clone()).collect();
+        let stored = within_unit_of_work!(self, |unit| {
+            async {
+                if store::federation::any_queued_inbox_activity(&mut unit.conn()).await? {
+                    return Ok::<_, ServiceError>(None);
+                }
+                let intakes = self.store_group_rows(unit.transaction(), group, &rows).await?;
+                // A row this unit inserted is this unit's to apply: no one else sees it before the commit.
+                let applies: Vec<bool> = intakes.iter().map(|intake| *intake == Intake::Queued).collect();
+                let outcomes = self.apply_batch_in(unit, batch, &checked, &applies).await?;
+                for (row, outcome, _) in &outcomes {
+                    if *outcome == "refused"
+                        && let Some(waiting) = group.iter().find(|waiting| waiting.activity.activity_id == row.activity_id)
+                    {
+                        store::federation::keep_inbox_activity_body(
+                            &mut unit.conn(),
+                            &row.activity_id,
+                            &waiting.activity.body,
+                        )
+                        .await?;
+                    }
+                }
+                log_batch_outcomes(&outcomes);
+                let intakes = intakes
+                    .into_iter()
+                    .map(|intake| match intake {
+                        Intake::Queued => Intake::Applied,
+                        other => other,
+                    })
+                    .collect();
+                Ok(Some(intakes))
+            }
+            .await
+        })?;
+        Ok(stored)
+    }
+
+    /// One transaction: the group queued for the intake, bodies and all.
     async fn store_inbound_group(&self, group: &[WaitingActivity]) -> Result<Vec<Intake>, ServiceError> {
         let now = self.now();
+        let rows: Vec<InboxActivityRow> = group
+            .iter()
+            .map(|waiting| super::inbox::queued_row(&waiting.activity, now))
+            .collect();
         let mut transaction = self.store().begin().await?;
+        let intakes = self.store_group_rows(&mut transaction, group, &rows).await?;
+        transaction.commit().await?;
+        Ok(intakes)
+    }
+
+    /// Inside `transaction`: the nonces (a request whose nonce was used is refused, nothing of it stored), the
+    /// activities of the others as `rows` (one a request; an ID stored already is a duplicate), and each peer's
+    /// contact.
+    async fn store_group_rows(
+        &self,
+        transaction: &mut store::Transaction,
+        group: &[WaitingActivity],
+        rows: &[InboxActivityRow],
+    ) -> Result<Vec<Intake>, ServiceError> {
+        let now = self.now();
         let nonces: Vec<(String, String, DateTime<Utc>)> = group
             .iter()
             .map(|waiting| {
@@ -118,23 +255,22 @@ impl Service {
                 )
             })
             .collect();
-        let mut new_nonces: HashSet<(String, String)> =
-            store::federation::insert_nonces(&mut transaction.conn(), &nonces)
-                .await?
-                .into_iter()
-                .collect();
+        let mut new_nonces: HashSet<(String, String)> = store::federation::insert_nonces(&mut transaction.conn(), &nonces)
+            .await?
+            .into_iter()
+            .collect();
         // The first request with a nonce takes it; a second one with the same nonce is a replay.
         let fresh: Vec<bool> = group
             .iter()
             .map(|waiting| new_nonces.remove(&(waiting.activity.peer_realm.clone(), waiting.nonce.nonce.clone())))
             .collect();
-        let rows: Vec<_> = group
+        let fresh_rows: Vec<InboxActivityRow> = rows
             .iter()
             .zip(&fresh)
             .filter(|(_, fresh)| **fresh)
-            .map(|(waiting, _)| super::inbox::queued_row(&waiting.activity, now))
+            .map(|(row, _)| row.clone())
             .collect();
-        let mut stored: HashSet<String> = store::federation::insert_inbox_activities(&mut transaction.conn(), &rows)
+        let mut stored: HashSet<String> = store::federation::insert_inbox_activities(&mut transaction.conn(), &fresh_rows)
             .await?
             .into_iter()
             .collect();
@@ -162,10 +298,26 @@ impl Service {
                 other.activity.peer_realm == realm
                     && other.activity.sender_state == Some(crate::domain::PeerState::Unreachable)
             });
-            self.record_contact(&mut transaction, realm, was_unreachable, now)
-                .await?;
+            self.record_contact(transaction, realm, was_unreachable, now).await?;
         }
-        transaction.commit().await?;
         Ok(intakes)
+    }
+}
+
+/// The row of an activity applied in the transaction that stores it: claimed (one attempt) and without its body,
+/// which an applied activity does not keep.
+fn applied_row(activity: &VerifiedActivity, now: DateTime<Utc>) -> InboxActivityRow {
+    InboxActivityRow {
+        activity_id: activity.activity_id.clone(),
+        peer_realm: activity.peer_realm.clone(),
+        activity_type: activity.activity_type.clone(),
+        key_id: activity.key_id.clone(),
+        body: String::new(),
+        received_at: now,
+        state: "queued".to_owned(),
+        attempts: 1,
+        next_attempt_at: now,
+        processed_at: None,
+        outcome: None,
     }
 }
