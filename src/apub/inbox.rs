@@ -340,13 +340,18 @@ async fn process(state: &ApubState, request: Request<Body>) -> InboxVerdict {
     // can be; an object that was queued instead is held for this process's intake (see `handoff`).
     let intake = match first_contact.as_ref() {
         Some(introduction) => service.enqueue_inbound(&verified, &nonce, Some(introduction)).await,
-        None => match service.accept_inbound(&verified, &nonce, replicated.map(Box::new)).await {
+        None => match service
+            .accept_inbound(&verified, &nonce, replicated.map(Box::new))
+            .await
+        {
             Ok(accepted) => {
                 if let Some(batch) = accepted.batch {
                     state.metrics.record_intake_batch(batch.as_str());
                 }
                 if let Some(object) = accepted.queued_object {
-                    state.inbox_handoff.hold(&verified.activity_id, &verified.body, object, now);
+                    state
+                        .inbox_handoff
+                        .hold(&verified.activity_id, &verified.body, object, now);
                 }
                 Ok(accepted.intake)
             }

@@ -333,12 +333,17 @@ impl Service {
     }
 
     /// The database-free checks of an inbound replicated revision, run before its transaction.
-    pub(super) fn check_inbound(&self, message: &Result<InboundMessage, String>) -> Option<Result<CheckedRevision, String>> {
+    fn check_inbound(&self, message: &Result<InboundMessage, String>) -> Option<Result<CheckedRevision, String>> {
         match message {
-            Ok(InboundMessage::Replicated(object)) => match &object.object {
-                FederatedObject::Revision(record) => Some(self.check_revision(record)),
-                _ => None,
-            },
+            Ok(InboundMessage::Replicated(object)) => self.check_replicated(object),
+            _ => None,
+        }
+    }
+
+    /// [`Service::check_inbound`] of a replicated object.
+    pub(super) fn check_replicated(&self, object: &ReplicatedObject) -> Option<Result<CheckedRevision, String>> {
+        match &object.object {
+            FederatedObject::Revision(record) => Some(self.check_revision(record)),
             _ => None,
         }
     }
@@ -429,7 +434,10 @@ impl Service {
                             .await?
                             .into_iter()
                             .collect();
-                    let applies: Vec<bool> = batch.iter().map(|(row, _)| claimed.contains(&row.activity_id)).collect();
+                    let applies: Vec<bool> = batch
+                        .iter()
+                        .map(|(row, _)| claimed.contains(&row.activity_id))
+                        .collect();
                     self.apply_batch_in(unit, batch, &checked, &applies).await
                 }
                 .await

@@ -12,7 +12,12 @@
 //! transaction that stores it (one commit where there were two, and the body is never written): its requests answer
 //! after the objects were applied. Order is kept: with anything queued (a peering message, an activity waiting out
 //! a backoff), the group is queued behind it for the intake, as is a group whose applying failed; the intake then
-//! applies it, and reports what failed with its backoff, as for any queued activity.
+//! applies it, and reports what failed with its backoff, as for any queued activity. On PostgreSQL a group of more
+//! than [`MAX_APPLIED_GROUP_POSTGRES`] is queued too: that many requests at once mean a peer catching up, which the
+//! intake's lanes, several transactions at once, apply faster than one group after another; the groups behind it
+//! queue until the intake has caught up, and then they are applied at the inbox again. Each request checks its own
+//! object's content before it joins the waiting list, so that work is spread over the requests and not done one
+//! object after another while the group holds the writer.
 //!
 //! The protocol: a request puts itself on the waiting list, then waits for its turn to write (a FIFO lock). On its
 //! turn it writes what is waiting (oldest first, at most [`MAX_GROUP`] per transaction) until its own activity has
@@ -35,6 +40,10 @@ use crate::store::{self};
 /// Requests written in one transaction at most (each holds a body of up to the inbox's size cap).
 const MAX_GROUP: usize = 64;
 
+/// The largest group applied at the inbox on PostgreSQL (see the module's documentation). A peer sending at a
+/// steady pace makes groups of one or two; one catching up after an outage, of dozens.
+pub const MAX_APPLIED_GROUP_POSTGRES: usize = 8;
+
 /// The waiting list and the turn to write, shared by every clone of one service.
 #[derive(Debug, Default)]
 pub(crate) struct InboundGroups {
@@ -42,13 +51,24 @@ pub(crate) struct InboundGroups {
     turn: tokio::sync::Mutex<()>,
 }
 
-#[derive(Debug)]
 struct WaitingActivity {
     activity: VerifiedActivity,
     nonce: InboxNonce,
     /// The replicated object the inbox read from the body, when the activity carries one.
     object: Option<Box<ReplicatedObject>>,
+    /// Its checks that need no database, made by the request.
+    checked: Option<Result<CheckedRevision, String>>,
     reply: oneshot::Sender<Result<GroupIntake, ServiceError>>,
+}
+
+impl std::fmt::Debug for WaitingActivity {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter
+            .debug_struct("WaitingActivity")
+            .field("activity_id", &self.activity.activity_id)
+            .field("object", &self.object.is_some())
+            .finish_non_exhaustive()
+    }
 }
 
 /// What became of one request of a group.
@@ -73,6 +93,7 @@ impl Service {
         object: Option<Box<ReplicatedObject>>,
     ) -> Result<GroupIntake, ServiceError> {
         let groups = self.inbound_groups();
+        let checked = object.as_deref().and_then(|object| self.check_replicated(object));
         let (reply, mut answer) = oneshot::channel();
         groups
             .waiting
@@ -82,6 +103,7 @@ impl Service {
                 activity: activity.clone(),
                 nonce: nonce.clone(),
                 object,
+                checked,
                 reply,
             });
         let _turn = groups.turn.lock().await;
@@ -116,16 +138,25 @@ impl Service {
     /// Writes one group (applying it when it can) and tells each of its requests what became of its activity.
     async fn write_inbound_group(&self, mut group: Vec<WaitingActivity>) {
         let mut applied = None;
-        if group.iter().all(|waiting| waiting.object.is_some()) {
+        let small_enough = match self.store().backend() {
+            store::Backend::Postgres => group.len() <= MAX_APPLIED_GROUP_POSTGRES,
+            store::Backend::Sqlite => true,
+        };
+        if small_enough && group.iter().all(|waiting| waiting.object.is_some()) {
             let now = self.now();
             let batch: Vec<(InboxActivityRow, Result<InboundMessage, String>)> = group
                 .iter_mut()
                 .filter_map(|waiting| {
                     let object = waiting.object.take()?;
-                    Some((applied_row(&waiting.activity, now), Ok(InboundMessage::Replicated(object))))
+                    Some((
+                        applied_row(&waiting.activity, now),
+                        Ok(InboundMessage::Replicated(object)),
+                    ))
                 })
                 .collect();
-            match self.store_and_apply_inbound_group(&group, &batch).await {
+            let checked: Vec<Option<Result<CheckedRevision, String>>> =
+                group.iter_mut().map(|waiting| waiting.checked.take()).collect();
+            match self.store_and_apply_inbound_group(&group, &batch, &checked).await {
                 Ok(intakes) => applied = intakes,
                 Err(error) => {
                     tracing::warn!(error = %error, size = group.len(), "applying a group of inbound activities at the inbox failed: it is queued for the intake");
@@ -154,11 +185,7 @@ impl Service {
             Ok(intakes) => {
                 let mut batch = batch;
                 for (waiting, intake) in group.into_iter().zip(intakes) {
-                    let queued_object = if intake == Intake::Queued {
-                        waiting.object
-                    } else {
-                        None
-                    };
+                    let queued_object = if intake == Intake::Queued { waiting.object } else { None };
                     let _ = waiting.reply.send(Ok(GroupIntake {
                         intake,
                         queued_object,
@@ -176,15 +203,14 @@ impl Service {
     }
 
     /// One unit of work that stores a group as [`Service::store_inbound_group`] does and applies its activities
-    /// (`batch`, one entry a request, its rows stored without their bodies): `None`, with nothing stored, when
-    /// activities are queued already (the group must wait behind them).
+    /// (`batch`, one entry a request, its rows stored without their bodies, with the checks each request made):
+    /// `None`, with nothing stored, when activities are queued already (the group must wait behind them).
     async fn store_and_apply_inbound_group(
         &self,
         group: &[WaitingActivity],
         batch: &[(InboxActivityRow, Result<InboundMessage, String>)],
+        checked: &[Option<Result<CheckedRevision, String>>],
     ) -> Result<Option<Vec<Intake>>, ServiceError> {
-        let checked: Vec<Option<Result<CheckedRevision, String>>> =
-            batch.iter().map(|(_, message)| self.check_inbound(message)).collect();
         let rows: Vec<InboxActivityRow> = batch.iter().map(|(row, _)| row.clone()).collect();
         let stored = within_unit_of_work!(self, |unit| {
             async {
@@ -194,10 +220,12 @@ impl Service {
                 let intakes = self.store_group_rows(unit.transaction(), group, &rows).await?;
                 // A row this unit inserted is this unit's to apply: no one else sees it before the commit.
                 let applies: Vec<bool> = intakes.iter().map(|intake| *intake == Intake::Queued).collect();
-                let outcomes = self.apply_batch_in(unit, batch, &checked, &applies).await?;
+                let outcomes = self.apply_batch_in(unit, batch, checked, &applies).await?;
                 for (row, outcome, _) in &outcomes {
                     if *outcome == "refused"
-                        && let Some(waiting) = group.iter().find(|waiting| waiting.activity.activity_id == row.activity_id)
+                        && let Some(waiting) = group
+                            .iter()
+                            .find(|waiting| waiting.activity.activity_id == row.activity_id)
                     {
                         store::federation::keep_inbox_activity_body(
                             &mut unit.conn(),
@@ -255,10 +283,11 @@ impl Service {
                 )
             })
             .collect();
-        let mut new_nonces: HashSet<(String, String)> = store::federation::insert_nonces(&mut transaction.conn(), &nonces)
-            .await?
-            .into_iter()
-            .collect();
+        let mut new_nonces: HashSet<(String, String)> =
+            store::federation::insert_nonces(&mut transaction.conn(), &nonces)
+                .await?
+                .into_iter()
+                .collect();
         // The first request with a nonce takes it; a second one with the same nonce is a replay.
         let fresh: Vec<bool> = group
             .iter()
@@ -270,10 +299,11 @@ impl Service {
             .filter(|(_, fresh)| **fresh)
             .map(|(row, _)| row.clone())
             .collect();
-        let mut stored: HashSet<String> = store::federation::insert_inbox_activities(&mut transaction.conn(), &fresh_rows)
-            .await?
-            .into_iter()
-            .collect();
+        let mut stored: HashSet<String> =
+            store::federation::insert_inbox_activities(&mut transaction.conn(), &fresh_rows)
+                .await?
+                .into_iter()
+                .collect();
         let intakes: Vec<Intake> = group
             .iter()
             .zip(&fresh)
