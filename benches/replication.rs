@@ -21,9 +21,11 @@
 //!   first item is published to take it), publishes `INTERAI_BENCH_ITEMS` items with
 //!   `INTERAI_BENCH_PUBLISHERS` concurrent publishers, checks that nothing was pushed meanwhile, then gives the
 //!   lease back and wakes alpha's loop. From then on the served loops do everything: alpha's pushes rounds of up to
-//!   256 events with 48 requests in flight to beta's inbox, which verifies and queues each, and beta's applies the
-//!   queue in batches. The clock runs from giving the lease back; **delivered** is when alpha's backlog to beta is
-//!   empty (every activity answered 202, so durably queued on beta), **applied** is the intake log's stamp of the
+//!   256 events with 48 requests in flight to beta's inbox, which verifies each and applies the requests waiting
+//!   together in the transaction that stores them (or, while activities are queued, and on PostgreSQL for groups of
+//!   more than 8, queues them for beta's intake, which applies the queue in batches). The clock runs from giving the
+//!   lease back; **delivered** is when alpha's backlog to beta is empty (every activity answered 202, so durably
+//!   stored on beta), **applied** is the intake log's stamp of the
 //!   last item beta applied, checked by beta's queue being empty. activities/s = items / that time. The backlog
 //!   and the queue depth are read every 25 ms; the queue's maximum says whether beta's intake (a deep queue) or
 //!   the delivery (a short one) is what limits.
