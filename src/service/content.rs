@@ -925,6 +925,7 @@ impl Service {
                     tags: &content.tags,
                     indexed_at: now,
                     existing_claims: None,
+                    proof: None,
                 },
             )
             .await?;

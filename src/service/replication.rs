@@ -667,14 +667,8 @@ impl Service {
                 tags: &content.tags,
                 indexed_at: now,
                 existing_claims: Some(existing_claims),
+                proof: Some(proof),
             },
-        )
-        .await?;
-        store::replication::record_revision_proof(
-            &mut unit.conn(),
-            &record.revision_id,
-            &proof.signed_object,
-            &proof.key_id,
         )
         .await?;
         Ok(Applied::Stored(format!(

@@ -9,6 +9,7 @@ use super::trust::TrustTarget;
 use super::unit_of_work::UnitOfWork;
 use super::{Service, ServiceError};
 use crate::domain::knowledge::{Claim, ContentItem, Relation, RelationType, Revision};
+use crate::domain::replication::OriginProof;
 use crate::domain::{PublicId, TrustStatus};
 use crate::store::trust::TrustTargetKind;
 use crate::store::{self};
@@ -50,6 +51,8 @@ pub(super) struct RevisionWrite<'a> {
     /// The stored claims with the fingerprints of `claims`, when the caller read them already (read here when
     /// `None`).
     pub existing_claims: Option<Vec<Claim>>,
+    /// A replicated revision's origin proof, stored with it (`None` for this realm's own revisions).
+    pub proof: Option<&'a OriginProof>,
 }
 
 /// A claim as linked by a written revision.
@@ -73,7 +76,7 @@ impl Service {
         if write.new_item {
             store::knowledge::insert_content(&mut unit.conn(), item).await?;
         }
-        store::knowledge::insert_revision(&mut unit.conn(), revision).await?;
+        store::knowledge::insert_revision(&mut unit.conn(), revision, write.proof).await?;
         if !write.new_item && write.becomes_current {
             store::knowledge::set_current_revision(
                 &mut unit.conn(),

@@ -9,6 +9,7 @@ use crate::domain::PublicId;
 use crate::domain::knowledge::{
     Claim, ContentItem, Entity, Relation, RelationType, Revision, Source, Space, SpaceVisibility,
 };
+use crate::domain::replication::OriginProof;
 
 // ---------------------------------------------------------------- spaces
 
@@ -499,13 +500,19 @@ impl RevisionRow {
 const REVISION_COLUMNS: &str = "id, content_id, revision_no, title, summary, body_markdown, structured_data, language, \
                                 change_note, context_key, author_id, content_sha256, origin, created_at, received_at";
 
-/// Inserts an immutable revision.
-pub async fn insert_revision(conn: &mut Conn<'_>, revision: &Revision) -> Result<(), StoreError> {
+/// Inserts an immutable revision; a replicated one with its origin's proof: the object exactly as its origin signed
+/// it, and the key that signed it.
+pub async fn insert_revision(
+    conn: &mut Conn<'_>,
+    revision: &Revision,
+    proof: Option<&OriginProof>,
+) -> Result<(), StoreError> {
     super::statement::execute(
         conn,
         super::statement::Statement::new("INSERT INTO content_revisions (id, content_id, revision_no, title, summary, body_markdown, structured_data, \
-             language, change_note, context_key, author_id, content_sha256, origin, created_at, received_at) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)",)
+             language, change_note, context_key, author_id, content_sha256, origin, created_at, received_at, \
+             signed_object, proof_key_id) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)",)
         .bind(revision.id.as_str())
         .bind(revision.content_id.as_str())
         .bind(revision.revision_no)
@@ -520,7 +527,9 @@ pub async fn insert_revision(conn: &mut Conn<'_>, revision: &Revision) -> Result
         .bind(&revision.content_sha256)
         .bind(&revision.origin)
         .bind(revision.created_at)
-        .bind(revision.received_at),
+        .bind(revision.received_at)
+        .bind(proof.map(|proof| proof.signed_object.as_str()))
+        .bind(proof.map(|proof| proof.key_id.as_str())),
     )
     .await
 }

@@ -595,23 +595,6 @@ pub async fn snapshot_after(
         .collect()
 }
 
-/// Keeps a replicated revision's object exactly as its origin signed it, with the key that signed it.
-pub async fn record_revision_proof(
-    conn: &mut Conn<'_>,
-    revision_id: &PublicId,
-    signed_object: &str,
-    key_id: &str,
-) -> Result<(), StoreError> {
-    super::statement::execute(
-        conn,
-        Statement::new("UPDATE content_revisions SET signed_object = $1, proof_key_id = $2 WHERE id = $3")
-            .bind(signed_object)
-            .bind(key_id)
-            .bind(revision_id.as_str()),
-    )
-    .await
-}
-
 /// Keeps a replicated space's object exactly as its origin signed it.
 pub async fn record_space_proof(
     conn: &mut Conn<'_>,
