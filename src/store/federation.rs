@@ -508,13 +508,13 @@ pub async fn insert_inbox_activity(conn: &mut Conn<'_>, row: &InboxActivityRow) 
 /// were new (an ID given twice is returned once).
 pub async fn insert_inbox_activities(
     conn: &mut Conn<'_>,
-    rows: &[InboxActivityRow],
+    rows: &[&InboxActivityRow],
 ) -> Result<Vec<String>, StoreError> {
     if rows.is_empty() {
         return Ok(Vec::new());
     }
     // In key order, as the nonces.
-    let mut sorted: Vec<&InboxActivityRow> = rows.iter().collect();
+    let mut sorted: Vec<&InboxActivityRow> = rows.to_vec();
     sorted.sort_by(|left, right| left.activity_id.cmp(&right.activity_id));
     let inserted: Vec<(String,)> = dispatch!(conn, |connection| {
         let mut builder = sqlx::QueryBuilder::new(format!("INSERT INTO inbox_activities ({INBOX_COLUMNS}) "));

@@ -380,6 +380,7 @@ impl Service {
                     ..super::inbox::queued_row(activity, now)
                 })
                 .collect();
+            let rows: Vec<&store::federation::InboxActivityRow> = rows.iter().collect();
             queued += store::federation::insert_inbox_activities(&mut transaction.conn(), &rows)
                 .await?
                 .len();

@@ -211,7 +211,7 @@ impl Service {
         batch: &[(InboxActivityRow, Result<InboundMessage, String>)],
         checked: &[Option<Result<CheckedRevision, String>>],
     ) -> Result<Option<Vec<Intake>>, ServiceError> {
-        let rows: Vec<InboxActivityRow> = batch.iter().map(|(row, _)| row.clone()).collect();
+        let rows: Vec<&InboxActivityRow> = batch.iter().map(|(row, _)| row).collect();
         let stored = within_unit_of_work!(self, |unit| {
             async {
                 if store::federation::any_queued_inbox_activity(&mut unit.conn()).await? {
@@ -258,6 +258,7 @@ impl Service {
             .map(|waiting| super::inbox::queued_row(&waiting.activity, now))
             .collect();
         let mut transaction = self.store().begin().await?;
+        let rows: Vec<&InboxActivityRow> = rows.iter().collect();
         let intakes = self.store_group_rows(&mut transaction, group, &rows).await?;
         transaction.commit().await?;
         Ok(intakes)
@@ -270,7 +271,7 @@ impl Service {
         &self,
         transaction: &mut store::Transaction,
         group: &[WaitingActivity],
-        rows: &[InboxActivityRow],
+        rows: &[&InboxActivityRow],
     ) -> Result<Vec<Intake>, ServiceError> {
         let now = self.now();
         let nonces: Vec<(String, String, DateTime<Utc>)> = group
@@ -293,11 +294,11 @@ impl Service {
             .iter()
             .map(|waiting| new_nonces.remove(&(waiting.activity.peer_realm.clone(), waiting.nonce.nonce.clone())))
             .collect();
-        let fresh_rows: Vec<InboxActivityRow> = rows
+        let fresh_rows: Vec<&InboxActivityRow> = rows
             .iter()
             .zip(&fresh)
             .filter(|(_, fresh)| **fresh)
-            .map(|(row, _)| row.clone())
+            .map(|(row, _)| *row)
             .collect();
         let mut stored: HashSet<String> =
             store::federation::insert_inbox_activities(&mut transaction.conn(), &fresh_rows)
