@@ -15,9 +15,10 @@
 //! applies it, and reports what failed with its backoff, as for any queued activity. On PostgreSQL a group of more
 //! than [`MAX_APPLIED_GROUP_POSTGRES`] is queued too: that many requests at once mean a peer catching up, which the
 //! intake's lanes, several transactions at once, apply faster than one group after another; the groups behind it
-//! queue until the intake has caught up, and then they are applied at the inbox again. Each request checks its own
-//! object's content before it joins the waiting list, so that work is spread over the requests and not done one
-//! object after another while the group holds the writer.
+//! queue until the intake has caught up, and then they are applied at the inbox again. On SQLite each request checks
+//! its own object's content before it joins the waiting list, so that work is spread over the requests and not done
+//! one object after another while the group holds the writer; on PostgreSQL, where a busy group is queued and the
+//! intake checks it, a group applied here makes the checks itself, so no object is checked twice.
 //!
 //! The protocol: a request puts itself on the waiting list, then waits for its turn to write (a FIFO lock). On its
 //! turn it writes what is waiting (oldest first, at most [`MAX_GROUP`] per transaction) until its own activity has
@@ -56,7 +57,7 @@ struct WaitingActivity {
     nonce: InboxNonce,
     /// The replicated object the inbox read from the body, when the activity carries one.
     object: Option<Box<ReplicatedObject>>,
-    /// Its checks that need no database, made by the request.
+    /// Its checks that need no database, made by the request (on SQLite; the group makes them otherwise).
     checked: Option<Result<CheckedRevision, String>>,
     reply: oneshot::Sender<Result<GroupIntake, ServiceError>>,
 }
@@ -93,7 +94,12 @@ impl Service {
         object: Option<Box<ReplicatedObject>>,
     ) -> Result<GroupIntake, ServiceError> {
         let groups = self.inbound_groups();
-        let checked = object.as_deref().and_then(|object| self.check_replicated(object));
+        // On SQLite a group is nearly always applied here, so the request makes its object's checks beside the
+        // other requests; on PostgreSQL a busy group goes to the intake, which checks again, so the group makes them.
+        let checked = match self.store().backend() {
+            store::Backend::Sqlite => object.as_deref().and_then(|object| self.check_replicated(object)),
+            store::Backend::Postgres => None,
+        };
         let (reply, mut answer) = oneshot::channel();
         groups
             .waiting
@@ -154,8 +160,15 @@ impl Service {
                     ))
                 })
                 .collect();
-            let checked: Vec<Option<Result<CheckedRevision, String>>> =
-                group.iter_mut().map(|waiting| waiting.checked.take()).collect();
+            let checked: Vec<Option<Result<CheckedRevision, String>>> = group
+                .iter_mut()
+                .zip(&batch)
+                .map(|(waiting, (_, message))| match (waiting.checked.take(), message) {
+                    (Some(checked), _) => Some(checked),
+                    (None, Ok(InboundMessage::Replicated(object))) => self.check_replicated(object),
+                    (None, _) => None,
+                })
+                .collect();
             match self.store_and_apply_inbound_group(&group, &batch, &checked).await {
                 Ok(intakes) => applied = intakes,
                 Err(error) => {
