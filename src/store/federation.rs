@@ -370,6 +370,40 @@ pub async fn find_peer_key(conn: &mut Conn<'_>, key_id: &str) -> Result<Option<P
     Ok(row)
 }
 
+/// The pinned key with this ID and the peer it belongs to, in one statement (the inbox reads both for every
+/// request). `None` when there is no such key, or no such peer.
+pub async fn find_peer_key_and_peer(
+    conn: &mut Conn<'_>,
+    key_id: &str,
+) -> Result<Option<(PeerKeyRow, PeerRecord)>, StoreError> {
+    let sql = format!(
+        "SELECT {}, {} FROM peer_keys k JOIN peers p ON p.realm = k.peer_realm WHERE k.key_id = $1",
+        qualified("k", PEER_KEY_COLUMNS),
+        qualified("p", PEER_COLUMNS)
+    );
+    let found: Option<(PeerKeyRow, PeerRow)> = dispatch!(conn, |connection| {
+        match sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(key_id)
+            .fetch_optional(&mut *connection)
+            .await?
+        {
+            Some(row) => Some((sqlx::FromRow::from_row(&row)?, sqlx::FromRow::from_row(&row)?)),
+            None => None,
+        }
+    });
+    found.map(|(key, peer)| Ok((key, peer.into_record()?))).transpose()
+}
+
+/// `a, b` → `t.a, t.b`: a column list qualified by a table alias (the lists' names do not overlap, so the rows
+/// decode by name as if read alone).
+fn qualified(alias: &str, columns: &str) -> String {
+    columns
+        .split(',')
+        .map(|column| format!("{alias}.{}", column.trim()))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// Every key pinned for a peer, oldest pin first.
 pub async fn list_peer_keys(conn: &mut Conn<'_>, realm: &str) -> Result<Vec<PeerKeyRow>, StoreError> {
     let rows: Vec<PeerKeyRow> = dispatch!(conn, |connection| {

@@ -156,10 +156,7 @@ impl Service {
     /// (and stored), so it takes effect on the next request in every process.
     pub async fn inbox_sender(&self, key_id: &str) -> Result<Option<InboxSender>, ServiceError> {
         let mut reader = self.store().reader().await?;
-        let Some(key) = store::federation::find_peer_key(&mut reader.conn(), key_id).await? else {
-            return Ok(None);
-        };
-        let Some(peer) = store::federation::find_peer(&mut reader.conn(), &key.peer_realm).await? else {
+        let Some((key, peer)) = store::federation::find_peer_key_and_peer(&mut reader.conn(), key_id).await? else {
             return Ok(None);
         };
         drop(reader);
