@@ -439,7 +439,7 @@ async fn check_activity(
             format!("the body is not I-JSON: {error}"),
         )
     })?;
-    let activity: Activity = serde_json::from_value(parsed).map_err(|error| {
+    let activity = Activity::from_json(parsed).map_err(|error| {
         InboxVerdict::rejected(
             StatusCode::BAD_REQUEST,
             "malformed_activity",

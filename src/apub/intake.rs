@@ -49,7 +49,7 @@ pub async fn apply_queued(service: &Service, handoff: &InboxHandoff) -> Result<I
         }
         let parsed = federation::integrity::parse_i_json(row.body.as_bytes())
             .map_err(|error| error.to_string())
-            .and_then(|value| serde_json::from_value::<Activity>(value).map_err(|error| error.to_string()));
+            .and_then(|value| Activity::from_json(value).map_err(|error| error.to_string()));
         let message = match (parsed, peer_actor) {
             (Ok(activity), Some(_)) if is_replication(&activity) => {
                 read_verified(&activity).map(|object| InboundMessage::Replicated(Box::new(object)))

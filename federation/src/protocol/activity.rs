@@ -102,7 +102,11 @@ pub struct Activity {
 }
 
 /// The `object` of an activity: a reference or an embedded document.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+///
+/// Read as an untagged enum would read it (the first variant that fits, in this order), but by hand
+/// ([`ActivityObject::from_json`]): serde's untagged enums copy the whole embedded document into a buffer and then
+/// try each variant on it, and a replicated object is most of an activity's bytes.
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(untagged)]
 pub enum ActivityObject {
     /// A URL.
@@ -115,7 +119,45 @@ pub enum ActivityObject {
     Other(Value),
 }
 
+impl<'de> Deserialize<'de> for ActivityObject {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<ActivityObject, D::Error> {
+        ActivityObject::from_json(Value::deserialize(deserializer)?).map_err(serde::de::Error::custom)
+    }
+}
+
+/// Members without which a document cannot be read as an [`Activity`] or a [`ServiceActor`]: checked before trying,
+/// so that an embedded object of another kind (a replicated `Article`, say) is not walked in vain.
+const ACTIVITY_MEMBERS: [&str; 4] = ["id", "type", "actor", "object"];
+const ACTOR_MEMBERS: [&str; 3] = ["preferredUsername", "assertionMethod", "inbox"];
+
 impl ActivityObject {
+    /// Reads an activity's object from its JSON, which it keeps as it is when the object is of no kind this crate
+    /// reads: a string is a reference; a document that reads as an activity is one, else one that reads as an
+    /// instance actor is one; anything else is [`ActivityObject::Other`].
+    pub fn from_json(value: Value) -> Result<ActivityObject, serde_json::Error> {
+        let members = match &value {
+            Value::String(_) => {
+                let Value::String(reference) = value else {
+                    unreachable!("matched as a string")
+                };
+                return Ok(ActivityObject::Reference(reference));
+            }
+            Value::Object(members) => members,
+            _ => return Ok(ActivityObject::Other(value)),
+        };
+        if ACTIVITY_MEMBERS.iter().all(|name| members.contains_key(*name))
+            && let Ok(activity) = Activity::deserialize(&value)
+        {
+            return Ok(ActivityObject::Activity(Box::new(activity)));
+        }
+        if ACTOR_MEMBERS.iter().all(|name| members.contains_key(*name))
+            && let Ok(actor) = ServiceActor::deserialize(&value)
+        {
+            return Ok(ActivityObject::Actor(Box::new(actor)));
+        }
+        Ok(ActivityObject::Other(value))
+    }
+
     /// The object's ID: the reference itself, or the embedded object's `id`.
     pub fn id(&self) -> Option<&str> {
         match self {
@@ -128,6 +170,22 @@ impl ActivityObject {
 }
 
 impl Activity {
+    /// Reads an activity from parsed JSON, taking its object's JSON as it is (see [`ActivityObject::from_json`]):
+    /// the same as `serde_json::from_value`, without rebuilding the embedded document member by member.
+    pub fn from_json(value: Value) -> Result<Activity, serde_json::Error> {
+        let Value::Object(mut members) = value else {
+            return Activity::deserialize(value);
+        };
+        let Some(object) = members.remove("object") else {
+            return Err(serde::de::Error::missing_field("object"));
+        };
+        // The envelope without its object, which is read on its own: a placeholder takes its place meanwhile.
+        members.insert("object".to_owned(), Value::Null);
+        let mut activity = Activity::deserialize(Value::Object(members))?;
+        activity.object = ActivityObject::from_json(object)?;
+        Ok(activity)
+    }
+
     /// A `Follow` of `followed` by `actor`.
     pub fn follow(id: String, actor: String, followed: String, published: String) -> Activity {
         Activity {
@@ -212,6 +270,72 @@ mod tests {
         assert_eq!(embedded.kind, ActivityKind::Follow);
         assert_eq!(embedded.id, follow.id);
         assert_eq!(embedded.object.id(), Some("https://beta.test/actor"));
+    }
+
+    /// Every kind of object reads as the untagged enum read it, from text and from parsed JSON alike.
+    #[test]
+    fn objects_read_as_references_activities_actors_or_documents_kept_as_they_are() {
+        let follow = Activity::follow(
+            "https://alpha.test/activities/1".to_owned(),
+            "https://alpha.test/actor".to_owned(),
+            "https://beta.test/actor".to_owned(),
+            "2027-01-15T08:00:00Z".to_owned(),
+        );
+        let accept = Activity::answering(
+            ActivityKind::Accept,
+            "https://beta.test/activities/9".to_owned(),
+            "https://beta.test/actor".to_owned(),
+            follow.clone(),
+            "2027-01-15T08:00:01Z".to_owned(),
+        );
+        let article = serde_json::json!({
+            "@context": "https://www.w3.org/ns/activitystreams",
+            "id": "https://alpha.test/o/cnt_1",
+            "type": "Article",
+            "name": "A procedure",
+            "object": "looks like an activity member, but there is no actor"
+        });
+        let create = serde_json::json!({
+            "id": "https://alpha.test/activities/3",
+            "type": "Create",
+            "actor": "https://alpha.test/actor",
+            "object": article,
+            "published": "2027-01-15T08:00:02Z"
+        });
+        for value in [
+            serde_json::to_value(&follow).expect("json"),
+            serde_json::to_value(&accept).expect("json"),
+            create,
+        ] {
+            let text = value.to_string();
+            let from_text: Activity = serde_json::from_str(&text).expect("parses from text");
+            let from_value = Activity::from_json(value.clone()).expect("reads from JSON");
+            assert_eq!(from_text, from_value);
+            assert_eq!(serde_json::to_value(&from_value).expect("json"), value);
+        }
+        let read = Activity::from_json(serde_json::to_value(&accept).expect("json")).expect("reads");
+        assert_eq!(
+            read.embedded_activity().map(|follow| follow.kind.clone()),
+            Some(ActivityKind::Follow)
+        );
+        let created = Activity::from_json(serde_json::json!({
+            "id": "https://alpha.test/activities/3", "type": "Create", "actor": "https://alpha.test/actor",
+            "object": article
+        }))
+        .expect("reads");
+        assert_eq!(created.object, ActivityObject::Other(article));
+        assert_eq!(
+            ActivityObject::from_json(serde_json::json!(7)).expect("reads"),
+            ActivityObject::Other(serde_json::json!(7))
+        );
+        let without_object = serde_json::json!({"id": "x", "type": "Create", "actor": "y"});
+        let error = Activity::from_json(without_object.clone()).expect_err("no object");
+        assert_eq!(
+            error.to_string(),
+            serde_json::from_value::<Activity>(without_object)
+                .expect_err("no object")
+                .to_string()
+        );
     }
 
     #[test]
