@@ -22,6 +22,7 @@ pub mod statement;
 pub mod statement_budget;
 pub mod tombstones;
 pub mod trust;
+pub mod write_lane;
 
 use std::str::FromStr;
 use std::time::Duration;
@@ -107,6 +108,9 @@ pub enum StoreError {
     /// SQLite's full-text ranking function could not be registered on a new connection.
     #[error("cannot register the SQLite ranking function: {0}")]
     Ranking(#[from] fts5_rank::RegisterError),
+    /// The write lane's thread could not be started.
+    #[error("cannot start the SQLite write lane: {0}")]
+    WriteLane(std::io::Error),
     /// A database file could not be created for, or restricted to, its owner.
     #[error("cannot restrict {path} to its owner: {source}")]
     Permissions {
@@ -217,6 +221,7 @@ enum Pools {
     Sqlite {
         reader: SqlitePool,
         writer: std::sync::Arc<sqlite_writer::SqliteWriter>,
+        lane: std::sync::Arc<write_lane::WriteLane>,
     },
 }
 
@@ -388,6 +393,7 @@ impl Store {
                 pools: Pools::Sqlite {
                     reader,
                     writer: std::sync::Arc::new(writer),
+                    lane: std::sync::Arc::new(write_lane::WriteLane::start()?),
                 },
             }
         } else {
@@ -403,6 +409,19 @@ impl Store {
         match self.pools {
             Pools::Postgres(_) => Backend::Postgres,
             Pools::Sqlite { .. } => Backend::Sqlite,
+        }
+    }
+
+    /// Runs `write`, a task that holds the writer for many statements, where its statements wait least: on SQLite on
+    /// the write lane's thread (see [`write_lane`]), on PostgreSQL as any task.
+    pub fn spawn_write<F>(&self, write: F) -> tokio::task::JoinHandle<F::Output>
+    where
+        F: std::future::Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        match &self.pools {
+            Pools::Postgres(_) => tokio::spawn(write),
+            Pools::Sqlite { lane, .. } => lane.spawn(write),
         }
     }
 
@@ -467,9 +486,10 @@ impl Store {
     pub async fn close(&self) {
         match &self.pools {
             Pools::Postgres(pool) => pool.close().await,
-            Pools::Sqlite { reader, writer } => {
+            Pools::Sqlite { reader, writer, lane } => {
                 reader.close().await;
                 writer.close().await;
+                lane.stop_and_wait().await;
             }
         }
     }

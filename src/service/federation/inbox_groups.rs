@@ -135,7 +135,9 @@ impl Service {
                 ));
             }
             let service = self.clone();
-            tokio::spawn(async move { service.write_inbound_group(group).await })
+            // On the store's write lane: the group holds the writer from its first statement to its commit.
+            self.store()
+                .spawn_write(async move { service.write_inbound_group(group).await })
                 .await
                 .map_err(|error| ServiceError::internal(format!("writing a group of activities failed: {error}")))?;
         }
