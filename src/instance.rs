@@ -313,6 +313,11 @@ async fn serve_connections(
                 }
             },
         };
+        // Answers go out as soon as they are written: with Nagle's algorithm a response written in two parts waits
+        // for the client's acknowledgement of the first, which the client may delay.
+        if let Err(error) = stream.set_nodelay(true) {
+            tracing::debug!(error = %error, "cannot set TCP_NODELAY on a connection");
+        }
         let connection = builder.serve_connection(
             hyper_util::rt::TokioIo::new(stream),
             hyper_util::service::TowerToHyperService::new(router.clone()),
