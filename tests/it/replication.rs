@@ -290,6 +290,24 @@ async fn a_peer_down_for_a_day_gets_every_change_once_in_order_per_object() {
     distinct.dedup();
     assert_eq!(distinct.len(), applied.len(), "each change applied once in effect");
     assert_eq!(applied.len(), 1000, "{:?}", &applied[..5]);
+    // In order per object: an item's four events are 250 positions apart in the outbox, so one push round sends
+    // them in four different windows, and beta must still apply revision 1, 2, 3, 4 one after another (the log
+    // lists the newest first).
+    let mut revisions_applied: std::collections::HashMap<String, Vec<i32>> = std::collections::HashMap::new();
+    for detail in applied.iter().rev() {
+        let mut words = detail.split(' ');
+        let (Some(id), Some("revision"), Some(number)) = (words.next(), words.next(), words.next()) else {
+            panic!("an applied revision's detail: {detail}");
+        };
+        revisions_applied
+            .entry(id.to_owned())
+            .or_default()
+            .push(number.parse().expect("a revision number"));
+    }
+    assert_eq!(revisions_applied.len(), 250);
+    for (id, numbers) in &revisions_applied {
+        assert_eq!(numbers, &[1, 2, 3, 4], "{id} applied out of order");
+    }
     let lag = alpha
         .service()
         .peer_replication_lag("beta.test")
@@ -297,6 +315,73 @@ async fn a_peer_down_for_a_day_gets_every_change_once_in_order_per_object() {
         .expect("lag")
         .expect("state");
     assert_eq!((lag.undelivered, lag.replication.consecutive_failures), (0, 0));
+}
+
+/// A push round reads its next window while it sends one, so an object's events can be in flight from two windows
+/// at once: its later event must still wait for its earlier one. Here an item's first revision is the last event of
+/// the round's first window and its second revision the first of the next; the first is held in flight, and the
+/// second is not sent until the first is answered, while the other items of the second window go ahead.
+#[tokio::test]
+async fn an_objects_events_in_two_windows_of_one_round_are_sent_one_after_the_other() {
+    let network = Network::start_configured(&["alpha.test", "beta.test"], |_, config| {
+        config.writes_per_hour = 100_000;
+    })
+    .await;
+    peered(&network, "alpha.test", "beta.test").await;
+    let (alpha, beta) = (network.node("alpha.test"), network.node("beta.test"));
+    let author = agent(alpha.service(), "author").await;
+    let head = alpha.service().outbox_head().await.expect("head");
+    let window = interai::service::federation::cursors::PUSH_WINDOW;
+    for index in head + 1..window {
+        publish_procedure(alpha.service(), &author, &format!("filler procedure {index}"), &[]).await;
+    }
+    let held = publish_procedure(alpha.service(), &author, "held procedure", &[])
+        .await
+        .id;
+    assert_eq!(
+        alpha.service().outbox_head().await.expect("head"),
+        window,
+        "the item's creation ends the first window"
+    );
+    revise(alpha, &author, &held, "held procedure revised").await;
+    for index in 0..3 {
+        publish_procedure(alpha.service(), &author, &format!("later procedure {index}"), &[]).await;
+    }
+    network.switchboard.hold("beta.test", "held procedure");
+    let outgoing = alpha.outgoing();
+    let round = tokio::spawn(async move { outgoing.push_due().await });
+    network
+        .switchboard
+        .wait_until("the second window's other items to arrive", |switchboard| {
+            switchboard.held() >= 1
+                && switchboard
+                    .delivered_bodies()
+                    .iter()
+                    .filter(|body| body.contains("later procedure"))
+                    .count()
+                    == 3
+        })
+        .await;
+    assert_eq!(
+        network.switchboard.held(),
+        1,
+        "only the first revision is in flight: the second waits for it"
+    );
+    network.switchboard.release_all();
+    round.await.expect("the round ran").expect("the round succeeded");
+    network.settle().await;
+    let bodies = network.switchboard.delivered_bodies();
+    let first = bodies
+        .iter()
+        .position(|body| body.contains("\"held procedure\""))
+        .expect("the first revision was sent");
+    let second = bodies
+        .iter()
+        .position(|body| body.contains("held procedure revised"))
+        .expect("the second revision was sent");
+    assert!(first < second, "the first revision reached beta before the second");
+    let view = get(beta, &reader(beta).await, &held).await.expect("arrived");
+    assert_eq!(current_revision(&view), (2, "held procedure revised".to_owned()));
 }
 
 #[tokio::test]

@@ -17,8 +17,10 @@ use crate::store::federation::{DeliveryRow, PeerRecord};
 use crate::store::replication::{Lease, PeerReplicationRow};
 use crate::store::{self, Conn, StoreError};
 
-/// Events a healthy peer is sent per round.
+/// Events read at a time for a healthy peer (a round reads its next window while it sends one).
 pub const PUSH_WINDOW: i64 = 256;
+/// Windows a push round reads at most: its cursor is saved, and its lease given back, every this many windows.
+pub const PUSH_ROUND_WINDOWS: usize = 4;
 /// Requests in flight to one peer at once: most of the 64 an inbox of this software takes from one peer at once
 /// (`apub::inbox::PEER_CONCURRENCY`), the rest left for its other requests (peering, key updates). Each request
 /// waits for the receiver's commit, so requests in flight are what hides that wait: 48 delivered about a fifth

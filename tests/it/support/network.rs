@@ -31,12 +31,20 @@ struct Routes {
     refusing: HashMap<String, (u16, String)>,
     /// Every request sent, by target host, for tests that count deliveries.
     sent: Vec<(String, String, String)>,
+    /// Requests to a host whose body contains a marker wait until released: (host, marker, the gate they wait at).
+    holds: Vec<(String, String, Arc<tokio::sync::Semaphore>)>,
+    /// Requests waiting at a hold right now.
+    held: usize,
+    /// The bodies of the requests that reached a router, in the order they reached it.
+    delivered_bodies: Vec<String>,
 }
 
 /// The in-memory switchboard all instances of one network share.
 #[derive(Debug, Clone, Default)]
 pub struct Switchboard {
     routes: Arc<Mutex<Routes>>,
+    /// Woken whenever a request is held or reaches an instance.
+    changed: Arc<tokio::sync::Notify>,
 }
 
 impl Switchboard {
@@ -72,6 +80,52 @@ impl Switchboard {
     pub fn sent(&self) -> Vec<(String, String, String)> {
         self.lock().sent.clone()
     }
+
+    /// Requests to `host` whose body contains `marker` wait from now on, until [`Switchboard::release_all`] (a
+    /// request in flight for as long as a test needs).
+    pub fn hold(&self, host: &str, marker: &str) {
+        self.lock().holds.push((
+            host.to_owned(),
+            marker.to_owned(),
+            Arc::new(tokio::sync::Semaphore::new(0)),
+        ));
+    }
+
+    /// How many requests wait at a hold now.
+    pub fn held(&self) -> usize {
+        self.lock().held
+    }
+
+    /// Lets every held request through, and holds nothing more.
+    pub fn release_all(&self) {
+        for (_, _, gate) in self.lock().holds.drain(..) {
+            gate.close();
+        }
+    }
+
+    /// The bodies of the requests that reached an instance, in the order they reached it.
+    pub fn delivered_bodies(&self) -> Vec<String> {
+        self.lock().delivered_bodies.clone()
+    }
+
+    /// Waits until `condition` holds, checked whenever a request is held or reaches an instance (a minute at
+    /// most, then the test fails naming `what`).
+    pub async fn wait_until(&self, what: &str, condition: impl Fn(&Switchboard) -> bool) {
+        let wait = async {
+            loop {
+                let notified = self.changed.notified();
+                tokio::pin!(notified);
+                notified.as_mut().enable();
+                if condition(self) {
+                    return;
+                }
+                notified.await;
+            }
+        };
+        tokio::time::timeout(std::time::Duration::from_secs(60), wait)
+            .await
+            .unwrap_or_else(|_| panic!("waited a minute for {what}"));
+    }
 }
 
 /// One instance's connection to the switchboard: while that instance is down, its own requests fail too.
@@ -98,6 +152,7 @@ impl Transport for NodeTransport {
 impl Transport for Switchboard {
     fn send(&self, request: http::Request<Vec<u8>>) -> TransportFuture {
         let routes = self.routes.clone();
+        let changed = Arc::clone(&self.changed);
         Box::pin(async move {
             let host = request
                 .uri()
@@ -134,6 +189,28 @@ impl Transport for Switchboard {
                 })?
             };
             let (parts, body) = request.into_parts();
+            let text = String::from_utf8_lossy(&body).into_owned();
+            let gate = {
+                let routes = routes.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+                routes
+                    .holds
+                    .iter()
+                    .find(|(held_host, marker, _)| *held_host == host && text.contains(marker.as_str()))
+                    .map(|(_, _, gate)| Arc::clone(gate))
+            };
+            if let Some(gate) = gate {
+                routes.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).held += 1;
+                changed.notify_waiters();
+                // Closed when released: the wait ends with an error, which is the signal to go on.
+                let _ = gate.acquire().await;
+                routes.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).held -= 1;
+            }
+            routes
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner())
+                .delivered_bodies
+                .push(text);
+            changed.notify_waiters();
             let response = router
                 .oneshot(http::Request::from_parts(parts, Body::from(body)))
                 .await
