@@ -1112,7 +1112,9 @@ impl Service {
         let status = statuses.first().copied().unwrap_or(TrustStatus::Unverified);
         let mut document = super::search::entity_document(entity, status);
         document.created_at = indexed_at;
-        self.index_documents(&mut unit.conn(), &[document]).await?;
+        // A new entity: its document cannot exist yet.
+        self.index_documents(&mut unit.conn(), &[document], store::search::DocumentsAre::New)
+            .await?;
         Ok(())
     }
 

@@ -208,7 +208,14 @@ impl Service {
             document.created_at = write.indexed_at;
             documents.push(document);
         }
-        self.index_documents(&mut unit.conn(), &documents).await?;
+        // New claims are new, and so is the item's document when the item is (or when it has none here).
+        let documents_are = if write.new_item || !write.becomes_current {
+            store::search::DocumentsAre::New
+        } else {
+            store::search::DocumentsAre::MaybeIndexed
+        };
+        self.index_documents(&mut unit.conn(), &documents, documents_are)
+            .await?;
         if !write.becomes_current {
             return Ok(linked);
         }

@@ -533,13 +533,14 @@ impl Service {
         Ok(secret)
     }
 
-    /// Writes (or rewrites) search documents, all in one statement.
+    /// Writes (or rewrites) search documents, all in one statement (`documents_are` says whether any may exist).
     pub(super) async fn index_documents(
         &self,
         conn: &mut store::Conn<'_>,
         documents: &[SearchDocument],
+        documents_are: store::search::DocumentsAre,
     ) -> Result<(), ServiceError> {
-        store::search::upsert_documents(conn, documents).await?;
+        store::search::upsert_documents(conn, documents, documents_are).await?;
         Ok(())
     }
 }

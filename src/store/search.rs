@@ -101,9 +101,23 @@ fn status_facet(status: TrustStatus) -> String {
     facet_term('s', status.as_str())
 }
 
+/// Whether the documents a write indexes may have been indexed before.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DocumentsAre {
+    /// Their objects were created by the same write (a new item, new claims): nothing to remove first.
+    New,
+    /// Some may exist already and are rewritten.
+    MaybeIndexed,
+}
+
 /// Writes (or rewrites) search documents. On SQLite a document that exists is removed and written anew, so that
-/// its full-text rowid moves to the end and the index stays in the order documents last changed.
-pub async fn upsert_documents(conn: &mut Conn<'_>, documents: &[SearchDocument]) -> Result<(), StoreError> {
+/// its full-text rowid moves to the end and the index stays in the order documents last changed; documents that are
+/// [`DocumentsAre::New`] skip the removal (one statement less for every replicated or published item).
+pub async fn upsert_documents(
+    conn: &mut Conn<'_>,
+    documents: &[SearchDocument],
+    documents_are: DocumentsAre,
+) -> Result<(), StoreError> {
     if documents.is_empty() {
         return Ok(());
     }
@@ -153,14 +167,16 @@ pub async fn upsert_documents(conn: &mut Conn<'_>, documents: &[SearchDocument])
             super::statement::execute(conn, statement).await
         }
         _ => {
-            let removed = Statement::with_list(
-                "DELETE FROM search_documents WHERE object_id IN",
-                documents
-                    .iter()
-                    .map(|document| Bind::from(&document.object_id))
-                    .collect(),
-            );
-            super::statement::execute(conn, removed).await?;
+            if documents_are == DocumentsAre::MaybeIndexed {
+                let removed = Statement::with_list(
+                    "DELETE FROM search_documents WHERE object_id IN",
+                    documents
+                        .iter()
+                        .map(|document| Bind::from(&document.object_id))
+                        .collect(),
+                );
+                super::statement::execute(conn, removed).await?;
+            }
             // Rowids continue after the highest one, each in its kind's slot (see `kind_code`).
             let numbered: Vec<(i64, &SearchDocument)> = documents
                 .iter()
