@@ -260,10 +260,7 @@ async fn process(state: &ApubState, request: Request<Body>) -> InboxVerdict {
                     "the sender's key awaits an admin's approval",
                 );
             }
-            match PublicKey::from_multikey(&sender.key.public_key_multibase) {
-                Ok(key) => (sender.peer.realm.clone(), key, None, Some(sender)),
-                Err(error) => return internal(&error.to_string()),
-            }
+            (sender.peer.realm.clone(), sender.public_key, None, Some(sender))
         }
         None => match first_contact(state, &signature, &body, &parts.headers).await {
             Ok((introduction, key)) => (introduction.realm.clone(), key, Some(introduction), None),

@@ -310,10 +310,7 @@ async fn outbox(
         )
             .into_response();
     };
-    let key = match federation::PublicKey::from_multikey(&sender.key.public_key_multibase) {
-        Ok(key) => key,
-        Err(error) => return failure(&error.to_string()),
-    };
+    let key = sender.public_key;
     let request_parts = federation::signature::RequestParts {
         method: &parts.method,
         target_uri: &target,

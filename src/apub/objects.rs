@@ -13,7 +13,7 @@ use federation::protocol::objects::{
     RevisionFacts, SourceFacts, SpaceObject, SpaceReference, TOMBSTONE, TombstoneObject,
 };
 use federation::protocol::{Activity, ActivityKind, ActivityObject, context::document_context, parse_rfc3339};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::documents::InstanceUrls;
 use super::rfc3339;
@@ -106,14 +106,22 @@ pub fn activity_document(
     object: Value,
     published: DateTime<Utc>,
 ) -> Value {
-    json!({
-        "@context": federation::protocol::context::ACTIVITYSTREAMS,
-        "id": format!("{}/activities/{activity_key}", urls.base),
-        "type": kind.as_str(),
-        "actor": urls.actor(),
-        "object": object,
-        "published": rfc3339(published),
-    })
+    // Built member by member rather than with `json!`, which would copy the signed object (most of the activity)
+    // through the serializer.
+    let mut activity = serde_json::Map::new();
+    activity.insert(
+        "@context".to_owned(),
+        Value::from(federation::protocol::context::ACTIVITYSTREAMS),
+    );
+    activity.insert(
+        "id".to_owned(),
+        Value::from(format!("{}/activities/{activity_key}", urls.base)),
+    );
+    activity.insert("type".to_owned(), Value::from(kind.as_str()));
+    activity.insert("actor".to_owned(), Value::from(urls.actor()));
+    activity.insert("object".to_owned(), object);
+    activity.insert("published".to_owned(), Value::from(rfc3339(published)));
+    Value::Object(activity)
 }
 
 fn content_object(urls: &InstanceUrls, record: &RevisionRecord) -> ContentObject {
@@ -279,8 +287,7 @@ pub async fn read_replicated(
             format!("{stray} is not under the origin's URL {}", sender.peer.base_url),
         ));
     }
-    let key = federation::PublicKey::from_multikey(&sender.key.public_key_multibase)
-        .map_err(|error| refusal("internal_error", error.to_string()))?;
+    let key = sender.public_key;
     // The check's canonical walk gives the signed bytes that are stored with the object.
     let signed = integrity::verify_and_canonicalize(value, &key)
         .map_err(|error| refusal("invalid_origin_proof", error.to_string()))?;

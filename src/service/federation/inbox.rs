@@ -40,6 +40,8 @@ pub struct InboxSender {
     pub peer: PeerRecord,
     /// The key.
     pub key: PeerKeyRow,
+    /// The key, decoded (a request's signature and the origin proofs it carries are checked with it).
+    pub public_key: federation::PublicKey,
 }
 
 /// A request the adapter verified, ready to be queued.
@@ -166,7 +168,9 @@ impl Service {
         } else {
             peer
         };
-        Ok(Some(InboxSender { peer, key }))
+        let public_key = federation::PublicKey::from_multikey(&key.public_key_multibase)
+            .map_err(|error| ServiceError::internal(format!("the pinned key {key_id} does not decode: {error}")))?;
+        Ok(Some(InboxSender { peer, key, public_key }))
     }
 
     /// The peer with this realm, a lapsed block lifted.
