@@ -671,6 +671,57 @@ pub async fn finish_inbox_activity(
     .await
 }
 
+/// How one activity of a batch ended: its final state and outcome.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FinishedActivity<'a> {
+    /// The activity.
+    pub activity_id: &'a str,
+    /// `applied` or `failed`.
+    pub state: &'a str,
+    /// `applied`, `ignored` or `refused`.
+    pub outcome: &'a str,
+}
+
+/// Records the final state of a batch's activities: one statement for each state and outcome they share (usually
+/// one for the whole batch), its IDs bound as one JSON array, so that the text is the same whatever the batch's size
+/// (prepared once, where a list of placeholders would be a new text for every size).
+pub async fn finish_inbox_activities(
+    conn: &mut Conn<'_>,
+    finished: &[FinishedActivity<'_>],
+    processed_at: DateTime<Utc>,
+) -> Result<(), StoreError> {
+    let mut kinds: Vec<(&str, &str)> = Vec::new();
+    for activity in finished {
+        if !kinds.contains(&(activity.state, activity.outcome)) {
+            kinds.push((activity.state, activity.outcome));
+        }
+    }
+    for (state, outcome) in kinds {
+        let ids: Vec<&str> = finished
+            .iter()
+            .filter(|activity| activity.state == state && activity.outcome == outcome)
+            .map(|activity| activity.activity_id)
+            .collect();
+        let ids_in = match conn {
+            Conn::Postgres(_) => "SELECT jsonb_array_elements_text($4)",
+            _ => "SELECT value FROM json_each($4)",
+        };
+        super::statement::execute(
+            conn,
+            Statement::new(format!(
+                "UPDATE inbox_activities SET state = $1, outcome = $2, processed_at = $3, leased_until = NULL, \
+                 body = CASE WHEN $1 = 'applied' THEN '' ELSE body END WHERE activity_id IN ({ids_in})"
+            ))
+            .bind(state)
+            .bind(outcome)
+            .bind(processed_at)
+            .bind(serde_json::json!(ids)),
+        )
+        .await?;
+    }
+    Ok(())
+}
+
 /// Puts back the body of an activity that was stored without it to be applied in the same transaction and then
 /// failed, so a failed activity keeps its body as one the intake failed does.
 pub async fn keep_inbox_activity_body(conn: &mut Conn<'_>, activity_id: &str, body: &str) -> Result<(), StoreError> {
@@ -1042,24 +1093,70 @@ pub struct IntakeRow {
     pub created_at: DateTime<Utc>,
 }
 
-/// Appends a line to the intake log.
-pub async fn insert_intake(conn: &mut Conn<'_>, row: &IntakeRow) -> Result<(), StoreError> {
+/// Appends a batch's lines to the intake log, written at one time, in one statement whose text is the same whatever
+/// the batch's size (the lines are bound as one JSON array).
+pub async fn insert_intakes(
+    conn: &mut Conn<'_>,
+    lines: &[IntakeLine<'_>],
+    created_at: DateTime<Utc>,
+) -> Result<(), StoreError> {
+    if lines.is_empty() {
+        return Ok(());
+    }
+    let rows: Vec<serde_json::Value> = lines
+        .iter()
+        .map(|line| {
+            serde_json::json!({
+                "id": line.id,
+                "peer_realm": line.peer_realm,
+                "activity_id": line.activity_id,
+                "activity_type": line.activity_type,
+                "key_id": line.key_id,
+                "outcome": line.outcome,
+                "detail": line.detail,
+            })
+        })
+        .collect();
+    let sql = match conn {
+        Conn::Postgres(_) => {
+            "INSERT INTO federation_intake (id, peer_realm, activity_id, activity_type, key_id, outcome, detail, \
+             created_at) SELECT id, peer_realm, activity_id, activity_type, key_id, outcome, detail, $2 \
+             FROM jsonb_to_recordset($1) AS line(id TEXT, peer_realm TEXT, activity_id TEXT, activity_type TEXT, \
+             key_id TEXT, outcome TEXT, detail TEXT)"
+        }
+        _ => {
+            "INSERT INTO federation_intake (id, peer_realm, activity_id, activity_type, key_id, outcome, detail, \
+             created_at) SELECT value ->> 'id', value ->> 'peer_realm', value ->> 'activity_id', \
+             value ->> 'activity_type', value ->> 'key_id', value ->> 'outcome', value ->> 'detail', $2 \
+             FROM json_each($1) ORDER BY key"
+        }
+    };
     super::statement::execute(
         conn,
-        Statement::new(
-            "INSERT INTO federation_intake (id, peer_realm, activity_id, activity_type, key_id, outcome, detail, \
-             created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
-        )
-        .bind(&row.id)
-        .bind(&row.peer_realm)
-        .bind(&row.activity_id)
-        .bind(&row.activity_type)
-        .bind(&row.key_id)
-        .bind(&row.outcome)
-        .bind(&row.detail)
-        .bind(row.created_at),
+        Statement::new(sql)
+            .bind(serde_json::Value::Array(rows))
+            .bind(created_at),
     )
     .await
+}
+
+/// A line of the intake log to append (its time is the batch's).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IntakeLine<'a> {
+    /// The line's ID.
+    pub id: &'a str,
+    /// The peer whose activity it was.
+    pub peer_realm: &'a str,
+    /// The activity.
+    pub activity_id: &'a str,
+    /// Its type.
+    pub activity_type: &'a str,
+    /// The key that signed it.
+    pub key_id: &'a str,
+    /// `applied`, `ignored` or `refused`.
+    pub outcome: &'a str,
+    /// What it did, for the admin.
+    pub detail: &'a str,
 }
 
 /// The intake log of a peer (or every peer), newest first.

@@ -105,6 +105,12 @@ impl From<&serde_json::Value> for Bind {
     }
 }
 
+impl From<serde_json::Value> for Bind {
+    fn from(value: serde_json::Value) -> Bind {
+        Bind::Json(value)
+    }
+}
+
 /// A write whose result is not read: its SQL with `$1…` placeholders, and the values they stand for.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Statement {

@@ -378,8 +378,8 @@ impl Service {
                 if claimed.is_empty() {
                     return Ok::<_, ServiceError>(None);
                 }
-                Ok(Some(
-                    self.apply_inbound_in(
+                let (state, outcome, detail) = self
+                    .apply_inbound_in(
                         unit,
                         row,
                         message,
@@ -387,8 +387,10 @@ impl Service {
                         &mut PeersRead::new(),
                         &mut KnownRows::none(),
                     )
-                    .await?,
-                ))
+                    .await?;
+                self.finish_inbound(unit.transaction(), &[(row, state, outcome, &detail)])
+                    .await?;
+                Ok(Some((outcome, detail)))
             }
             .await
         });
@@ -490,22 +492,31 @@ impl Service {
             .map(str::to_owned)
             .collect();
         let mut known = KnownRows::read(unit, &objects, &fingerprints).await?;
-        let mut outcomes = Vec::with_capacity(batch.len());
+        let mut finished = Vec::with_capacity(batch.len());
         let mut peers = PeersRead::new();
         for (((row, message), checked), applies) in batch.iter().zip(checked).zip(applies) {
             if !applies {
                 continue;
             }
-            let (outcome, detail) = self
+            let (state, outcome, detail) = self
                 .apply_inbound_in(unit, row, message, checked.as_ref(), &mut peers, &mut known)
                 .await?;
             store::send_held_back_writes(&mut unit.conn()).await?;
-            outcomes.push((row, outcome, detail));
+            finished.push((row, state, outcome, detail));
         }
-        Ok(outcomes)
+        let lines: Vec<(&InboxActivityRow, &str, &str, &str)> = finished
+            .iter()
+            .map(|(row, state, outcome, detail)| (*row, *state, *outcome, detail.as_str()))
+            .collect();
+        self.finish_inbound(unit.transaction(), &lines).await?;
+        Ok(finished
+            .into_iter()
+            .map(|(row, _, outcome, detail)| (row, outcome, detail))
+            .collect())
     }
 
-    /// One attempt at [`Service::apply_inbound`] inside `unit`; returns the outcome and detail the intake log got.
+    /// One attempt at [`Service::apply_inbound`] inside `unit`; returns the activity's final state and the outcome and
+    /// detail of its intake log line, which the caller writes (for a whole batch at once).
     async fn apply_inbound_in(
         &self,
         unit: &mut UnitOfWork,
@@ -514,7 +525,7 @@ impl Service {
         checked: Option<&Result<CheckedRevision, String>>,
         peers: &mut PeersRead,
         known: &mut KnownRows,
-    ) -> Result<(&'static str, String), ServiceError> {
+    ) -> Result<(&'static str, &'static str, String), ServiceError> {
         let now = self.now();
         // A replicated object does not change its peer's row, so the row read for the batch's earlier objects
         // serves; a peering message may change it, so it reads the row afresh and the batch forgets its copy.
@@ -534,9 +545,7 @@ impl Service {
         }
         let Some(mut peer) = peer else {
             let detail = "the peer was removed before the activity was applied".to_owned();
-            self.finish_inbound(unit.transaction(), row, "failed", "refused", &detail)
-                .await?;
-            return Ok(("refused", detail));
+            return Ok(("failed", "refused", detail));
         };
         let (state, outcome, detail) = match message {
             Err(reason) => ("failed", "refused", reason.clone()),
@@ -567,36 +576,46 @@ impl Service {
                 (state, applied.outcome(), applied.detail().to_owned())
             }
         };
-        self.finish_inbound(unit.transaction(), row, state, outcome, &detail)
-            .await?;
-        Ok((outcome, detail))
+        Ok((state, outcome, detail))
     }
 
+    /// Writes the final states of a batch's activities and their intake log lines, `finished` holding each
+    /// activity's row, state, outcome and detail: two statements for the batch (one more per further state and
+    /// outcome), not two an activity.
     async fn finish_inbound(
         &self,
         transaction: &mut store::Transaction,
-        row: &InboxActivityRow,
-        state: &str,
-        outcome: &str,
-        detail: &str,
+        finished: &[(&InboxActivityRow, &str, &str, &str)],
     ) -> Result<(), ServiceError> {
+        if finished.is_empty() {
+            return Ok(());
+        }
         let now = self.now();
-        store::federation::finish_inbox_activity(&mut transaction.conn(), &row.activity_id, state, outcome, now)
-            .await?;
-        store::federation::insert_intake(
-            &mut transaction.conn(),
-            &IntakeRow {
-                id: self.new_internal_id(),
-                peer_realm: row.peer_realm.clone(),
-                activity_id: row.activity_id.clone(),
-                activity_type: row.activity_type.clone(),
-                key_id: row.key_id.clone(),
-                outcome: outcome.to_owned(),
-                detail: detail.to_owned(),
-                created_at: now,
-            },
-        )
-        .await?;
+        let states: Vec<store::federation::FinishedActivity<'_>> = finished
+            .iter()
+            .map(|(row, state, outcome, _)| store::federation::FinishedActivity {
+                activity_id: &row.activity_id,
+                state,
+                outcome,
+            })
+            .collect();
+        store::federation::finish_inbox_activities(&mut transaction.conn(), &states, now).await?;
+        // The lines' IDs follow one another (a monotonic ULID generator), so the log keeps the batch's order.
+        let ids: Vec<String> = finished.iter().map(|_| self.new_internal_id()).collect();
+        let lines: Vec<store::federation::IntakeLine<'_>> = finished
+            .iter()
+            .zip(&ids)
+            .map(|((row, _, outcome, detail), id)| store::federation::IntakeLine {
+                id,
+                peer_realm: &row.peer_realm,
+                activity_id: &row.activity_id,
+                activity_type: &row.activity_type,
+                key_id: &row.key_id,
+                outcome,
+                detail,
+            })
+            .collect();
+        store::federation::insert_intakes(&mut transaction.conn(), &lines, now).await?;
         Ok(())
     }
 
