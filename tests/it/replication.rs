@@ -221,13 +221,19 @@ async fn a_local_space_never_leaves_by_push_pull_or_backfill() {
     }
 }
 
-#[tokio::test]
-async fn a_peer_down_for_a_day_gets_every_change_once_in_order_per_object() {
+/// Alpha and beta peered, with a write limit that lets a test publish a thousand changes.
+async fn busy_pair() -> Network {
     let network = Network::start_configured(&["alpha.test", "beta.test"], |_, config| {
         config.writes_per_hour = 100_000;
     })
     .await;
     peered(&network, "alpha.test", "beta.test").await;
+    network
+}
+
+#[tokio::test]
+async fn a_peer_down_for_a_day_gets_every_change_once_in_order_per_object() {
+    let network = busy_pair().await;
     let (alpha, beta) = (network.node("alpha.test"), network.node("beta.test"));
     let author = agent(alpha.service(), "author").await;
     network.switchboard.take_down("beta.test");
@@ -323,11 +329,7 @@ async fn a_peer_down_for_a_day_gets_every_change_once_in_order_per_object() {
 /// second is not sent until the first is answered, while the other items of the second window go ahead.
 #[tokio::test]
 async fn an_objects_events_in_two_windows_of_one_round_are_sent_one_after_the_other() {
-    let network = Network::start_configured(&["alpha.test", "beta.test"], |_, config| {
-        config.writes_per_hour = 100_000;
-    })
-    .await;
-    peered(&network, "alpha.test", "beta.test").await;
+    let network = busy_pair().await;
     let (alpha, beta) = (network.node("alpha.test"), network.node("beta.test"));
     let author = agent(alpha.service(), "author").await;
     let head = alpha.service().outbox_head().await.expect("head");

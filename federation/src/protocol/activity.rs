@@ -247,8 +247,8 @@ impl Activity {
 mod tests {
     use super::*;
 
-    #[test]
-    fn a_follow_and_its_accept_round_trip_with_the_follow_embedded() {
+    /// Alpha's `Follow` of beta and beta's `Accept` of it.
+    fn follow_and_accept() -> (Activity, Activity) {
         let follow = Activity::follow(
             "https://alpha.test/activities/1".to_owned(),
             "https://alpha.test/actor".to_owned(),
@@ -262,6 +262,12 @@ mod tests {
             follow.clone(),
             "2027-01-15T08:00:01Z".to_owned(),
         );
+        (follow, accept)
+    }
+
+    #[test]
+    fn a_follow_and_its_accept_round_trip_with_the_follow_embedded() {
+        let (follow, accept) = follow_and_accept();
         let json = serde_json::to_string(&accept).expect("serializes");
         let read: Activity = serde_json::from_str(&json).expect("parses");
         assert_eq!(read.kind, ActivityKind::Accept);
@@ -275,19 +281,7 @@ mod tests {
     /// Every kind of object reads as the untagged enum read it, from text and from parsed JSON alike.
     #[test]
     fn objects_read_as_references_activities_actors_or_documents_kept_as_they_are() {
-        let follow = Activity::follow(
-            "https://alpha.test/activities/1".to_owned(),
-            "https://alpha.test/actor".to_owned(),
-            "https://beta.test/actor".to_owned(),
-            "2027-01-15T08:00:00Z".to_owned(),
-        );
-        let accept = Activity::answering(
-            ActivityKind::Accept,
-            "https://beta.test/activities/9".to_owned(),
-            "https://beta.test/actor".to_owned(),
-            follow.clone(),
-            "2027-01-15T08:00:01Z".to_owned(),
-        );
+        let (follow, accept) = follow_and_accept();
         let article = serde_json::json!({
             "@context": "https://www.w3.org/ns/activitystreams",
             "id": "https://alpha.test/o/cnt_1",
