@@ -357,19 +357,6 @@ pub async fn save_peer_key(conn: &mut Conn<'_>, key: &PeerKeyRow) -> Result<(), 
 const PEER_KEY_COLUMNS: &str =
     "key_id, peer_realm, public_key_multibase, fingerprint, valid_from, valid_until, pinned_by, pinned_at";
 
-/// The pinned key with this ID.
-pub async fn find_peer_key(conn: &mut Conn<'_>, key_id: &str) -> Result<Option<PeerKeyRow>, StoreError> {
-    let row: Option<PeerKeyRow> = dispatch!(conn, |connection| {
-        sqlx::query_as(sqlx::AssertSqlSafe(format!(
-            "SELECT {PEER_KEY_COLUMNS} FROM peer_keys WHERE key_id = $1"
-        )))
-        .bind(key_id)
-        .fetch_optional(&mut *connection)
-        .await?
-    });
-    Ok(row)
-}
-
 /// The pinned key with this ID and the peer it belongs to, in one statement (the inbox reads both for every
 /// request). `None` when there is no such key, or no such peer.
 pub async fn find_peer_key_and_peer(
@@ -645,32 +632,6 @@ pub async fn claim_inbox_activities(
     Ok(claimed)
 }
 
-/// Marks an activity applied or failed, with what happened.
-///
-/// An applied activity keeps its row, the dedupe key against a late retry, but not its body: what it did is in
-/// the intake log and, for a replicated object, the signed object is kept with what it changed. A failed one keeps
-/// its body for whoever looks into it.
-pub async fn finish_inbox_activity(
-    conn: &mut Conn<'_>,
-    activity_id: &str,
-    state: &str,
-    outcome: &str,
-    processed_at: DateTime<Utc>,
-) -> Result<(), StoreError> {
-    super::statement::execute(
-        conn,
-        Statement::new(
-            "UPDATE inbox_activities SET state = $2, outcome = $3, processed_at = $4, leased_until = NULL, \
-             body = CASE WHEN $2 = 'applied' THEN '' ELSE body END WHERE activity_id = $1",
-        )
-        .bind(activity_id)
-        .bind(state)
-        .bind(outcome)
-        .bind(processed_at),
-    )
-    .await
-}
-
 /// How one activity of a batch ended: its final state and outcome.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FinishedActivity<'a> {
@@ -685,6 +646,10 @@ pub struct FinishedActivity<'a> {
 /// Records the final state of a batch's activities: one statement for each state and outcome they share (usually
 /// one for the whole batch), its IDs bound as one JSON array, so that the text is the same whatever the batch's size
 /// (prepared once, where a list of placeholders would be a new text for every size).
+///
+/// An applied activity keeps its row, the dedupe key against a late retry, but not its body: what it did is in
+/// the intake log and, for a replicated object, the signed object is kept with what it changed. A failed one keeps
+/// its body for whoever looks into it.
 pub async fn finish_inbox_activities(
     conn: &mut Conn<'_>,
     finished: &[FinishedActivity<'_>],
