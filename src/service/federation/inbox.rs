@@ -44,6 +44,17 @@ pub struct InboxSender {
     pub public_key: federation::PublicKey,
 }
 
+/// How applying one inbound activity ended: its final state, and the outcome and detail of its intake log line.
+#[derive(Debug)]
+struct Ending {
+    /// `applied` or `failed`.
+    state: &'static str,
+    /// `applied`, `ignored` or `refused`.
+    outcome: &'static str,
+    /// What it did, for the admin.
+    detail: String,
+}
+
 /// A request the adapter verified, ready to be queued.
 #[derive(Debug, Clone, PartialEq)]
 pub struct VerifiedActivity {
@@ -378,7 +389,7 @@ impl Service {
                 if claimed.is_empty() {
                     return Ok::<_, ServiceError>(None);
                 }
-                let (state, outcome, detail) = self
+                let ending = self
                     .apply_inbound_in(
                         unit,
                         row,
@@ -388,9 +399,10 @@ impl Service {
                         &mut KnownRows::none(),
                     )
                     .await?;
-                self.finish_inbound(unit.transaction(), &[(row, state, outcome, &detail)])
-                    .await?;
-                Ok(Some((outcome, detail)))
+                let finished = [(row, ending)];
+                self.finish_inbound(unit.transaction(), &finished).await?;
+                let [(_, ending)] = finished;
+                Ok(Some((ending.outcome, ending.detail)))
             }
             .await
         });
@@ -498,20 +510,16 @@ impl Service {
             if !applies {
                 continue;
             }
-            let (state, outcome, detail) = self
+            let ending = self
                 .apply_inbound_in(unit, row, message, checked.as_ref(), &mut peers, &mut known)
                 .await?;
             store::send_held_back_writes(&mut unit.conn()).await?;
-            finished.push((row, state, outcome, detail));
+            finished.push((row, ending));
         }
-        let lines: Vec<(&InboxActivityRow, &str, &str, &str)> = finished
-            .iter()
-            .map(|(row, state, outcome, detail)| (*row, *state, *outcome, detail.as_str()))
-            .collect();
-        self.finish_inbound(unit.transaction(), &lines).await?;
+        self.finish_inbound(unit.transaction(), &finished).await?;
         Ok(finished
             .into_iter()
-            .map(|(row, _, outcome, detail)| (row, outcome, detail))
+            .map(|(row, ending)| (row, ending.outcome, ending.detail))
             .collect())
     }
 
@@ -525,7 +533,7 @@ impl Service {
         checked: Option<&Result<CheckedRevision, String>>,
         peers: &mut PeersRead,
         known: &mut KnownRows,
-    ) -> Result<(&'static str, &'static str, String), ServiceError> {
+    ) -> Result<Ending, ServiceError> {
         let now = self.now();
         // A replicated object does not change its peer's row, so the row read for the batch's earlier objects
         // serves; a peering message may change it, so it reads the row afresh and the batch forgets its copy.
@@ -544,8 +552,11 @@ impl Service {
             peers.insert(row.peer_realm.clone(), peer.clone());
         }
         let Some(mut peer) = peer else {
-            let detail = "the peer was removed before the activity was applied".to_owned();
-            return Ok(("failed", "refused", detail));
+            return Ok(Ending {
+                state: "failed",
+                outcome: "refused",
+                detail: "the peer was removed before the activity was applied".to_owned(),
+            });
         };
         let (state, outcome, detail) = match message {
             Err(reason) => ("failed", "refused", reason.clone()),
@@ -576,16 +587,16 @@ impl Service {
                 (state, applied.outcome(), applied.detail().to_owned())
             }
         };
-        Ok((state, outcome, detail))
+        Ok(Ending { state, outcome, detail })
     }
 
     /// Writes the final states of a batch's activities and their intake log lines, `finished` holding each
-    /// activity's row, state, outcome and detail: two statements for the batch (one more per further state and
+    /// activity's row and how it ended: two statements for the batch (one more per further state and
     /// outcome), not two an activity.
     async fn finish_inbound(
         &self,
         transaction: &mut store::Transaction,
-        finished: &[(&InboxActivityRow, &str, &str, &str)],
+        finished: &[(&InboxActivityRow, Ending)],
     ) -> Result<(), ServiceError> {
         if finished.is_empty() {
             return Ok(());
@@ -593,10 +604,10 @@ impl Service {
         let now = self.now();
         let states: Vec<store::federation::FinishedActivity<'_>> = finished
             .iter()
-            .map(|(row, state, outcome, _)| store::federation::FinishedActivity {
+            .map(|(row, ending)| store::federation::FinishedActivity {
                 activity_id: &row.activity_id,
-                state,
-                outcome,
+                state: ending.state,
+                outcome: ending.outcome,
             })
             .collect();
         store::federation::finish_inbox_activities(&mut transaction.conn(), &states, now).await?;
@@ -605,14 +616,14 @@ impl Service {
         let lines: Vec<store::federation::IntakeLine<'_>> = finished
             .iter()
             .zip(&ids)
-            .map(|((row, _, outcome, detail), id)| store::federation::IntakeLine {
+            .map(|((row, ending), id)| store::federation::IntakeLine {
                 id,
                 peer_realm: &row.peer_realm,
                 activity_id: &row.activity_id,
                 activity_type: &row.activity_type,
                 key_id: &row.key_id,
-                outcome,
-                detail,
+                outcome: ending.outcome,
+                detail: &ending.detail,
             })
             .collect();
         store::federation::insert_intakes(&mut transaction.conn(), &lines, now).await?;
