@@ -53,6 +53,13 @@ pub(crate) struct InboundGroups {
     waiting: std::sync::Mutex<Waiting>,
 }
 
+impl InboundGroups {
+    /// The list (a panic while it was held left nothing half-done in it: every change is one push or one drain).
+    fn waiting(&self) -> std::sync::MutexGuard<'_, Waiting> {
+        self.waiting.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
 #[derive(Debug, Default)]
 struct Waiting {
     activities: Vec<WaitingActivity>,
@@ -93,12 +100,7 @@ impl Drop for WriterGuard {
             return;
         }
         let restart = {
-            let mut waiting = self
-                .service
-                .inbound_groups()
-                .waiting
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            let mut waiting = self.service.inbound_groups().waiting();
             waiting.writer_running = !waiting.activities.is_empty();
             waiting.writer_running
         };
@@ -138,7 +140,7 @@ impl Service {
         };
         let (reply, answer) = oneshot::channel();
         let start_writer = {
-            let mut waiting = groups.waiting.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            let mut waiting = groups.waiting();
             waiting.activities.push(WaitingActivity {
                 activity: activity.clone(),
                 nonce: nonce.clone(),
@@ -173,11 +175,7 @@ impl Service {
             };
             loop {
                 let group: Vec<WaitingActivity> = {
-                    let mut waiting = service
-                        .inbound_groups()
-                        .waiting
-                        .lock()
-                        .unwrap_or_else(std::sync::PoisonError::into_inner);
+                    let mut waiting = service.inbound_groups().waiting();
                     let taken = waiting.activities.len().min(MAX_GROUP);
                     if taken == 0 {
                         waiting.writer_running = false;
