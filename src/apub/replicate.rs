@@ -234,17 +234,24 @@ impl Outgoing {
                     Ok::<_, ServiceError>(results)
                 });
             }
-            match next {
-                Some(next) => {
-                    entries = next.await.map_err(|error| {
-                        ServiceError::internal(format!("reading the next window failed: {error}"))
-                    })??;
-                    if entries.is_empty() {
-                        break;
-                    }
-                }
+            // A window that cannot be read ends the round with what it sent: the cursor moves over that, and the
+            // next round reads the window again (failing the round here would drop the answers of the requests in
+            // flight, whose events would all be sent again).
+            let read = match next {
+                Some(next) => next
+                    .await
+                    .map_err(|error| error.to_string())
+                    .and_then(|read| read.map_err(|error| error.to_string())),
                 None => break,
-            }
+            };
+            entries = match read {
+                Ok(entries) if !entries.is_empty() => entries,
+                Ok(_) => break,
+                Err(error) => {
+                    tracing::warn!(peer = %leased.peer.realm, error = %error, "reading the next window of a push round failed");
+                    break;
+                }
+            };
         }
         let mut events = Vec::new();
         while let Some(joined) = tasks.join_next().await {
