@@ -155,10 +155,12 @@ pub async fn begin_write_for(
     match store.backend() {
         super::Backend::Postgres => {
             let mut transaction = store.begin().await?;
-            if let Conn::Postgres(connection) = &mut transaction.conn() {
+            {
+                let mut conn = transaction.conn();
+                let connection = super::postgres_connection(&mut conn).await?;
                 sqlx::query("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))")
                     .bind(root_controller_id.as_str())
-                    .execute(&mut **connection)
+                    .execute(&mut *connection)
                     .await?;
             }
             let window = writes_in_window(&mut transaction.conn(), root_controller_id, first_minute).await?;

@@ -259,7 +259,7 @@ pub async fn record_peer_contact(conn: &mut Conn<'_>, realm: &str, at: DateTime<
     let threshold = at - chrono::TimeDelta::minutes(1);
     let bound = |sql: String| Statement::new(sql).bind(realm).bind(at);
     match conn {
-        Conn::Postgres(_) => {
+        Conn::Postgres(_) | Conn::PostgresWrite(_) => {
             let sql =
                 format!("WITH touched AS ({TOUCH} RETURNING 1), deliveries AS ({DELIVERIES} RETURNING 1) {ROUND}");
             super::statement::execute(conn, bound(sql).bind(threshold)).await
@@ -604,7 +604,8 @@ pub async fn claim_inbox_activities(
         .collect::<Vec<_>>()
         .join(", ");
     let claimed: Vec<String> = match conn {
-        Conn::Postgres(connection) => {
+        postgres @ (Conn::Postgres(_) | Conn::PostgresWrite(_)) => {
+            let connection = super::postgres_connection(postgres).await?;
             let sql = format!(
                 "UPDATE inbox_activities SET attempts = attempts + 1 WHERE activity_id IN \
                  (SELECT activity_id FROM inbox_activities WHERE activity_id IN ({placeholders}) AND {DUE} \
@@ -614,7 +615,7 @@ pub async fn claim_inbox_activities(
             for id in activity_ids {
                 query = query.bind(id);
             }
-            query.fetch_all(&mut **connection).await?
+            query.fetch_all(&mut *connection).await?
         }
         sqlite => {
             let connection = super::sqlite_connection(sqlite).await?;
@@ -668,7 +669,7 @@ pub async fn finish_inbox_activities(
             .map(|activity| activity.activity_id)
             .collect();
         let ids_in = match conn {
-            Conn::Postgres(_) => "SELECT jsonb_array_elements_text($4)",
+            Conn::Postgres(_) | Conn::PostgresWrite(_) => "SELECT jsonb_array_elements_text($4)",
             _ => "SELECT value FROM json_each($4)",
         };
         super::statement::execute(
@@ -854,7 +855,8 @@ pub async fn lease_due_deliveries(
          AND e.state = 'pending' AND (e.created_at < d.created_at OR (e.created_at = d.created_at AND e.id < d.id))) \
          ORDER BY d.created_at, d.id LIMIT $3";
     let rows: Vec<DeliveryRow> = match conn {
-        Conn::Postgres(connection) => {
+        postgres @ (Conn::Postgres(_) | Conn::PostgresWrite(_)) => {
+            let connection = super::postgres_connection(postgres).await?;
             sqlx::query_as(sqlx::AssertSqlSafe(format!(
                 "UPDATE federation_deliveries SET leased_until = $2, attempts = attempts + 1 WHERE id IN \
                  ({DUE} FOR UPDATE OF d SKIP LOCKED) RETURNING {DELIVERY_COLUMNS}"
@@ -863,7 +865,7 @@ pub async fn lease_due_deliveries(
             .bind(lease_until)
             .bind(limit)
             .bind(only_peer)
-            .fetch_all(&mut **connection)
+            .fetch_all(&mut *connection)
             .await?
         }
         sqlite => {
@@ -1083,7 +1085,7 @@ pub async fn insert_intakes(
         })
         .collect();
     let sql = match conn {
-        Conn::Postgres(_) => {
+        Conn::Postgres(_) | Conn::PostgresWrite(_) => {
             "INSERT INTO federation_intake (id, peer_realm, activity_id, activity_type, key_id, outcome, detail, \
              created_at) SELECT id, peer_realm, activity_id, activity_type, key_id, outcome, detail, $2 \
              FROM jsonb_to_recordset($1) AS line(id TEXT, peer_realm TEXT, activity_id TEXT, activity_type TEXT, \

@@ -435,12 +435,13 @@ pub async fn revision_target(
 /// single writer already serializes).
 pub async fn find_content_for_update(conn: &mut Conn<'_>, id: &PublicId) -> Result<Option<ContentItem>, StoreError> {
     let row: Option<ContentRow> = match conn {
-        Conn::Postgres(connection) => {
+        postgres @ (Conn::Postgres(_) | Conn::PostgresWrite(_)) => {
+            let connection = super::postgres_connection(postgres).await?;
             sqlx::query_as(sqlx::AssertSqlSafe(format!(
                 "SELECT {CONTENT_COLUMNS} FROM content_items WHERE id = $1 FOR UPDATE"
             )))
             .bind(id.as_str())
-            .fetch_optional(&mut **connection)
+            .fetch_optional(&mut *connection)
             .await?
         }
         sqlite => {
@@ -1046,7 +1047,7 @@ pub async fn find_sources(conn: &mut Conn<'_>, ids: &[PublicId]) -> Result<Vec<S
 /// in one statement; missing ones are absent.
 pub async fn find_contents_for_update(conn: &mut Conn<'_>, ids: &[PublicId]) -> Result<Vec<ContentItem>, StoreError> {
     let lock = match conn {
-        Conn::Postgres(_) => " ORDER BY id FOR UPDATE",
+        Conn::Postgres(_) | Conn::PostgresWrite(_) => " ORDER BY id FOR UPDATE",
         _ => "",
     };
     let rows = fetch_where_in!(

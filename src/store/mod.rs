@@ -33,13 +33,13 @@ use sqlx::{ConnectOptions, Connection, PgConnection, PgPool, Postgres, Sqlite, S
 
 /// Runs `$body` with `$connection` bound to a `&mut PgConnection` or a `&mut SqliteConnection`.
 ///
-/// The body is compiled once per backend, so the same query text and binds serve both. Inside a SQLite write, the
+/// The body is compiled once per backend, so the same query text and binds serve both. Inside a write, the
 /// statements it held back (see [`statement`]) are sent first, so the body sees every earlier write.
 macro_rules! dispatch {
     ($conn:expr, |$connection:ident| $body:expr) => {
         match &mut *$conn {
-            $crate::store::Conn::Postgres(inner) => {
-                let $connection: &mut sqlx::PgConnection = &mut **inner;
+            postgres @ ($crate::store::Conn::Postgres(_) | $crate::store::Conn::PostgresWrite(_)) => {
+                let $connection: &mut sqlx::PgConnection = $crate::store::postgres_connection(postgres).await?;
                 $body
             }
             sqlite => {
@@ -233,12 +233,68 @@ pub struct Store {
 
 /// A borrowed database connection of either backend; the argument of every query function.
 pub enum Conn<'a> {
-    /// A PostgreSQL connection.
+    /// A PostgreSQL connection outside a transaction (a reader).
     Postgres(&'a mut PgConnection),
+    /// A PostgreSQL transaction, which may hold plain writes back (see [`statement`]).
+    PostgresWrite(&'a mut PostgresWrite),
     /// A SQLite connection outside a write (a reader).
     Sqlite(&'a mut SqliteConnection),
     /// The SQLite writer connection inside a write, which may hold plain writes back (see [`statement`]).
     SqliteWrite(&'a mut sqlite_writer::SqliteWrite),
+}
+
+impl Conn<'_> {
+    /// Whether the connection is to PostgreSQL.
+    pub fn is_postgres(&self) -> bool {
+        matches!(self, Conn::Postgres(_) | Conn::PostgresWrite(_))
+    }
+}
+
+/// A PostgreSQL write transaction with the plain writes it holds back (see [`statement`]).
+#[derive(Debug)]
+pub struct PostgresWrite {
+    transaction: sqlx::Transaction<'static, Postgres>,
+    held: statement::PostgresHeldStatements,
+}
+
+impl PostgresWrite {
+    /// Holds a plain write back until the transaction's next statement or its commit.
+    pub fn defer(&mut self, statement: statement::Statement) {
+        self.held.push(statement);
+    }
+
+    /// Sends the writes held back, combined as far as they allow.
+    pub async fn send_deferred(&mut self) -> Result<(), StoreError> {
+        if self.held.is_empty() {
+            return Ok(());
+        }
+        self.held
+            .send(&mut self.transaction)
+            .await
+            .map_err(|error| StoreError::Deferred(Box::new(StoreError::Database(error))))
+    }
+
+    /// Sends the writes held back and commits.
+    async fn commit(mut self) -> Result<(), StoreError> {
+        self.send_deferred().await?;
+        self.transaction.commit().await?;
+        Ok(())
+    }
+}
+
+/// The PostgreSQL connection behind `conn`, with any statements a transaction held back sent first. Only for
+/// PostgreSQL connections; [`dispatch!`] routes SQLite elsewhere.
+pub(crate) async fn postgres_connection<'c>(conn: &'c mut Conn<'_>) -> Result<&'c mut PgConnection, StoreError> {
+    match conn {
+        Conn::Postgres(connection) => Ok(&mut **connection),
+        Conn::PostgresWrite(write) => {
+            write.send_deferred().await?;
+            Ok(&mut *write.transaction)
+        }
+        Conn::Sqlite(_) | Conn::SqliteWrite(_) => Err(StoreError::Corrupt(
+            "a SQLite connection was used as a PostgreSQL one".to_owned(),
+        )),
+    }
 }
 
 /// The SQLite connection behind `conn`, with any statements a write held back sent first. Only for SQLite
@@ -250,7 +306,7 @@ pub(crate) async fn sqlite_connection<'c>(conn: &'c mut Conn<'_>) -> Result<&'c 
             write.send_deferred().await?;
             Ok(write.connection())
         }
-        Conn::Postgres(_) => Err(StoreError::Corrupt(
+        Conn::Postgres(_) | Conn::PostgresWrite(_) => Err(StoreError::Corrupt(
             "a PostgreSQL connection was used as a SQLite one".to_owned(),
         )),
     }
@@ -261,10 +317,11 @@ pub(crate) async fn sqlite_connection<'c>(conn: &'c mut Conn<'_>) -> Result<&'c 
 /// writes on their own, so that every round trip carries the same combination of statements, which SQLite then
 /// prepares once and reuses; one combination of them all would be new text, prepared afresh, every time.
 pub async fn send_held_back_writes(conn: &mut Conn<'_>) -> Result<(), StoreError> {
-    if let Conn::SqliteWrite(write) = conn {
-        write.send_deferred().await?;
+    match conn {
+        Conn::SqliteWrite(write) => write.send_deferred().await,
+        Conn::PostgresWrite(write) => write.send_deferred().await,
+        Conn::Postgres(_) | Conn::Sqlite(_) => Ok(()),
     }
-    Ok(())
 }
 
 /// A pooled connection for reads outside a transaction.
@@ -288,7 +345,7 @@ impl Reader {
 /// A write transaction. Dropping it without [`Transaction::commit`] rolls everything back.
 pub enum Transaction {
     /// A PostgreSQL transaction.
-    Postgres(sqlx::Transaction<'static, Postgres>),
+    Postgres(PostgresWrite),
     /// A write on the single SQLite writer connection: a savepoint inside a `BEGIN IMMEDIATE` transaction that
     /// the writes queued behind each other share (group commit, see [`sqlite_writer`]).
     Sqlite(sqlite_writer::SqliteWrite),
@@ -298,7 +355,7 @@ impl Transaction {
     /// The connection to pass to query functions.
     pub fn conn(&mut self) -> Conn<'_> {
         match self {
-            Transaction::Postgres(transaction) => Conn::Postgres(&mut *transaction),
+            Transaction::Postgres(write) => Conn::PostgresWrite(write),
             Transaction::Sqlite(write) => Conn::SqliteWrite(write),
         }
     }
@@ -306,7 +363,7 @@ impl Transaction {
     /// Makes every write of the transaction durable.
     pub async fn commit(self) -> Result<(), StoreError> {
         match self {
-            Transaction::Postgres(transaction) => transaction.commit().await?,
+            Transaction::Postgres(write) => write.commit().await?,
             Transaction::Sqlite(write) => write.commit().await?,
         }
         Ok(())
@@ -428,7 +485,10 @@ impl Store {
     /// Opens a write transaction.
     pub async fn begin(&self) -> Result<Transaction, StoreError> {
         Ok(match &self.pools {
-            Pools::Postgres(pool) => Transaction::Postgres(pool.begin().await?),
+            Pools::Postgres(pool) => Transaction::Postgres(PostgresWrite {
+                transaction: pool.begin().await?,
+                held: statement::PostgresHeldStatements::default(),
+            }),
             Pools::Sqlite { writer, .. } => Transaction::Sqlite(writer.begin().await?),
         })
     }
@@ -442,9 +502,10 @@ impl Store {
     /// not wait for a disk sync (WAL with `synchronous = NORMAL`), it is [`Store::begin`].
     pub async fn begin_redoable(&self) -> Result<Transaction, StoreError> {
         Ok(match &self.pools {
-            Pools::Postgres(pool) => {
-                Transaction::Postgres(pool.begin_with("BEGIN; SET LOCAL synchronous_commit TO OFF").await?)
-            }
+            Pools::Postgres(pool) => Transaction::Postgres(PostgresWrite {
+                transaction: pool.begin_with("BEGIN; SET LOCAL synchronous_commit TO OFF").await?,
+                held: statement::PostgresHeldStatements::default(),
+            }),
             Pools::Sqlite { writer, .. } => Transaction::Sqlite(writer.begin().await?),
         })
     }

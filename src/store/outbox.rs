@@ -32,7 +32,7 @@ pub async fn append(conn: &mut Conn<'_>, events: &[ChangeEvent]) -> Result<(), S
         rows.push((event, change));
     }
     let columns = "INSERT INTO outbox_events (event_id, change_kind, object_id, space_id, change, created_at";
-    let postgres = matches!(conn, Conn::Postgres(_));
+    let postgres = conn.is_postgres();
     let mut sql = String::from(columns);
     sql.push_str(if postgres { ", seq) VALUES " } else { ") VALUES " });
     for index in 0..rows.len() {
@@ -55,10 +55,11 @@ pub async fn append(conn: &mut Conn<'_>, events: &[ChangeEvent]) -> Result<(), S
             .bind(change.as_str())
             .bind(event.created_at);
     }
-    if let Conn::Postgres(connection) = conn {
+    if conn.is_postgres() {
+        let connection = super::postgres_connection(conn).await?;
         sqlx::query("SELECT pg_advisory_xact_lock($1)")
             .bind(OUTBOX_LOCK_KEY)
-            .execute(&mut **connection)
+            .execute(&mut *connection)
             .await?;
     }
     statement::execute(conn, insert).await
@@ -121,11 +122,12 @@ pub async fn find(conn: &mut Conn<'_>, seq: i64) -> Result<Option<OutboxEvent>, 
 /// high would skip events, which neither backend can return.
 pub async fn head(conn: &mut Conn<'_>) -> Result<i64, StoreError> {
     let head: i64 = match conn {
-        Conn::Postgres(connection) => {
+        postgres @ (Conn::Postgres(_) | Conn::PostgresWrite(_)) => {
+            let connection = super::postgres_connection(postgres).await?;
             // The sequence's last value is only issued under the lock, but it may belong to a transaction that has
             // not committed yet; the newest committed row is the head a reader can rely on.
             sqlx::query_scalar("SELECT COALESCE(MAX(seq), 0) FROM outbox_events")
-                .fetch_one(&mut **connection)
+                .fetch_one(&mut *connection)
                 .await?
         }
         sqlite => {

@@ -142,7 +142,7 @@ pub async fn upsert_documents(
         ]
     };
     match conn {
-        Conn::Postgres(_) => {
+        Conn::Postgres(_) | Conn::PostgresWrite(_) => {
             // One statement: the documents, then their vectors from what was written. A document that changed gets
             // a new change number, so that the candidate pool (the newest matches) follows it.
             let statement = Statement::insert_rows(
@@ -211,7 +211,7 @@ pub async fn set_document_status(
     status: TrustStatus,
 ) -> Result<(), StoreError> {
     let statement = match conn {
-        Conn::Postgres(_) => {
+        Conn::Postgres(_) | Conn::PostgresWrite(_) => {
             // Status terms are a letter and hex digits (see `facet_term`), so they can stand in the SQL text.
             let every_status_lexeme: Vec<String> = ALL_STATUSES
                 .iter()
@@ -534,7 +534,9 @@ where
 pub async fn search(conn: &mut Conn<'_>, filter: &SearchFilter) -> Result<Vec<SearchCandidate>, StoreError> {
     match &filter.text {
         Some(text) => match conn {
-            Conn::Postgres(connection) => postgres_text_search(connection, filter, text).await,
+            postgres @ (Conn::Postgres(_) | Conn::PostgresWrite(_)) => {
+                postgres_text_search(super::postgres_connection(postgres).await?, filter, text).await
+            }
             sqlite => sqlite_text_search(sqlite, filter, text).await,
         },
         None => browse(conn, filter).await,
@@ -731,7 +733,8 @@ pub async fn listings(conn: &mut Conn<'_>, object_ids: &[String]) -> Result<Vec<
     let head = "SELECT object_id, kind, object_type, title, summary, author_id, origin, updated_at \
                 FROM search_documents WHERE object_id IN (";
     let listings = match conn {
-        Conn::Postgres(connection) => {
+        postgres @ (Conn::Postgres(_) | Conn::PostgresWrite(_)) => {
+            let connection = super::postgres_connection(postgres).await?;
             let mut builder: QueryBuilder<Postgres> = QueryBuilder::new(head);
             {
                 let mut ids = builder.separated(", ");
@@ -742,7 +745,7 @@ pub async fn listings(conn: &mut Conn<'_>, object_ids: &[String]) -> Result<Vec<
             builder.push(")");
             builder
                 .build_query_as::<SearchListing>()
-                .fetch_all(&mut **connection)
+                .fetch_all(&mut *connection)
                 .await?
         }
         sqlite => {
@@ -1026,7 +1029,7 @@ pub const ALL_STATUSES: [TrustStatus; 7] = [
 /// the walk is right whatever the filter: not for an ID list, which is cheaper looked up, and for recency only
 /// when `unverified` (most documents) is among the statuses; otherwise its planner chooses.
 async fn browse(conn: &mut Conn<'_>, filter: &SearchFilter) -> Result<Vec<SearchCandidate>, StoreError> {
-    let sqlite = !matches!(conn, Conn::Postgres(_));
+    let sqlite = !conn.is_postgres();
     let walk = filter.restrict_to.is_none();
     let from = match filter.order {
         SearchOrder::Trust { .. } if sqlite && walk => {
@@ -1042,12 +1045,13 @@ async fn browse(conn: &mut Conn<'_>, filter: &SearchFilter) -> Result<Vec<Search
          FROM {from} WHERE 1 = 1"
     );
     let candidates = match conn {
-        Conn::Postgres(connection) => {
+        postgres @ (Conn::Postgres(_) | Conn::PostgresWrite(_)) => {
+            let connection = super::postgres_connection(postgres).await?;
             let mut builder: QueryBuilder<Postgres> = QueryBuilder::new(builder_start);
             push_filters!(&mut builder, filter);
             builder
                 .build_query_as::<CandidateRow>()
-                .fetch_all(&mut **connection)
+                .fetch_all(&mut *connection)
                 .await?
         }
         sqlite => {
@@ -1101,13 +1105,14 @@ pub async fn objects_with_evidence_in_context(
         ("ratings", "target_id"),
     ] {
         let rows: Vec<String> = match &mut *conn {
-            Conn::Postgres(connection) => {
+            postgres @ (Conn::Postgres(_) | Conn::PostgresWrite(_)) => {
+                let connection = super::postgres_connection(postgres).await?;
                 let mut builder: QueryBuilder<Postgres> =
                     QueryBuilder::new(format!("SELECT DISTINCT {column} FROM {table} WHERE status = 'active'"));
                 push_context_filter!(&mut builder, column, object_ids, facets);
                 builder
                     .build_query_scalar::<String>()
-                    .fetch_all(&mut **connection)
+                    .fetch_all(&mut *connection)
                     .await?
             }
             sqlite => {

@@ -5,8 +5,13 @@
 //! the single writer is held, and on this kind of machine each round trip costs far more than the statement itself.
 //! An insert whose result nobody reads can wait: a SQLite write keeps such statements in a buffer and sends them in
 //! one multi-statement round trip just before its next statement of any kind, or together with the release of its
-//! savepoint at commit. Reads therefore always see every earlier write of the same transaction. On PostgreSQL, and
-//! outside a write, a statement runs at once.
+//! savepoint at commit. Reads therefore always see every earlier write of the same transaction. Outside a write, a
+//! statement runs at once.
+//!
+//! On PostgreSQL a transaction holds such writes back too, and sends them as few statements as it may: a run of
+//! held writes becomes one statement whose earlier members are data-modifying `WITH` queries (see
+//! [`PostgresHeldStatements`]), so an applied revision's eight inserts cost one or two round trips to the server
+//! instead of eight. Readers outside a transaction run each statement at once.
 //!
 //! A held-back statement that fails reports its error from the call that sent it, wrapped in
 //! [`StoreError::Deferred`] so that callers do not mistake it for a failure of that call's own statement.
@@ -232,6 +237,146 @@ impl DeferredStatements {
     }
 }
 
+/// Statements held back by a PostgreSQL transaction until its next statement of any kind or its commit.
+///
+/// PostgreSQL runs every data-modifying `WITH` query of a statement on the statement's one snapshot, so the members
+/// of a combined statement do not see each other's rows. A held write therefore joins the statement being combined
+/// only when that cannot matter: it names (anywhere in its text) no table that an earlier member writes, so it
+/// neither reads, nor writes again, nor conflicts with rows a member before it wrote. Foreign keys are checked at
+/// the end of the statement, when every member's rows are there, as they would be after the separate statements.
+/// Only `INSERT` and `UPDATE` statements, and a statement that opens with its own `WITH` list (which ends the
+/// combination: its queries follow ours in one list), are combined; anything else (a `DELETE`, whose cascades reach
+/// tables its text does not name; a `WITH RECURSIVE`) is sent on its own.
+#[derive(Debug, Default)]
+pub struct PostgresHeldStatements {
+    statements: Vec<Statement>,
+}
+
+impl PostgresHeldStatements {
+    /// Whether nothing is held back.
+    pub fn is_empty(&self) -> bool {
+        self.statements.is_empty()
+    }
+
+    /// Holds a statement back.
+    pub fn push(&mut self, statement: Statement) {
+        self.statements.push(statement);
+    }
+
+    /// Sends every held statement, combined as far as they allow, and empties the buffer.
+    pub(super) async fn send(&mut self, connection: &mut sqlx::PgConnection) -> Result<(), sqlx::Error> {
+        for combined in combine_for_postgres(std::mem::take(&mut self.statements)) {
+            bind_all(sqlx::query(sqlx::AssertSqlSafe(combined.sql)), combined.binds)
+                .execute(&mut *connection)
+                .await?;
+        }
+        Ok(())
+    }
+}
+
+/// How a held PostgreSQL statement may be combined (see [`PostgresHeldStatements`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Combines {
+    /// A plain `INSERT` or `UPDATE`: a member of a `WITH` list, or the last statement.
+    AsMember,
+    /// A statement with its own `WITH` list: only as the last statement.
+    AsLast,
+    /// Sent on its own.
+    Never,
+}
+
+/// The lowercase identifiers and keywords of `sql`.
+fn sql_words(sql: &str) -> Vec<String> {
+    sql.split(|character: char| !(character.is_ascii_alphanumeric() || character == '_'))
+        .filter(|word| !word.is_empty())
+        .map(str::to_ascii_lowercase)
+        .collect()
+}
+
+/// The tables a statement writes: the word after each `INTO` and `UPDATE` (but the `SET` of `DO UPDATE SET`).
+fn written_tables(words: &[String]) -> Vec<&str> {
+    words
+        .windows(2)
+        .filter(|pair| (pair[0] == "into" || pair[0] == "update") && pair[1] != "set")
+        .map(|pair| pair[1].as_str())
+        .collect()
+}
+
+fn combines(words: &[String]) -> Combines {
+    if words.iter().any(|word| word == "delete") {
+        return Combines::Never;
+    }
+    match words.first().map(String::as_str) {
+        Some("insert" | "update") => Combines::AsMember,
+        Some("with") if words.get(1).is_some_and(|word| word != "recursive") => Combines::AsLast,
+        _ => Combines::Never,
+    }
+}
+
+/// `statements` as few statements as [`PostgresHeldStatements`] allows, in their order.
+fn combine_for_postgres(statements: Vec<Statement>) -> Vec<Statement> {
+    let mut combined = Vec::new();
+    let mut group: Vec<Statement> = Vec::new();
+    let mut written: Vec<String> = Vec::new();
+    let mut group_closed = false;
+    for statement in statements {
+        let words = sql_words(&statement.sql);
+        let kind = combines(&words);
+        let joins = !group.is_empty()
+            && !group_closed
+            && kind != Combines::Never
+            && !words.iter().any(|word| written.contains(word));
+        if !joins && !group.is_empty() {
+            combined.push(combine_group(std::mem::take(&mut group)));
+            written.clear();
+        }
+        written.extend(written_tables(&words).into_iter().map(str::to_owned));
+        group_closed = kind != Combines::AsMember;
+        group.push(statement);
+    }
+    if !group.is_empty() {
+        combined.push(combine_group(group));
+    }
+    combined
+}
+
+/// One statement of `group`: every member but the last as a `WITH` query, the last as the statement.
+fn combine_group(mut group: Vec<Statement>) -> Statement {
+    let Some(last) = group.pop() else {
+        return Statement::new("");
+    };
+    if group.is_empty() {
+        return last;
+    }
+    let mut sql = String::from("WITH ");
+    let mut binds = Vec::new();
+    for (index, member) in group.into_iter().enumerate() {
+        if index > 0 {
+            sql.push_str(", ");
+        }
+        sql.push_str(&format!("interai_held_{} AS (", index + 1));
+        sql.push_str(&shift_placeholders(member.sql.trim(), binds.len()));
+        sql.push(')');
+        binds.extend(member.binds);
+    }
+    let last_sql = shift_placeholders(last.sql.trim(), binds.len());
+    binds.extend(last.binds);
+    let opening_with = last_sql
+        .get(..5)
+        .is_some_and(|opening| opening.eq_ignore_ascii_case("with "));
+    match last_sql.get(5..) {
+        Some(rest) if opening_with => {
+            sql.push_str(", ");
+            sql.push_str(rest.trim_start());
+        }
+        _ => {
+            sql.push(' ');
+            sql.push_str(&last_sql);
+        }
+    }
+    Statement { sql, binds }
+}
+
 /// Binds `binds`, in order, to a query of either backend.
 pub(super) fn bind_all<DB: sqlx::Database>(
     mut query: sqlx::query::Query<'static, DB, <DB as sqlx::Database>::Arguments>,
@@ -264,11 +409,15 @@ where
     query
 }
 
-/// Runs a plain write: at once on PostgreSQL and on a SQLite connection outside a write, held back inside a SQLite
-/// write until its next statement or its commit.
+/// Runs a plain write: at once on a connection outside a transaction, held back inside one until its next
+/// statement or its commit.
 pub async fn execute(conn: &mut Conn<'_>, statement: Statement) -> Result<(), StoreError> {
     match conn {
         Conn::Postgres(connection) => statement.execute_postgres(connection).await,
+        Conn::PostgresWrite(write) => {
+            write.defer(statement);
+            Ok(())
+        }
         Conn::Sqlite(connection) => {
             let mut deferred = DeferredStatements::default();
             deferred.push(statement);
@@ -333,6 +482,89 @@ mod tests {
             "INSERT INTO a VALUES ($1);\nINSERT INTO b VALUES ($2, $3)"
         );
         assert_eq!(deferred.binds.len(), 3);
+    }
+
+    fn sqls(statements: &[Statement]) -> Vec<&str> {
+        statements.iter().map(|statement| statement.sql.as_str()).collect()
+    }
+
+    #[test]
+    fn independent_postgres_writes_become_one_statement_with_their_values_renumbered() {
+        let combined = combine_for_postgres(vec![
+            Statement::new("INSERT INTO items (id, title) VALUES ($1, $2)")
+                .bind("a")
+                .bind("t"),
+            Statement::new("INSERT INTO revisions (id, item_id) VALUES ($1, $2)")
+                .bind("r")
+                .bind("a"),
+            Statement::new("UPDATE queue SET state = $1 WHERE id = $2")
+                .bind("done")
+                .bind(7_i64),
+        ]);
+        assert_eq!(
+            sqls(&combined),
+            [
+                "WITH interai_held_1 AS (INSERT INTO items (id, title) VALUES ($1, $2)), \
+                 interai_held_2 AS (INSERT INTO revisions (id, item_id) VALUES ($3, $4)) \
+                 UPDATE queue SET state = $5 WHERE id = $6"
+            ]
+        );
+        assert_eq!(
+            combined[0].binds,
+            [
+                Bind::from("a"),
+                Bind::from("t"),
+                Bind::from("r"),
+                Bind::from("a"),
+                Bind::from("done"),
+                Bind::from(7_i64)
+            ]
+        );
+    }
+
+    #[test]
+    fn a_postgres_write_naming_a_table_written_before_it_starts_a_new_statement() {
+        // The second insert's conflict on `items` could not see the first one's row in one statement, and the
+        // update of `tags` reads what the insert before it wrote.
+        let combined = combine_for_postgres(vec![
+            Statement::new("INSERT INTO items (id) VALUES ($1)").bind("a"),
+            Statement::new("INSERT INTO items (id) VALUES ($1) ON CONFLICT DO NOTHING").bind("a"),
+            Statement::new("INSERT INTO tags (item_id) VALUES ($1)").bind("a"),
+            Statement::new("UPDATE counts SET n = (SELECT COUNT(*) FROM tags) WHERE id = $1").bind(1_i64),
+        ]);
+        assert_eq!(
+            sqls(&combined),
+            [
+                "INSERT INTO items (id) VALUES ($1)",
+                "WITH interai_held_1 AS (INSERT INTO items (id) VALUES ($1) ON CONFLICT DO NOTHING) \
+                 INSERT INTO tags (item_id) VALUES ($2)",
+                "UPDATE counts SET n = (SELECT COUNT(*) FROM tags) WHERE id = $1",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_postgres_statement_with_its_own_with_list_ends_a_combination_and_a_delete_goes_alone() {
+        let combined = combine_for_postgres(vec![
+            Statement::new("INSERT INTO items (id) VALUES ($1)").bind("a"),
+            Statement::new("WITH written AS (INSERT INTO docs (id) VALUES ($1) RETURNING id) INSERT INTO vectors (id) SELECT id FROM written")
+                .bind("a"),
+            Statement::new("INSERT INTO notes (id) VALUES ($1)").bind("n"),
+            Statement::new("DELETE FROM notes WHERE id = $1").bind("m"),
+            Statement::new("INSERT INTO marks (id) VALUES ($1) ON CONFLICT (id) DO UPDATE SET id = excluded.id").bind("k"),
+            Statement::new("UPDATE settings SET value = $1").bind("v"),
+        ]);
+        assert_eq!(
+            sqls(&combined),
+            [
+                "WITH interai_held_1 AS (INSERT INTO items (id) VALUES ($1)), written AS (INSERT INTO docs (id) \
+                 VALUES ($2) RETURNING id) INSERT INTO vectors (id) SELECT id FROM written",
+                "INSERT INTO notes (id) VALUES ($1)",
+                "DELETE FROM notes WHERE id = $1",
+                "WITH interai_held_1 AS (INSERT INTO marks (id) VALUES ($1) ON CONFLICT (id) DO UPDATE SET id = \
+                 excluded.id) UPDATE settings SET value = $2",
+            ]
+        );
     }
 
     #[test]

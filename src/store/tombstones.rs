@@ -116,7 +116,7 @@ pub async fn mark_content_deleted(
             .bind(deleted_at),
     )
     .await?;
-    if let Conn::Postgres(_) = conn {
+    if conn.is_postgres() {
         statement::execute(
             conn,
             Statement::new("DELETE FROM search_vectors WHERE object_id = $1").bind(content_id.as_str()),

@@ -253,7 +253,8 @@ async fn read_summary_with_supersession(
     );
     let content = content_id.map(PublicId::as_str);
     let row: Option<SummaryWithSupersessionRow> = match conn {
-        Conn::Postgres(connection) => {
+        postgres @ (Conn::Postgres(_) | Conn::PostgresWrite(_)) => {
+            let connection = super::postgres_connection(postgres).await?;
             let select = if lock {
                 format!("{select} FOR UPDATE OF ts")
             } else {
@@ -262,7 +263,7 @@ async fn read_summary_with_supersession(
             sqlx::query_as(sqlx::AssertSqlSafe(select))
                 .bind(target_id.as_str())
                 .bind(content)
-                .fetch_optional(&mut **connection)
+                .fetch_optional(&mut *connection)
                 .await?
         }
         sqlite => {
