@@ -113,8 +113,12 @@ impl Outgoing {
     async fn push_round(&self, leased: &LeasedPeer) -> Result<usize, ServiceError> {
         let service = self.service();
         let window = leased.window();
-        let first = service.outbox_entries(leased.replication.push_cursor, window).await?;
-        let key = Arc::new(service.signing_key().await?);
+        // Two reads on two connections at once: both are on the way of every change to its peers.
+        let (first, key) = tokio::join!(
+            service.outbox_entries(leased.replication.push_cursor, window),
+            service.signing_key()
+        );
+        let (first, key) = (first?, Arc::new(key?));
         let urls = InstanceUrls {
             base: service.public_base_url().to_owned(),
         };
