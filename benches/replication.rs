@@ -32,7 +32,8 @@
 //! - **live**: the same number of items published as fast as the publishers can while replication runs; the write
 //!   rate, the rate at which beta applied them from the first publish to the last application, how long beta took
 //!   to catch up after the last write, and each item's lag (below).
-//! - **lag**: one publish every 1/`INTERAI_BENCH_RATE` s (100/s) for `INTERAI_BENCH_SECONDS` (10). An item's lag
+//! - **lag**: one publish every 1/`INTERAI_BENCH_RATE` s (100/s) for `INTERAI_BENCH_SECONDS` (10), after
+//!   `INTERAI_BENCH_WARMUP_SECONDS` (1) of the same that is not counted. An item's lag
 //!   runs from its commit on alpha (the clock read when `publish` returned) to its application on beta, read two
 //!   ways: the **stamp** of beta's intake log line (written in the applying transaction, before its commit), and
 //!   **seen**: when a poller, reading beta's intake lines every `INTERAI_BENCH_POLL_MS` (1 ms) on a database
@@ -61,6 +62,8 @@
 //! | `INTERAI_BENCH_RATE` | 100 | publishes per second in the lag phase |
 //! | `INTERAI_BENCH_SECONDS` | 10 | length of the lag phase |
 //! | `INTERAI_BENCH_POLL_MS` | 1 | the lag phase's poll interval of beta's intake log |
+//! | `INTERAI_BENCH_WARMUP_SECONDS` | 1 | the lag phase first publishes this long at the same pace, not counted (the first items after a start meet cold statement caches on every pooled connection; their worst lag is printed) |
+//! | `INTERAI_BENCH_LAG_DUMP` | — | a file prefix: the lag phase writes `{prefix}.{backend}`, one line per item (warm-up first): commit time, content ID, stamp lag and seen lag in ms |
 //! | `INTERAI_BENCH_BACKFILL_ITEMS` | 100000 | items seeded on alpha for the backfill |
 //! | `INTERAI_BENCH_PHASES` | `delivery,live,lag,backfill` | which phases to run, in this order |
 //! | `INTERAI_BENCH_BACKENDS` | `sqlite,postgres` | which backends to run (PostgreSQL only with the URL set) |
@@ -118,7 +121,9 @@ struct Options {
     publishers: usize,
     rate: f64,
     seconds: f64,
+    warmup_seconds: f64,
     poll: Duration,
+    lag_dump: Option<String>,
     backfill_items: u64,
     phases: Vec<Phase>,
     backends: Vec<Backend>,
@@ -145,6 +150,8 @@ impl Options {
             publishers: number("INTERAI_BENCH_PUBLISHERS", 4_usize).max(1),
             rate: number("INTERAI_BENCH_RATE", 100.0_f64).max(1.0),
             seconds: number("INTERAI_BENCH_SECONDS", 10.0_f64).max(0.1),
+            warmup_seconds: number("INTERAI_BENCH_WARMUP_SECONDS", 1.0_f64).max(0.0),
+            lag_dump: variable("INTERAI_BENCH_LAG_DUMP"),
             poll: Duration::from_secs_f64(number("INTERAI_BENCH_POLL_MS", 1.0_f64).max(0.0) / 1e3),
             backfill_items: number("INTERAI_BENCH_BACKFILL_ITEMS", 100_000_u64).max(1),
             phases,
@@ -942,6 +949,9 @@ struct LagRow {
     achieved: f64,
     stamp: Spread,
     seen: Spread,
+    /// Warm-up items, left out of the figures, and their worst stamp lag.
+    warmup: usize,
+    warmup_max: f64,
     unseen: usize,
     cpu: CpuUse,
 }
@@ -978,35 +988,65 @@ async fn lag(options: &Options, backend: Backend, run: &str) -> LagRow {
             }
         })
     };
+    // The warm-up items come first, at the same pace, and are left out of the figures (their worst lag is shown).
+    let warmup = (options.rate * options.warmup_seconds).round() as usize;
     let count = (options.rate * options.seconds).round().max(1.0) as usize;
-    let cpu = CpuMeter::start();
-    let started = Instant::now();
     let mut ticks = tokio::time::interval(Duration::from_secs_f64(1.0 / options.rate));
     let mut tasks = tokio::task::JoinSet::new();
-    for number in 0..count {
+    let mut cpu = None;
+    let mut started = Instant::now();
+    for number in 0..warmup + count {
         ticks.tick().await;
+        if number == warmup {
+            cpu = Some(CpuMeter::start());
+            started = Instant::now();
+        }
         let service = alpha.service.clone();
         let caller = callers[number % callers.len()].clone();
         let request = item(run, number);
-        tasks.spawn(async move { publish(&service, &caller, request).await });
+        tasks.spawn(async move { (number, publish(&service, &caller, request).await) });
     }
-    let mut items = Vec::with_capacity(count);
+    let mut numbered = Vec::with_capacity(warmup + count);
     while let Some(joined) = tasks.join_next().await {
-        items.push(joined.expect("publish task"));
+        numbered.push(joined.expect("publish task"));
     }
     let achieved = count as f64 / started.elapsed().as_secs_f64();
+    numbered.sort_by_key(|(number, _)| *number);
+    let (warmup_items, items): (Vec<_>, Vec<_>) = numbered.into_iter().partition(|(number, _)| *number < warmup);
+    let warmup_items: Vec<(String, DateTime<Utc>)> = warmup_items.into_iter().map(|(_, item)| item).collect();
+    let items: Vec<(String, DateTime<Utc>)> = items.into_iter().map(|(_, item)| item).collect();
     drain(&mut alpha_db, &beta, Duration::from_secs(120), "lag").await;
     // A last poll or two after the queue emptied.
     tokio::time::sleep(Duration::from_millis(50)).await;
     stop.store(true, Ordering::Relaxed);
     poller.await.expect("poller");
-    let cpu = cpu.stop();
+    let cpu = cpu.expect("the measured items were published").stop();
     profile_report("the lag phase", items.len(), cpu.wall);
     let intake = intake(&beta, &alpha).await;
     let (stamp, missing) = lags(&items, &intake.applied);
+    let (warmup_stamp, warmup_missing) = lags(&warmup_items, &intake.applied);
+    assert_eq!(warmup_missing, 0, "every warm-up item is applied on beta");
     assert_eq!(missing, 0, "every item is applied on beta: {}", intake.describe());
     let seen = seen.lock().expect("seen").clone();
     let (seen_lags, unseen) = lags(&items, &seen);
+    if let Some(path) = &options.lag_dump {
+        let mut lines = String::new();
+        for (id, committed) in warmup_items.iter().chain(&items) {
+            let of = |at: Option<&DateTime<Utc>>| {
+                at.map_or(f64::NAN, |at| {
+                    (*at - *committed).num_microseconds().unwrap_or(0) as f64 / 1e3
+                })
+            };
+            lines.push_str(&format!(
+                "{} {} {:.3} {:.3}\n",
+                committed.format("%H:%M:%S%.6f"),
+                id,
+                of(intake.applied.get(id)),
+                of(seen.get(id))
+            ));
+        }
+        std::fs::write(format!("{path}.{}", backend.name()), lines).expect("lag dump");
+    }
     alpha.stop().await;
     beta.stop().await;
     LagRow {
@@ -1015,6 +1055,8 @@ async fn lag(options: &Options, backend: Backend, run: &str) -> LagRow {
         achieved,
         stamp: Spread::of(&stamp),
         seen: Spread::of(&seen_lags),
+        warmup: warmup_items.len(),
+        warmup_max: warmup_stamp.last().copied().unwrap_or(0.0),
         unseen,
         cpu,
     }
@@ -1245,6 +1287,10 @@ fn print_rows(options: &Options, rows: &Rows) {
                 met(row.seen.p50 <= TARGET_P50_MS),
                 met(row.stamp.p99 <= TARGET_P99_MS),
                 met(row.seen.p99 <= TARGET_P99_MS),
+            );
+            println!(
+                "  ({} warm-up items before these, not counted: worst stamp lag {:.2} ms)",
+                row.warmup, row.warmup_max
             );
         }
     }
