@@ -17,12 +17,12 @@ pub mod outbox;
 pub mod replication;
 pub mod search;
 pub mod settings;
-pub mod sqlite_writer;
-pub mod statement;
-pub mod statement_budget;
+mod sqlite_writer;
+mod statement;
+mod statement_budget;
 pub mod tombstones;
 pub mod trust;
-pub mod write_lane;
+mod write_lane;
 
 use std::str::FromStr;
 use std::time::Duration;

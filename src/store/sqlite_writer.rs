@@ -82,6 +82,7 @@ pub struct SqliteWriter {
     /// The checkpointer's connection; `None` once closed.
     checkpointer: Arc<Mutex<Option<SqliteConnection>>>,
     /// The checkpointer's last checkpoint.
+    #[cfg_attr(not(test), allow(dead_code, reason = "only the tests watch the checkpoints"))]
     checkpoints: watch::Sender<Checkpoint>,
 }
 
@@ -302,11 +303,13 @@ impl SqliteWriter {
     }
 
     /// The checkpointer's checkpoints: the last one's result, and a receiver that sees each next one.
+    #[cfg(test)]
     pub fn checkpoints(&self) -> watch::Receiver<Checkpoint> {
         self.checkpoints.subscribe()
     }
 
     /// How many physical commits the connection has made; with group commit, fewer than the writes committed.
+    #[cfg(test)]
     pub async fn physical_commits(&self) -> u64 {
         self.slot.lock().await.commits
     }
