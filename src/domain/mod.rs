@@ -10,6 +10,7 @@ pub mod knowledge;
 pub mod peer;
 pub mod replication;
 pub mod scope;
+pub mod search_query;
 pub mod text;
 pub mod tombstone;
 pub mod trust_status;

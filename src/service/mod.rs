@@ -23,7 +23,6 @@ pub mod replication;
 pub mod revision_write;
 pub mod scan;
 pub mod search;
-pub mod search_query;
 pub mod spaces;
 pub mod structured_data;
 pub mod trust;

@@ -19,14 +19,14 @@ use super::limits::{
     MAX_CURSOR_CHARACTERS, MAX_KEYWORD_CHARACTERS, MAX_NAME_CHARACTERS, MAX_SEARCH_KINDS, MAX_SEARCH_TYPES,
     MAX_TAG_CHARACTERS, MAX_TAGS, MIN_SEARCH_LIMIT,
 };
-use super::search_query::ParsedQuery;
 use super::validation::{
     cap_each_text, cap_items, cap_optional_text, cap_text, keyword, parse_id, parse_target, type_name,
 };
 use super::{Service, ServiceError};
+use crate::domain::search_query::ParsedQuery;
 use crate::domain::{AuthenticatedActor, IdKind, Scope, TrustStatus};
 use crate::store::search::{SearchCandidate, SearchDocument, SearchFilter, SearchKind, SearchListing, SearchOrder};
-use crate::store::{self, Backend, Conn};
+use crate::store::{self, Conn};
 
 pub use super::limits::{MAX_QUERY_CHARACTERS, MAX_SEARCH_LIMIT};
 /// Results per page when the caller does not say.
@@ -304,11 +304,6 @@ impl Service {
             candidates: i64::from(self.settings().search_candidates),
             limit: i64::from(limit) + 1,
         };
-        let backend = self.store().backend();
-        let render = |query: &ParsedQuery| match backend {
-            Backend::Postgres => query.to_websearch(),
-            Backend::Sqlite => query.to_fts5(),
-        };
 
         let (mut hits, relaxed) = match sort {
             Sort::Rank => {
@@ -317,7 +312,7 @@ impl Service {
                 };
                 let mut relaxed = cursor.as_ref().is_some_and(|state| state.relaxed);
                 let mut filter = SearchFilter {
-                    text: Some(render(&if relaxed { parsed.relaxed() } else { parsed.clone() })),
+                    text: Some(if relaxed { parsed.relaxed() } else { parsed.clone() }),
                     order: SearchOrder::Relevance {
                         best: RELEVANCE_CANDIDATES,
                     },
@@ -326,7 +321,7 @@ impl Service {
                 let mut candidates = store::search::search(&mut reader.conn(), &filter).await?;
                 if candidates.is_empty() && cursor.is_none() && parsed.required.len() > 1 {
                     relaxed = true;
-                    filter.text = Some(render(&parsed.relaxed()));
+                    filter.text = Some(parsed.relaxed());
                     candidates = store::search::search(&mut reader.conn(), &filter).await?;
                 }
                 // The most relevant of the pool take part in the ranking.
@@ -400,7 +395,7 @@ impl Service {
                 };
                 // With a text query the store pages through its pool of candidates, otherwise through everything.
                 let filter = SearchFilter {
-                    text: parsed.as_ref().map(render),
+                    text: parsed.clone(),
                     order,
                     ..base_filter.clone()
                 };

@@ -16,6 +16,7 @@ pub mod knowledge;
 pub mod outbox;
 pub mod replication;
 pub mod search;
+mod search_syntax;
 pub mod settings;
 mod sqlite_writer;
 mod statement;

@@ -8,6 +8,7 @@ use sqlx::{Postgres, QueryBuilder, Sqlite};
 use super::statement::{Bind, Statement};
 use super::{Conn, StoreError, dispatch};
 use crate::domain::TrustStatus;
+use crate::domain::search_query::ParsedQuery;
 
 /// The kinds of searchable objects.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -267,8 +268,8 @@ pub enum SearchOrder {
 /// What to search for.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SearchFilter {
-    /// The translated text query for this backend, or `None` to browse.
-    pub text: Option<String>,
+    /// The text query, or `None` to browse.
+    pub text: Option<ParsedQuery>,
     /// Kinds to include.
     pub kinds: Vec<SearchKind>,
     /// Content types to include (content only; empty means all).
@@ -535,9 +536,10 @@ pub async fn search(conn: &mut Conn<'_>, filter: &SearchFilter) -> Result<Vec<Se
     match &filter.text {
         Some(text) => match conn {
             postgres @ (Conn::Postgres(_) | Conn::PostgresWrite(_)) => {
-                postgres_text_search(super::postgres_connection(postgres).await?, filter, text).await
+                let text = super::search_syntax::render_websearch(text);
+                postgres_text_search(super::postgres_connection(postgres).await?, filter, &text).await
             }
-            sqlite => sqlite_text_search(sqlite, filter, text).await,
+            sqlite => sqlite_text_search(sqlite, filter, &super::search_syntax::render_fts5(text)).await,
         },
         None => browse(conn, filter).await,
     }

@@ -1,8 +1,8 @@
-//! The search query translator: user text → a small syntax tree → each backend's full-text syntax.
+//! A search query as a small syntax tree, parsed from user text; the store renders it in each backend's full-text
+//! syntax (`store/search_syntax.rs`).
 //!
-//! User text never reaches `MATCH` or a tsquery function as typed. Words are reduced to letters and digits, every
-//! FTS5 term is quoted, and the PostgreSQL form is rebuilt from the same tree for `websearch_to_tsquery`, which
-//! cannot fail on its input. Supported: words (all required), `"quoted phrases"`, `-excluded` words, and `or`
+//! User text never reaches `MATCH` or a tsquery function as typed: words are reduced to letters and digits here, and
+//! each backend's text is rebuilt from the tree. Supported: words (all required), `"quoted phrases"`, `-excluded` words, and `or`
 //! between two alternatives. English stop words are dropped outside phrases, as PostgreSQL's `english`
 //! configuration drops them, so both backends require the same words.
 
@@ -132,78 +132,46 @@ impl ParsedQuery {
             excluded: self.excluded.clone(),
         }
     }
-
-    /// The FTS5 `MATCH` expression: every term quoted.
-    pub fn to_fts5(&self) -> String {
-        fn render(part: &QueryPart) -> String {
-            match part {
-                QueryPart::Word(word) => format!("\"{word}\""),
-                QueryPart::Phrase(words) => format!("\"{}\"", words.join(" ")),
-                QueryPart::AnyOf(choices) => {
-                    format!("({})", choices.iter().map(render).collect::<Vec<_>>().join(" OR "))
-                }
-            }
-        }
-        let mut expression = self.required.iter().map(render).collect::<Vec<_>>().join(" AND ");
-        for word in &self.excluded {
-            expression = format!("({expression}) NOT \"{word}\"");
-        }
-        expression
-    }
-
-    /// The text for PostgreSQL's `websearch_to_tsquery`, rebuilt from sanitized words.
-    pub fn to_websearch(&self) -> String {
-        fn render(part: &QueryPart) -> String {
-            match part {
-                QueryPart::Word(word) => word.clone(),
-                QueryPart::Phrase(words) => format!("\"{}\"", words.join(" ")),
-                QueryPart::AnyOf(choices) => choices.iter().map(render).collect::<Vec<_>>().join(" or "),
-            }
-        }
-        let mut parts: Vec<String> = self.required.iter().map(render).collect();
-        parts.extend(self.excluded.iter().map(|word| format!("-{word}")));
-        parts.join(" ")
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn word(text: &str) -> QueryPart {
+        QueryPart::Word(text.to_owned())
+    }
+
     #[test]
     fn words_are_required_and_stop_words_dropped() {
         let query = ParsedQuery::parse("How to retry failed webhook deliveries?").expect("query");
         assert_eq!(
-            query.to_fts5(),
-            "\"retry\" AND \"failed\" AND \"webhook\" AND \"deliveries\""
+            query.required,
+            [word("retry"), word("failed"), word("webhook"), word("deliveries")]
         );
-        assert_eq!(query.to_websearch(), "retry failed webhook deliveries");
+        assert!(query.excluded.is_empty());
+        assert_eq!(ParsedQuery::parse("  -- \"\" the of  "), None);
     }
 
     #[test]
     fn phrases_exclusions_and_alternatives_are_kept() {
         let query = ParsedQuery::parse("\"delivery id\" redis or postgres -kafka").expect("query");
         assert_eq!(
-            query.to_fts5(),
-            "(\"delivery id\" AND (\"redis\" OR \"postgres\")) NOT \"kafka\""
+            query.required,
+            [
+                QueryPart::Phrase(vec!["delivery".to_owned(), "id".to_owned()]),
+                QueryPart::AnyOf(vec![word("redis"), word("postgres")])
+            ]
         );
-        assert_eq!(query.to_websearch(), "\"delivery id\" redis or postgres -kafka");
-    }
-
-    #[test]
-    fn syntax_characters_never_reach_the_backend() {
-        let query = ParsedQuery::parse("title:x* NEAR(a b) ) \" ' ; DROP TABLE").expect("query");
-        let fts = query.to_fts5();
-        assert!(!fts.contains('*') && !fts.contains(':') && !fts.contains(';') && !fts.contains('\''));
-        // The lone quote opens a phrase that runs to the end of the text.
-        assert_eq!(query.to_websearch(), "title x near b \"drop table\"");
-        assert_eq!(ParsedQuery::parse("  -- \"\" the of  "), None);
+        assert_eq!(query.excluded, ["kafka"]);
     }
 
     #[test]
     fn a_relaxed_query_accepts_any_part() {
         let query = ParsedQuery::parse("retry webhook").expect("query");
-        assert_eq!(query.relaxed().to_fts5(), "(\"retry\" OR \"webhook\")");
-        assert_eq!(query.relaxed().to_websearch(), "retry or webhook");
+        assert_eq!(
+            query.relaxed().required,
+            [QueryPart::AnyOf(vec![word("retry"), word("webhook")])]
+        );
     }
 }
