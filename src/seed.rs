@@ -27,11 +27,10 @@ use tokio::task::JoinSet;
 use crate::domain::knowledge::ALTERNATIVE_REASONS;
 use crate::domain::{ActorType, AuthenticatedActor, PublicId, ScopeSet};
 use crate::service::actors::NewActor;
-use crate::service::content::{
-    ExperienceRequest, PublishRequest, RelationRequest, SourceReference, SubjectReference, UsedRequest,
-};
+use crate::service::content::{ExperienceRequest, PublishRequest, RelationRequest, UsedRequest};
 use crate::service::evidence::{RateRequest, ReviewRequest, UsageRequest};
 use crate::service::keys::NewApiKey;
+use crate::service::references::{SourceReference, SubjectReference};
 use crate::service::writes::{CallMetadata, WriteOperation};
 use crate::service::{ErrorCode, Service, ServiceError};
 

@@ -1,10 +1,9 @@
 //! Conversions from MCP wire inputs to service requests and from service outcomes to wire outputs, by hand.
 
 use crate::service::ServiceError;
-use crate::service::content::{
-    ExperienceRequest, PublishOutcome, PublishRequest, RelationRequest, SourceReference, SubjectReference, UsedRequest,
-};
+use crate::service::content::{ExperienceRequest, PublishOutcome, PublishRequest, RelationRequest, UsedRequest};
 use crate::service::evidence::{RateRequest, ReviewRequest, UsageRequest};
+use crate::service::references::{SourceReference, SubjectReference};
 
 use super::wire::{
     ClaimInput, EvidenceOutput, PublishInput, PublishOutput, PublishedClaimOutput, RateInput, RelationInput,

@@ -11,6 +11,7 @@ use super::limits::{
     MAX_SOURCE_URL_CHARACTERS, MAX_SOURCES, MAX_SUBJECTS, MAX_SUMMARY_CHARACTERS, MAX_TAG_CHARACTERS, MAX_TAGS,
     MAX_TITLE_CHARACTERS, MAX_USED_ENTRIES,
 };
+use super::references::{SourceReference, SubjectReference};
 use super::revision_write::{ClaimToLink, RevisionWrite};
 use super::trust::TrustTarget;
 use super::unit_of_work::UnitOfWork;
@@ -30,38 +31,6 @@ use crate::domain::text::{
 use crate::domain::{AuthenticatedActor, IdKind, PublicId, Scope, TrustStatus};
 use crate::store::trust::TrustTargetKind;
 use crate::store::{self, Transaction};
-
-/// A subject of a publish: an existing entity, or one named by type and name (found or created).
-#[derive(Debug, Clone, PartialEq)]
-pub enum SubjectReference {
-    /// An `ent_` ID.
-    Id(String),
-    /// An entity named by type and name; matched by normalized name and type, created when missing.
-    Named {
-        /// The entity's name.
-        name: String,
-        /// The entity's type, lower_snake_case.
-        entity_type: String,
-        /// Other names (used only when the entity is created).
-        aliases: Vec<String>,
-        /// A description (used only when the entity is created).
-        description: Option<String>,
-    },
-}
-
-/// A cited source: an existing `src_` ID or a URL.
-#[derive(Debug, Clone, PartialEq)]
-pub enum SourceReference {
-    /// A `src_` ID.
-    Id(String),
-    /// A URL with an optional title.
-    Url {
-        /// The URL.
-        url: String,
-        /// A title.
-        title: Option<String>,
-    },
-}
 
 /// A relation to declare.
 #[derive(Debug, Clone, PartialEq)]
@@ -736,7 +705,7 @@ impl Service {
             .content_scanner
             .scan_json("structured_data", &content.structured_data)
         {
-            return Err(rejected(&finding));
+            return Err(ServiceError::content_rejected(&finding));
         }
         Ok(())
     }
@@ -744,7 +713,7 @@ impl Service {
     /// Refuses text that carries a secret or personal data; the error names the rule and field, never the match.
     pub(super) fn scan_text(&self, field: &str, text: &str) -> Result<(), ServiceError> {
         match self.inner.content_scanner.scan_text(field, text) {
-            Some(finding) => Err(rejected(&finding)),
+            Some(finding) => Err(ServiceError::content_rejected(&finding)),
             None => Ok(()),
         }
     }
@@ -1202,19 +1171,6 @@ pub(super) fn deleted_content(id: &PublicId) -> ServiceError {
     .with_details(json!({ "id": id.as_str(), "deleted": true }))
 }
 
-pub(super) fn rejected(finding: &super::scan::ScanFinding) -> ServiceError {
-    ServiceError::new(
-        ErrorCode::ContentRejected,
-        format!(
-            "{} was rejected: it appears to contain {} ({}); remove it and try again",
-            finding.field,
-            finding.rule.description(),
-            finding.rule.as_str()
-        ),
-    )
-    .with_details(json!({ "rule": finding.rule.as_str(), "field": finding.field }))
-}
-
 /// Every size cap of a publish (`limits`), checked before anything else reads the request. Experiences share it:
 /// they are published as content.
 fn check_publish_sizes(request: &PublishRequest) -> Result<(), ServiceError> {
@@ -1236,7 +1192,7 @@ fn check_publish_sizes(request: &PublishRequest) -> Result<(), ServiceError> {
         // A claim may come as its text or as `{ "text": … }`; either way the text is what the cap counts.
         cap_text(&format!("claims/{position}"), claim, MAX_CLAIM_CHARACTERS)?;
     }
-    check_source_sizes(&request.sources)?;
+    super::references::check_source_sizes(&request.sources)?;
     cap_items("relations", request.relations.len(), MAX_RELATIONS)?;
     for (position, relation) in request.relations.iter().enumerate() {
         cap_text(
@@ -1302,25 +1258,6 @@ fn check_subject_sizes(subjects: &[SubjectReference]) -> Result<(), ServiceError
                     &format!("subjects/{position}/description"),
                     description.as_deref(),
                     super::limits::MAX_SUMMARY_CHARACTERS,
-                )?;
-            }
-        }
-    }
-    Ok(())
-}
-
-/// The caps of cited sources (shared with reviews).
-pub(super) fn check_source_sizes(sources: &[SourceReference]) -> Result<(), ServiceError> {
-    cap_items("sources", sources.len(), MAX_SOURCES)?;
-    for (position, source) in sources.iter().enumerate() {
-        match source {
-            SourceReference::Id(id) => cap_text(&format!("sources/{position}"), id, MAX_ID_CHARACTERS)?,
-            SourceReference::Url { url, title } => {
-                cap_text(&format!("sources/{position}/url"), url, MAX_SOURCE_URL_CHARACTERS)?;
-                cap_optional_text(
-                    &format!("sources/{position}/title"),
-                    title.as_deref(),
-                    MAX_TITLE_CHARACTERS,
                 )?;
             }
         }

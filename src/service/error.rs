@@ -75,6 +75,21 @@ pub struct ServiceError {
 }
 
 impl ServiceError {
+    /// The error for text the secret and personal-data scan rejected (`content_rejected`): it names the field and
+    /// the rule, never the text that matched.
+    pub(crate) fn content_rejected(finding: &super::scan::ScanFinding) -> ServiceError {
+        ServiceError::new(
+            ErrorCode::ContentRejected,
+            format!(
+                "{} was rejected: it appears to contain {} ({}); remove it and try again",
+                finding.field,
+                finding.rule.description(),
+                finding.rule.as_str()
+            ),
+        )
+        .with_details(json!({ "rule": finding.rule.as_str(), "field": finding.field }))
+    }
+
     /// An error with a code, a message and empty details.
     pub fn new(code: ErrorCode, message: impl Into<String>) -> ServiceError {
         ServiceError {

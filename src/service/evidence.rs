@@ -3,10 +3,10 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use super::content::SourceReference;
 use super::limits::{
     MAX_DIMENSION_CHARACTERS, MAX_ID_CHARACTERS, MAX_KEYWORD_CHARACTERS, MAX_NOTE_CHARACTERS, MAX_SOURCES,
 };
+use super::references::SourceReference;
 use super::trust::{EvidenceChange, TrustChange, TrustTarget};
 use super::unit_of_work::UnitOfWork;
 use super::validation::{cap_optional_text, cap_text, confidence, keyword, optional_text, parse_target, type_name};
@@ -243,10 +243,10 @@ impl Service {
             self.scan_text("note", note)?;
         }
         if let Some(finding) = self.inner.content_scanner.scan_json("context", &context) {
-            return Err(super::content::rejected(&finding));
+            return Err(ServiceError::content_rejected(&finding));
         }
         if let Some(finding) = self.inner.content_scanner.scan_json("metrics", &metrics) {
-            return Err(super::content::rejected(&finding));
+            return Err(ServiceError::content_rejected(&finding));
         }
         let usage = NewUsage {
             target,
@@ -354,7 +354,7 @@ impl Service {
             request.rationale_markdown.as_deref(),
             MAX_NOTE_CHARACTERS,
         )?;
-        super::content::check_source_sizes(&request.sources)?;
+        super::references::check_source_sizes(&request.sources)?;
         cap_optional_text("based_on_usage", request.based_on_usage.as_deref(), MAX_ID_CHARACTERS)?;
         let target = parse_target(
             "target",
@@ -486,7 +486,7 @@ impl Service {
         let confidence = confidence("confidence", request.confidence)?;
         let (context, context_key) = super::validation::context("context", request.context.as_ref())?;
         if let Some(finding) = self.inner.content_scanner.scan_json("context", &context) {
-            return Err(super::content::rejected(&finding));
+            return Err(ServiceError::content_rejected(&finding));
         }
         let rationale = optional_text(
             "rationale_markdown",

@@ -239,7 +239,7 @@ pub struct ContentView {
     /// Whether any text shown was written by someone other than the caller (see `content_view`).
     pub untrusted_content: bool,
     /// For an item from another realm: where from and how far this instance trusts it.
-    pub foreign_origin: Option<super::replication::ForeignOrigin>,
+    pub foreign_origin: Option<super::origins::ForeignOrigin>,
 }
 
 /// A claim as `get` shows it.

@@ -19,6 +19,8 @@ pub(crate) mod known_rows;
 pub mod limits;
 pub mod lookup;
 pub mod markdown;
+pub mod origins;
+pub mod references;
 pub mod replication;
 pub mod revision_write;
 pub mod scan;

@@ -7,8 +7,9 @@
 //!
 //! Also the reading side: the records of our own outbox events and of our snapshot, for the adapter to render.
 
-use super::content::{SourceReference, SubjectReference, ValidatedSubject};
+use super::content::ValidatedSubject;
 use super::known_rows::KnownRows;
+use super::references::{SourceReference, SubjectReference};
 use super::revision_write::{ClaimToLink, RevisionWrite};
 use super::unit_of_work::UnitOfWork;
 use super::{Service, ServiceError};
@@ -52,19 +53,6 @@ impl Applied {
     }
 }
 
-/// What a reader is told about an object from another realm: where it comes from, how far this instance trusts that
-/// realm (its peer level, `None` when the origin is not, or no longer, a peer: then it counts nothing), and a label
-/// to show next to it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ForeignOrigin {
-    /// The origin realm.
-    pub realm: String,
-    /// The admin's level for it, when it is a peer.
-    pub peer_level: Option<crate::domain::PeerLevel>,
-    /// `from another realm: …`, for people and agents alike.
-    pub label: String,
-}
-
 /// One outbox event with the record it names, as it is sent.
 #[derive(Debug, Clone, PartialEq)]
 pub struct OutboxEntry {
@@ -100,46 +88,6 @@ impl CheckedRevision {
 }
 
 impl Service {
-    /// What to tell a reader of an object from `origin`; `None` for this realm's own objects.
-    pub(crate) async fn foreign_origins(
-        &self,
-        conn: &mut store::Conn<'_>,
-        origins: impl IntoIterator<Item = &str>,
-    ) -> Result<Vec<ForeignOrigin>, ServiceError> {
-        let mut foreign: Vec<ForeignOrigin> = Vec::new();
-        let mut peers: Option<Vec<crate::store::federation::PeerRecord>> = None;
-        for origin in origins {
-            if origin.eq_ignore_ascii_case(self.realm()) || foreign.iter().any(|known| known.realm == origin) {
-                continue;
-            }
-            if peers.is_none() {
-                peers = Some(store::federation::list_peers(conn).await?);
-            }
-            let peer = peers
-                .iter()
-                .flatten()
-                .find(|peer| peer.realm.eq_ignore_ascii_case(origin));
-            let peer_level = peer
-                .filter(|peer| {
-                    matches!(
-                        peer.state,
-                        crate::domain::PeerState::Active | crate::domain::PeerState::Unreachable
-                    )
-                })
-                .map(|peer| peer.level);
-            let label = match peer_level {
-                Some(level) => format!("from another realm: {origin} (a peer trusted at level {level})"),
-                None => format!("from another realm: {origin} (not a peer of this instance: counts nothing here)"),
-            };
-            foreign.push(ForeignOrigin {
-                realm: origin.to_owned(),
-                peer_level,
-                label,
-            });
-        }
-        Ok(foreign)
-    }
-
     /// Applies one verified replicated object from `sender` inside `unit`. Rule violations come back as
     /// [`Applied::Refused`] with nothing written; database failures as `Err` (the caller's unit rolls back).
     ///

@@ -106,7 +106,7 @@ pub struct SearchHit {
     /// The ranking score (for `rank`), for transparency.
     pub score: f64,
     /// For an object from another realm: where from and how far this instance trusts it.
-    pub foreign_origin: Option<super::replication::ForeignOrigin>,
+    pub foreign_origin: Option<super::origins::ForeignOrigin>,
 }
 
 /// A page of results.

@@ -391,7 +391,7 @@ fn validate_idempotency_key(scanner: &super::scan::ContentScanner, key: &str) ->
         ));
     }
     match scanner.scan_text("idempotency_key", key) {
-        Some(finding) => Err(super::content::rejected(&finding)),
+        Some(finding) => Err(ServiceError::content_rejected(&finding)),
         None => Ok(()),
     }
 }

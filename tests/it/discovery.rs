@@ -4,9 +4,10 @@
 use interai::domain::PublicId;
 use interai::service::ErrorCode;
 use interai::service::compare::CompareRequest;
-use interai::service::content::{PublishRequest, RelationRequest, SubjectReference};
+use interai::service::content::{PublishRequest, RelationRequest};
 use interai::service::evidence::RateRequest;
 use interai::service::lookup::{GetRequest, ObjectView, RevisionSelector};
+use interai::service::references::SubjectReference;
 use interai::service::search::{SearchHit, SearchRequest};
 use serde_json::json;
 

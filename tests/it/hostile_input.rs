@@ -2,7 +2,8 @@
 //! Unicode tricks in titles and names, out-of-range IDs, and the statement cut-off behind them; and the input
 //! schemas that declare exactly the bounds the server enforces.
 
-use interai::service::content::{PublishRequest, SubjectReference};
+use interai::service::content::PublishRequest;
+use interai::service::references::SubjectReference;
 use serde_json::{Map, Value, json};
 
 use crate::fixtures::{Agent, agent, metadata};

@@ -4,10 +4,9 @@ use std::sync::Arc;
 
 use interai::domain::PublicId;
 use interai::service::ErrorCode;
-use interai::service::content::{
-    ExperienceRequest, PublishRequest, RelationRequest, SourceReference, SubjectReference, UsedRequest,
-};
+use interai::service::content::{ExperienceRequest, PublishRequest, RelationRequest, UsedRequest};
 use interai::service::evidence::{RateRequest, ReviewRequest, UsageRequest};
+use interai::service::references::{SourceReference, SubjectReference};
 use serde_json::json;
 
 use crate::fixtures::{

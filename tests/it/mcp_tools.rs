@@ -114,7 +114,7 @@ async fn the_spec_example_inputs_are_accepted() {
                 interai::service::content::PublishRequest {
                     content_type: "note".to_owned(),
                     title: "a note about a library".to_owned(),
-                    subjects: vec![interai::service::content::SubjectReference::Named {
+                    subjects: vec![interai::service::references::SubjectReference::Named {
                         name: "httpx".to_owned(),
                         entity_type: "library".to_owned(),
                         aliases: vec![],

@@ -886,11 +886,11 @@ fn words(seed: usize, characters: usize) -> String {
 /// A publish with every field at its cap: the largest object an agent can make, and so the largest `Create` a
 /// peer must take (its inbox cap is twice the MCP request cap).
 fn maximal_publish() -> PublishRequest {
-    use interai::service::content::{SourceReference, SubjectReference};
     use interai::service::limits::{
         MAX_ALIASES, MAX_BODY_BYTES, MAX_CLAIM_CHARACTERS, MAX_CLAIMS, MAX_NAME_CHARACTERS, MAX_NOTE_CHARACTERS,
         MAX_SOURCE_URL_CHARACTERS, MAX_SOURCES, MAX_SUBJECTS, MAX_SUMMARY_CHARACTERS, MAX_TAGS, MAX_TITLE_CHARACTERS,
     };
+    use interai::service::references::{SourceReference, SubjectReference};
     PublishRequest {
         content_type: "procedure".to_owned(),
         title: words(1, MAX_TITLE_CHARACTERS),

@@ -333,7 +333,7 @@ pub struct ForeignOriginOutput {
 }
 
 /// The wire form of an object's other realm.
-pub fn foreign_origin_output(origin: &crate::service::replication::ForeignOrigin) -> ForeignOriginOutput {
+pub fn foreign_origin_output(origin: &crate::service::origins::ForeignOrigin) -> ForeignOriginOutput {
     ForeignOriginOutput {
         realm: origin.realm.clone(),
         peer_level: origin.peer_level.map(|level| level.as_str().to_owned()),
