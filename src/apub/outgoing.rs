@@ -12,9 +12,10 @@ use url::Url;
 
 use super::convert::outbound_activity;
 use super::documents::{InstanceUrls, instance_actor};
-use crate::service::federation::delivery::{AttemptResult, LeasedDelivery};
+use crate::service::federation::delivery::LeasedDelivery;
 use crate::service::federation::identity::SigningKey;
 use crate::service::federation::peering::PeerIntroduction;
+use crate::service::federation::retry::AttemptResult;
 use crate::service::{Service, ServiceError};
 
 /// How long a signature stays acceptable after it is made (receivers allow at most 300 s).

@@ -22,9 +22,9 @@ use super::outgoing::{Outgoing, classify};
 use crate::service::federation::cursors::{
     LeasedPeer, PUSH_CONCURRENCY, PUSH_ROUND_TIME, PUSH_ROUND_WINDOWS, PullProgress, PushResult, PushedEvent,
 };
-use crate::service::federation::delivery::AttemptResult;
 use crate::service::federation::identity::SigningKey;
 use crate::service::federation::inbox::{InboxSender, VerifiedActivity};
+use crate::service::federation::retry::AttemptResult;
 use crate::service::replication::OutboxEntry;
 use crate::service::{Service, ServiceError};
 

@@ -9,13 +9,14 @@
 use chrono::{DateTime, TimeDelta, Utc};
 
 use super::super::{Service, ServiceError};
-use super::delivery::{AttemptResult, BACKOFF_CAP, DELIVERY_HORIZON, backoff_bound, jitter};
-use super::inbox::{LEASE, VerifiedActivity};
-use super::peering::{PeeringMessage, normalize_realm};
+use super::inbox::VerifiedActivity;
+use super::peer_state::normalize_realm;
+use super::peering::PeeringMessage;
+use super::retry::{AttemptResult, BACKOFF_CAP, DELIVERY_HORIZON, LEASE, backoff_bound, jitter};
 use crate::domain::PeerState;
 use crate::store::federation::{DeliveryRow, PeerRecord};
 use crate::store::replication::{Lease, PeerReplicationRow};
-use crate::store::{self, Conn, StoreError};
+use crate::store::{self, Conn};
 
 /// Events read at a time for a healthy peer (a round reads its next window while it sends one).
 pub const PUSH_WINDOW: i64 = 256;
@@ -128,22 +129,6 @@ pub struct ReplicationLag {
     pub oldest_undelivered_at: Option<DateTime<Utc>>,
     /// Dead letters kept for the peer.
     pub dead_letters: i64,
-}
-
-/// Saves a peer and, when it is active, makes sure it has replication state: pushing starts after our outbox's
-/// head at this moment (what came before is in the snapshot the peer backfills from), and our pull of its outbox
-/// starts with a backfill. In the caller's transaction, so a peering never becomes active without it.
-pub(crate) async fn save_peer_state(
-    conn: &mut Conn<'_>,
-    peer: &PeerRecord,
-    now: DateTime<Utc>,
-) -> Result<(), StoreError> {
-    store::federation::save_peer(conn, peer).await?;
-    if peer.state == PeerState::Active {
-        let head = store::outbox::head(conn).await?;
-        store::replication::create_if_missing(conn, &peer.realm, head, now).await?;
-    }
-    Ok(())
 }
 
 /// Pulled activities stored per statement (eleven bound values each).

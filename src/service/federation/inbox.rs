@@ -10,15 +10,12 @@ use super::super::known_rows::KnownRows;
 use super::super::replication::CheckedRevision;
 use super::super::unit_of_work::{UnitOfWork, within_unit_of_work};
 use super::super::{Service, ServiceError};
-use super::peering::{InboundPeering, PeerIntroduction, block_has_lapsed, normalize_realm};
+use super::peer_state::{block_has_lapsed, normalize_realm};
+use super::peering::{InboundPeering, PeerIntroduction};
 use crate::domain::replication::{FederatedObject, ReplicatedObject};
 use crate::domain::{PeerLevel, PeerState};
 use crate::store::federation::{InboxActivityRow, IntakeRow, PeerKeyRow, PeerRecord};
 use crate::store::{self};
-
-/// How long a worker holds a peering delivery or a peer's pull it took before another may take it (a crashed
-/// worker's work comes back after this). Inbound activities need no lease: the applying transaction claims them.
-pub const LEASE: TimeDelta = TimeDelta::seconds(60);
 
 /// How long a processed activity's ID is kept against a sender's retry: a sender gives up after its delivery
 /// horizon (7 days), so a day more covers every retry.
@@ -295,7 +292,7 @@ impl Service {
                 created_at: now,
                 updated_at: now,
             };
-            super::cursors::save_peer_state(&mut transaction.conn(), &peer, now).await?;
+            super::peer_state::save_peer_state(&mut transaction.conn(), &peer, now).await?;
             for key in self.pin_keys(&realm, &introduction.keys, "first_contact") {
                 store::federation::save_peer_key(&mut transaction.conn(), &key).await?;
             }
@@ -329,7 +326,7 @@ impl Service {
         {
             peer.state = PeerState::Active;
             peer.updated_at = now;
-            super::cursors::save_peer_state(&mut transaction.conn(), &peer, now).await?;
+            super::peer_state::save_peer_state(&mut transaction.conn(), &peer, now).await?;
         }
         Ok(())
     }
@@ -414,7 +411,7 @@ impl Service {
             // Another worker or process took it.
             Ok(None) => Ok(()),
             Err(error) => {
-                let wait = super::delivery::jitter(super::delivery::backoff_bound(row.attempts.saturating_add(1)));
+                let wait = super::retry::jitter(super::retry::backoff_bound(row.attempts.saturating_add(1)));
                 tracing::warn!(peer = %row.peer_realm, activity_id = %row.activity_id, error = %error, retry_in_ms = wait.num_milliseconds(), "applying an inbound activity failed: it is tried again later");
                 let mut transaction = self.store().begin().await?;
                 store::federation::retry_inbox_activity(

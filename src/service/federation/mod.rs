@@ -8,4 +8,6 @@ pub mod identity;
 pub mod inbox;
 pub(crate) mod inbox_groups;
 pub mod key_box;
+pub mod peer_state;
 pub mod peering;
+pub mod retry;

@@ -9,6 +9,7 @@ use federation::{KeyDescription, KeyEndorsement, PublicKey};
 use serde::{Deserialize, Serialize};
 
 use super::super::{ErrorCode, Service, ServiceError};
+use super::peer_state::{block_has_lapsed, normalize_realm};
 use crate::domain::{PeerLevel, PeerState};
 use crate::store::federation::{DeliveryRow, PeerKeyRow, PeerRecord};
 use crate::store::{self, Transaction};
@@ -141,11 +142,6 @@ fn not_found_peer(realm: &str) -> ServiceError {
         .with_details(serde_json::json!({ "peer": realm }))
 }
 
-/// A peer realm as stored: lower case, without a trailing dot.
-pub fn normalize_realm(realm: &str) -> String {
-    realm.trim().trim_end_matches('.').to_ascii_lowercase()
-}
-
 impl Service {
     fn new_activity_id(&self) -> String {
         format!("{}/activities/{}", self.public_base_url(), self.new_internal_id())
@@ -264,7 +260,7 @@ impl Service {
                 Some(PeeringMessage::Follow { follow_id })
             }
         };
-        super::cursors::save_peer_state(&mut transaction.conn(), &peer, now).await?;
+        super::peer_state::save_peer_state(&mut transaction.conn(), &peer, now).await?;
         for key in self.pin_keys(&realm, &introduction.keys, "admin") {
             store::federation::save_peer_key(&mut transaction.conn(), &key).await?;
         }
@@ -339,7 +335,7 @@ impl Service {
             peer.level = level;
         }
         peer.updated_at = now;
-        super::cursors::save_peer_state(&mut transaction.conn(), &peer, now).await?;
+        super::peer_state::save_peer_state(&mut transaction.conn(), &peer, now).await?;
         if let Some(follow_id) = peer.their_follow_id.clone() {
             self.queue_peering_message(&mut transaction, &peer, PeeringMessage::Accept { follow_id })
                 .await?;
@@ -369,7 +365,7 @@ impl Service {
         let was_active = peer.state == PeerState::Active;
         peer.state = PeerState::Rejected;
         peer.updated_at = self.now();
-        super::cursors::save_peer_state(&mut transaction.conn(), &peer, self.now()).await?;
+        super::peer_state::save_peer_state(&mut transaction.conn(), &peer, self.now()).await?;
         if let Some(follow_id) = peer.their_follow_id.clone() {
             self.queue_peering_message(&mut transaction, &peer, PeeringMessage::Reject { follow_id })
                 .await?;
@@ -417,7 +413,7 @@ impl Service {
         peer.blocked_reason = Some(reason.to_owned());
         peer.blocked_until = until;
         peer.updated_at = now;
-        super::cursors::save_peer_state(&mut transaction.conn(), &peer, now).await?;
+        super::peer_state::save_peer_state(&mut transaction.conn(), &peer, now).await?;
         transaction.commit().await?;
         tracing::warn!(peer = %realm, reason, until = ?until, "peer blocked");
         self.peer_view(&realm).await
@@ -434,7 +430,7 @@ impl Service {
             return Err(ServiceError::validation("peer", format!("{realm} is not blocked")));
         }
         lift_block(&mut peer, self.now());
-        super::cursors::save_peer_state(&mut transaction.conn(), &peer, self.now()).await?;
+        super::peer_state::save_peer_state(&mut transaction.conn(), &peer, self.now()).await?;
         transaction.commit().await?;
         tracing::info!(peer = %realm, state = %peer.state, "peer unblocked");
         self.peer_view(&realm).await
@@ -449,7 +445,7 @@ impl Service {
             .ok_or_else(|| not_found_peer(&realm))?;
         peer.level = level;
         peer.updated_at = self.now();
-        super::cursors::save_peer_state(&mut transaction.conn(), &peer, self.now()).await?;
+        super::peer_state::save_peer_state(&mut transaction.conn(), &peer, self.now()).await?;
         transaction.commit().await?;
         tracing::info!(peer = %realm, level = %level, "peer level set");
         self.peer_view(&realm).await
@@ -654,7 +650,7 @@ impl Service {
             }
         };
         peer.updated_at = now;
-        super::cursors::save_peer_state(&mut transaction.conn(), peer, now).await?;
+        super::peer_state::save_peer_state(&mut transaction.conn(), peer, now).await?;
         Ok(outcome)
     }
 }
@@ -679,7 +675,7 @@ impl Service {
             return Ok(false);
         }
         peer.manifest_refreshed_at = Some(now);
-        super::cursors::save_peer_state(&mut transaction.conn(), &peer, now).await?;
+        super::peer_state::save_peer_state(&mut transaction.conn(), &peer, now).await?;
         transaction.commit().await?;
         Ok(true)
     }
@@ -703,11 +699,6 @@ impl Service {
         tracing::info!(peer = %realm, detail = %detail, "peer keys re-read after a request signed with an unknown key");
         Ok(detail)
     }
-}
-
-/// Whether a timed block has run out at `now`.
-pub fn block_has_lapsed(peer: &PeerRecord, now: DateTime<Utc>) -> bool {
-    peer.state == PeerState::Blocked && peer.blocked_until.is_some_and(|until| until <= now)
 }
 
 fn lift_block(peer: &mut PeerRecord, now: DateTime<Utc>) {
