@@ -41,23 +41,25 @@ mod tests {
     use crate::domain::search_query::ParsedQuery;
 
     #[test]
-    fn words_are_required_and_stop_words_dropped() {
-        let query = ParsedQuery::parse("How to retry failed webhook deliveries?").expect("query");
-        assert_eq!(
-            render_fts5(&query),
-            "\"retry\" AND \"failed\" AND \"webhook\" AND \"deliveries\""
-        );
-        assert_eq!(render_websearch(&query), "retry failed webhook deliveries");
-    }
-
-    #[test]
-    fn phrases_exclusions_and_alternatives_are_kept() {
-        let query = ParsedQuery::parse("\"delivery id\" redis or postgres -kafka").expect("query");
-        assert_eq!(
-            render_fts5(&query),
-            "(\"delivery id\" AND (\"redis\" OR \"postgres\")) NOT \"kafka\""
-        );
-        assert_eq!(render_websearch(&query), "\"delivery id\" redis or postgres -kafka");
+    fn words_phrases_exclusions_and_alternatives_reach_each_backend_as_the_same_query() {
+        // (user text, FTS5 expression, websearch_to_tsquery text)
+        let cases = [
+            (
+                "How to retry failed webhook deliveries?",
+                "\"retry\" AND \"failed\" AND \"webhook\" AND \"deliveries\"",
+                "retry failed webhook deliveries",
+            ),
+            (
+                "\"delivery id\" redis or postgres -kafka",
+                "(\"delivery id\" AND (\"redis\" OR \"postgres\")) NOT \"kafka\"",
+                "\"delivery id\" redis or postgres -kafka",
+            ),
+        ];
+        for (text, fts5, websearch) in cases {
+            let query = ParsedQuery::parse(text).expect("query");
+            assert_eq!(render_fts5(&query), fts5, "{text}");
+            assert_eq!(render_websearch(&query), websearch, "{text}");
+        }
     }
 
     #[test]
