@@ -21,21 +21,16 @@ use axum::http::{Method, Request, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use chrono::{DateTime, TimeDelta, Utc};
 use federation::protocol::{Activity, ActivityKind, is_activity_json};
-use federation::signature::{ParsedSignature, RequestParts, TimePolicy, parse_signature};
+use federation::signature::{ParsedSignature, RequestParts, parse_signature};
 use federation::{PublicKey, Rejection, RejectionReason};
 use serde_json::json;
 use url::Url;
 
 use super::ApubState;
+use super::signing_time::{TIME_POLICY, key_outside_window};
 use crate::domain::PeerState;
 use crate::service::federation::inbox::{InboxNonce, InboxSender, Intake, VerifiedActivity};
 use crate::service::federation::peering::PeerIntroduction;
-
-/// The receiver's clock policy: `created` within ±300 s, `expires` at most 300 s after `created`.
-pub const TIME_POLICY: TimePolicy = TimePolicy {
-    max_clock_skew: 300,
-    max_validity: 300,
-};
 
 /// Sustained activities per second one peer may send, and the burst it may save up: enough for replication at its
 /// target rate (2,000 activities/s) with room for a backlog after an outage, still a bound on what one peer costs.
@@ -250,7 +245,9 @@ async fn process(state: &ApubState, request: Request<Body>) -> InboxVerdict {
                     ),
                 );
             }
-            if let Some(verdict) = key_outside_window(sender.key.valid_from, sender.key.valid_until, service.now()) {
+            if let Some(verdict) =
+                key_outside_window_verdict(sender.key.valid_from, sender.key.valid_until, service.now())
+            {
                 return verdict;
             }
             if sender.key.pinned_by == "first_contact" && !is_peering(&body) {
@@ -558,27 +555,14 @@ pub fn target_uri(state: &ApubState, uri: &axum::http::Uri) -> Option<Url> {
     base.join(uri.path_and_query().map_or("/", |path| path.as_str())).ok()
 }
 
-/// A pinned key may sign only inside its announced window: not before `validFrom`, not from its end on.
-pub fn key_outside_window(
+/// [`key_outside_window`] as the inbox's refusal.
+fn key_outside_window_verdict(
     valid_from: Option<DateTime<Utc>>,
     valid_until: Option<DateTime<Utc>>,
     now: DateTime<Utc>,
 ) -> Option<InboxVerdict> {
-    if valid_until.is_some_and(|until| until <= now) {
-        return Some(InboxVerdict::rejected(
-            StatusCode::UNAUTHORIZED,
-            "key_expired",
-            "the signing key's validity has ended",
-        ));
-    }
-    if valid_from.is_some_and(|from| from > now + TimeDelta::seconds(TIME_POLICY.max_clock_skew)) {
-        return Some(InboxVerdict::rejected(
-            StatusCode::UNAUTHORIZED,
-            "key_not_yet_valid",
-            "the signing key's validity has not begun",
-        ));
-    }
-    None
+    key_outside_window(valid_from, valid_until, now)
+        .map(|outside| InboxVerdict::rejected(StatusCode::UNAUTHORIZED, outside.reason, outside.detail))
 }
 
 fn unknown_key() -> InboxVerdict {

@@ -10,6 +10,7 @@ pub mod intake;
 pub mod objects;
 pub mod outgoing;
 pub mod replicate;
+pub mod signing_time;
 
 use std::sync::Arc;
 
@@ -286,7 +287,7 @@ async fn outbox(
         Err(error) => return failure(&error.to_string()),
     };
     let now = service.now();
-    if let Some(verdict) = inbox::key_outside_window(sender.key.valid_from, sender.key.valid_until, now) {
+    if let Some(verdict) = signing_time::key_outside_window(sender.key.valid_from, sender.key.valid_until, now) {
         return (
             StatusCode::UNAUTHORIZED,
             axum::Json(json!({ "reason": verdict.reason })),
@@ -294,7 +295,7 @@ async fn outbox(
             .into_response();
     }
     let checks = signature
-        .check_time(now.timestamp(), inbox::TIME_POLICY)
+        .check_time(now.timestamp(), signing_time::TIME_POLICY)
         .and_then(|()| signature.check_coverage(false));
     if let Err(rejection) = checks {
         return (
@@ -323,7 +324,7 @@ async fn outbox(
         )
             .into_response();
     }
-    let expiry = now + chrono::TimeDelta::seconds(inbox::TIME_POLICY.max_clock_skew * 2);
+    let expiry = now + chrono::TimeDelta::seconds(signing_time::TIME_POLICY.max_clock_skew * 2);
     match service
         .record_inbox_nonce(&sender.peer.realm, &signature.nonce, expiry)
         .await

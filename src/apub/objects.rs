@@ -261,7 +261,7 @@ pub async fn read_replicated(
         ));
     }
     if let Some(verdict) =
-        super::inbox::key_outside_window(sender.key.valid_from, sender.key.valid_until, service.now())
+        super::signing_time::key_outside_window(sender.key.valid_from, sender.key.valid_until, service.now())
     {
         return Err(refusal(
             "invalid_origin_proof",
