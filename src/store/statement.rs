@@ -10,7 +10,7 @@
 //!
 //! On PostgreSQL a transaction holds such writes back too, and sends them as few statements as it may: a run of
 //! held writes becomes one statement whose earlier members are data-modifying `WITH` queries (see
-//! [`PostgresHeldStatements`]), so an applied revision's eight inserts cost one or two round trips to the server
+//! [`PostgresHeldStatements`]), so an applied revision's nine writes cost two round trips to the server
 //! instead of eight. Readers outside a transaction run each statement at once.
 //!
 //! A held-back statement that fails reports its error from the call that sent it, wrapped in
@@ -286,35 +286,48 @@ enum Combines {
 }
 
 /// The lowercase identifiers and keywords of `sql`.
-fn sql_words(sql: &str) -> Vec<String> {
+fn sql_words(sql: &str) -> Vec<&str> {
     sql.split(|character: char| !(character.is_ascii_alphanumeric() || character == '_'))
         .filter(|word| !word.is_empty())
-        .map(str::to_ascii_lowercase)
         .collect()
 }
 
-/// The tables a statement writes: the word after each `INTO` and `UPDATE` (but the `SET` of `DO UPDATE SET`).
-fn written_tables(words: &[String]) -> Vec<&str> {
+/// The tables a statement writes: the word after each `INTO` and `UPDATE` (but the `SET` of `DO UPDATE SET`),
+/// lower case.
+fn written_tables(words: &[&str]) -> impl Iterator<Item = String> {
     words
         .windows(2)
-        .filter(|pair| (pair[0] == "into" || pair[0] == "update") && pair[1] != "set")
-        .map(|pair| pair[1].as_str())
-        .collect()
+        .filter(|pair| {
+            (pair[0].eq_ignore_ascii_case("into") || pair[0].eq_ignore_ascii_case("update"))
+                && !pair[1].eq_ignore_ascii_case("set")
+        })
+        .map(|pair| pair[1].to_ascii_lowercase())
 }
 
-fn combines(words: &[String]) -> Combines {
-    if words.iter().any(|word| word == "delete") {
+fn combines(words: &[&str]) -> Combines {
+    if words.iter().any(|word| word.eq_ignore_ascii_case("delete")) {
         return Combines::Never;
     }
-    match words.first().map(String::as_str) {
-        Some("insert" | "update") => Combines::AsMember,
-        Some("with") if words.get(1).is_some_and(|word| word != "recursive") => Combines::AsLast,
+    match words.first() {
+        Some(first) if first.eq_ignore_ascii_case("insert") || first.eq_ignore_ascii_case("update") => {
+            Combines::AsMember
+        }
+        Some(first)
+            if first.eq_ignore_ascii_case("with")
+                && words.get(1).is_some_and(|word| !word.eq_ignore_ascii_case("recursive")) =>
+        {
+            Combines::AsLast
+        }
         _ => Combines::Never,
     }
 }
 
 /// `statements` as few statements as [`PostgresHeldStatements`] allows, in their order.
 fn combine_for_postgres(statements: Vec<Statement>) -> Vec<Statement> {
+    // The common case on the way of every write: one held statement, nothing to combine or to read.
+    if statements.len() < 2 {
+        return statements;
+    }
     let mut combined = Vec::new();
     let mut group: Vec<Statement> = Vec::new();
     let mut written: Vec<String> = Vec::new();
@@ -325,12 +338,14 @@ fn combine_for_postgres(statements: Vec<Statement>) -> Vec<Statement> {
         let joins = !group.is_empty()
             && !group_closed
             && kind != Combines::Never
-            && !words.iter().any(|word| written.contains(word));
+            && !words
+                .iter()
+                .any(|word| written.iter().any(|table| table.eq_ignore_ascii_case(word)));
         if !joins && !group.is_empty() {
             combined.push(combine_group(std::mem::take(&mut group)));
             written.clear();
         }
-        written.extend(written_tables(&words).into_iter().map(str::to_owned));
+        written.extend(written_tables(&words));
         group_closed = kind != Combines::AsMember;
         group.push(statement);
     }
