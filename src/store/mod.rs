@@ -13,6 +13,7 @@ pub mod files;
 pub mod idempotency;
 pub mod keys;
 pub mod knowledge;
+mod merged_rows;
 pub mod outbox;
 pub mod replication;
 pub mod search;
@@ -313,15 +314,16 @@ pub(crate) async fn sqlite_connection<'c>(conn: &'c mut Conn<'_>) -> Result<&'c 
     }
 }
 
-/// Sends the plain writes a SQLite write held back (see [`statement`]) now, in one round trip; nothing to do
-/// elsewhere. A caller that writes many similar things in one transaction (the intake's batches) sends each one's
-/// writes on their own, so that every round trip carries the same combination of statements, which SQLite then
-/// prepares once and reuses; one combination of them all would be new text, prepared afresh, every time.
+/// Marks the end of one of several similar changes in a transaction (the intake's batches call it after each
+/// activity). A SQLite write sends what it held back now, in one round trip, so that every round trip carries the
+/// same combination of statements, which SQLite then prepares once and reuses; one combination of them all would be
+/// new text, prepared afresh, every time. A PostgreSQL transaction keeps holding them: the next changes' rows join
+/// the same inserts (see `merged_rows.rs`), and the next read or the commit sends them, a table's rows in one
+/// statement, which costs PostgreSQL about half as much per change as a statement per change.
 pub async fn send_held_back_writes(conn: &mut Conn<'_>) -> Result<(), StoreError> {
     match conn {
         Conn::SqliteWrite(write) => write.send_deferred().await,
-        Conn::PostgresWrite(write) => write.send_deferred().await,
-        Conn::Postgres(_) | Conn::Sqlite(_) => Ok(()),
+        Conn::PostgresWrite(_) | Conn::Postgres(_) | Conn::Sqlite(_) => Ok(()),
     }
 }
 

@@ -19,6 +19,7 @@
 use chrono::{DateTime, Utc};
 use sqlx::types::Json;
 
+use super::merged_rows::{ColumnValues, RowInsert};
 use super::{Conn, StoreError};
 
 /// One bound value of a [`Statement`].
@@ -132,6 +133,21 @@ impl Statement {
         }
     }
 
+    /// A statement from SQL built of fixed fragments and its values.
+    pub(super) fn from_parts(sql: String, binds: Vec<Bind>) -> Statement {
+        Statement { sql, binds }
+    }
+
+    /// Its SQL.
+    pub(super) fn sql(&self) -> &str {
+        &self.sql
+    }
+
+    /// Its values.
+    pub(super) fn binds(&self) -> &[Bind] {
+        &self.binds
+    }
+
     /// Binds the next placeholder.
     pub fn bind(mut self, value: impl Into<Bind>) -> Statement {
         self.binds.push(value.into());
@@ -163,7 +179,7 @@ impl Statement {
             sql.push(' ');
             sql.push_str(tail);
         }
-        Statement { sql, binds }
+        Statement::from_parts(sql, binds)
     }
 
     /// The SQL and the values, for a caller that sends the statement with others.
@@ -174,10 +190,7 @@ impl Statement {
     /// `head`, then one parenthesized list of placeholders for `values` (for `… IN (…)`).
     pub fn with_list(head: &str, values: Vec<Bind>) -> Statement {
         let placeholders: Vec<String> = (1..=values.len()).map(|number| format!("${number}")).collect();
-        Statement {
-            sql: format!("{head} ({})", placeholders.join(", ")),
-            binds: values,
-        }
+        Statement::from_parts(format!("{head} ({})", placeholders.join(", ")), values)
     }
 
     /// Runs the statement now on PostgreSQL.
@@ -266,7 +279,7 @@ impl PostgresHeldStatements {
     /// Sends every held statement, combined as far as they allow, and empties the buffer.
     pub(super) async fn send(&mut self, connection: &mut sqlx::PgConnection) -> Result<(), sqlx::Error> {
         for combined in combine_for_postgres(std::mem::take(&mut self.statements)) {
-            bind_all(sqlx::query(sqlx::AssertSqlSafe(combined.sql)), combined.binds)
+            bind_postgres(sqlx::query(sqlx::AssertSqlSafe(combined.sql)), combined.binds)
                 .execute(&mut *connection)
                 .await?;
         }
@@ -322,32 +335,79 @@ fn combines(words: &[&str]) -> Combines {
     }
 }
 
+/// The most values one PostgreSQL statement may bind (the protocol counts them in 16 bits).
+const POSTGRES_MAX_BINDS: usize = 65_535;
+
+/// A member of a statement being combined: a write as it was held, or a multi-row insert that later rows may join.
+enum Member {
+    Plain(Statement),
+    Rows(RowInsert),
+}
+
+impl Member {
+    fn into_statement(self) -> PostgresStatement {
+        match self {
+            Member::Plain(statement) => PostgresStatement::from(statement),
+            Member::Rows(rows) => rows.into_statement(),
+        }
+    }
+}
+
 /// `statements` as few statements as [`PostgresHeldStatements`] allows, in their order.
-fn combine_for_postgres(statements: Vec<Statement>) -> Vec<Statement> {
+fn combine_for_postgres(statements: Vec<Statement>) -> Vec<PostgresStatement> {
     // The common case on the way of every write: one held statement, nothing to combine or to read.
     if statements.len() < 2 {
-        return statements;
+        return statements.into_iter().map(PostgresStatement::from).collect();
     }
     let mut combined = Vec::new();
-    let mut group: Vec<Statement> = Vec::new();
-    let mut written: Vec<String> = Vec::new();
+    // Each member with the tables it writes.
+    let mut group: Vec<(Member, Vec<String>)> = Vec::new();
+    let mut group_binds = 0_usize;
     let mut group_closed = false;
     for statement in statements {
+        // Rows of the same shape as a member's join that member when every member after it writes no table its
+        // text names (see `merged_rows.rs`); the members before it write none of them either, or it would not have
+        // joined.
+        if let Some(later) = RowInsert::read(&statement)
+            && group_binds + later.bind_count() <= POSTGRES_MAX_BINDS
+        {
+            let words = sql_words(&statement.sql);
+            let names = |table: &String| words.iter().any(|word| table.eq_ignore_ascii_case(word));
+            let position = group
+                .iter()
+                .position(|(member, _)| matches!(member, Member::Rows(earlier) if earlier.accepts(&later)));
+            if let Some(position) = position
+                && !group[position + 1..].iter().any(|(_, writes)| writes.iter().any(names))
+                && let (Member::Rows(earlier), _) = &mut group[position]
+            {
+                group_binds += later.bind_count();
+                earlier.append(later);
+                continue;
+            }
+        }
         let words = sql_words(&statement.sql);
         let kind = combines(&words);
         let joins = !group.is_empty()
             && !group_closed
             && kind != Combines::Never
-            && !words
-                .iter()
-                .any(|word| written.iter().any(|table| table.eq_ignore_ascii_case(word)));
+            && group_binds + statement.binds.len() <= POSTGRES_MAX_BINDS
+            && !group.iter().any(|(_, writes)| {
+                writes
+                    .iter()
+                    .any(|table| words.iter().any(|word| table.eq_ignore_ascii_case(word)))
+            });
         if !joins && !group.is_empty() {
             combined.push(combine_group(std::mem::take(&mut group)));
-            written.clear();
+            group_binds = 0;
         }
-        written.extend(written_tables(&words));
+        let writes: Vec<String> = written_tables(&words).collect();
         group_closed = kind != Combines::AsMember;
-        group.push(statement);
+        group_binds += statement.binds.len();
+        let member = match RowInsert::read(&statement) {
+            Some(rows) if kind != Combines::Never => Member::Rows(rows),
+            _ => Member::Plain(statement),
+        };
+        group.push((member, writes));
     }
     if !group.is_empty() {
         combined.push(combine_group(group));
@@ -356,9 +416,10 @@ fn combine_for_postgres(statements: Vec<Statement>) -> Vec<Statement> {
 }
 
 /// One statement of `group`: every member but the last as a `WITH` query, the last as the statement.
-fn combine_group(mut group: Vec<Statement>) -> Statement {
+fn combine_group(group: Vec<(Member, Vec<String>)>) -> PostgresStatement {
+    let mut group: Vec<PostgresStatement> = group.into_iter().map(|(member, _)| member.into_statement()).collect();
     let Some(last) = group.pop() else {
-        return Statement::new("");
+        return PostgresStatement::from(Statement::new(""));
     };
     if group.is_empty() {
         return last;
@@ -389,7 +450,55 @@ fn combine_group(mut group: Vec<Statement>) -> Statement {
             sql.push_str(&last_sql);
         }
     }
-    Statement { sql, binds }
+    PostgresStatement { sql, binds }
+}
+
+/// A statement sent to PostgreSQL by [`PostgresHeldStatements`]: held writes combined, whose values may include
+/// whole columns of a multi-row insert.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct PostgresStatement {
+    pub(super) sql: String,
+    pub(super) binds: Vec<PostgresValue>,
+}
+
+impl From<Statement> for PostgresStatement {
+    fn from(statement: Statement) -> PostgresStatement {
+        PostgresStatement {
+            sql: statement.sql,
+            binds: statement.binds.into_iter().map(PostgresValue::One).collect(),
+        }
+    }
+}
+
+/// One bound value of a [`PostgresStatement`].
+#[derive(Debug, Clone, PartialEq)]
+pub(super) enum PostgresValue {
+    /// One value.
+    One(Bind),
+    /// A column of rows, bound as one array (see `merged_rows.rs`).
+    Column(ColumnValues),
+}
+
+/// Binds `binds`, in order, to a PostgreSQL query.
+fn bind_postgres(
+    mut query: sqlx::query::Query<'static, sqlx::Postgres, sqlx::postgres::PgArguments>,
+    binds: Vec<PostgresValue>,
+) -> sqlx::query::Query<'static, sqlx::Postgres, sqlx::postgres::PgArguments> {
+    for bind in binds {
+        query = match bind {
+            PostgresValue::One(value) => bind_all(query, vec![value]),
+            PostgresValue::Column(ColumnValues::Text(values)) => query.bind(values),
+            PostgresValue::Column(ColumnValues::Integer(values)) => query.bind(values),
+            PostgresValue::Column(ColumnValues::SmallInteger(values)) => query.bind(values),
+            PostgresValue::Column(ColumnValues::Real(values)) => query.bind(values),
+            PostgresValue::Column(ColumnValues::Boolean(values)) => query.bind(values),
+            PostgresValue::Column(ColumnValues::Time(values)) => query.bind(values),
+            PostgresValue::Column(ColumnValues::Json(values)) => {
+                query.bind(values.into_iter().map(Json).collect::<Vec<_>>())
+            }
+        };
+    }
+    query
 }
 
 /// Binds `binds`, in order, to a query of either backend.
@@ -499,7 +608,7 @@ mod tests {
         assert_eq!(deferred.binds.len(), 3);
     }
 
-    fn sqls(statements: &[Statement]) -> Vec<&str> {
+    fn sqls(statements: &[PostgresStatement]) -> Vec<&str> {
         statements.iter().map(|statement| statement.sql.as_str()).collect()
     }
 
@@ -534,6 +643,7 @@ mod tests {
                 Bind::from("done"),
                 Bind::from(7_i64)
             ]
+            .map(PostgresValue::One)
         );
     }
 
@@ -580,6 +690,70 @@ mod tests {
                  excluded.id) UPDATE settings SET value = $2",
             ]
         );
+    }
+
+    #[test]
+    fn two_changes_of_the_same_shape_become_one_statement_with_a_table_s_rows_together() {
+        let change = |item: &str| {
+            vec![
+                Statement::new("INSERT INTO items (id, title) VALUES ($1, $2)")
+                    .bind(item)
+                    .bind("t"),
+                Statement::new("INSERT INTO tags (item_id, tag) VALUES ($1, $2), ($3, $4)")
+                    .bind(item)
+                    .bind("a")
+                    .bind(item)
+                    .bind("b"),
+                Statement::new(
+                    "INSERT INTO trust (target_id, status) VALUES ($1, $2) ON CONFLICT (target_id) DO UPDATE SET \
+                     status = excluded.status",
+                )
+                .bind(item)
+                .bind("unverified"),
+            ]
+        };
+        let mut held = change("i1");
+        held.extend(change("i2"));
+        let combined = combine_for_postgres(held);
+        assert_eq!(
+            sqls(&combined),
+            [
+                "WITH interai_held_1 AS (INSERT INTO items (id, title) SELECT * FROM unnest($1::text[], $2::text[])), \
+                 interai_held_2 AS (INSERT INTO tags (item_id, tag) SELECT * FROM unnest($3::text[], $4::text[])) \
+                 INSERT INTO trust (target_id, status) SELECT * FROM unnest($5::text[], $6::text[]) ON CONFLICT \
+                 (target_id) DO UPDATE SET status = excluded.status"
+            ]
+        );
+        let column = |values: &[&str]| {
+            PostgresValue::Column(ColumnValues::Text(
+                values.iter().map(|value| Some((*value).to_owned())).collect(),
+            ))
+        };
+        assert_eq!(combined[0].binds[0], column(&["i1", "i2"]));
+        assert_eq!(combined[0].binds[3], column(&["a", "b", "a", "b"]));
+        // The same item's trust twice cannot be one upsert: it starts the next statement, as it was held.
+        let mut twice = change("i1");
+        twice.extend(change("i1"));
+        let combined = combine_for_postgres(twice);
+        assert_eq!(combined.len(), 2);
+        assert_eq!(
+            combined[1].sql,
+            "INSERT INTO trust (target_id, status) VALUES ($1, $2) ON CONFLICT (target_id) DO UPDATE SET status = \
+             excluded.status"
+        );
+    }
+
+    #[test]
+    fn rows_do_not_join_an_insert_across_a_write_to_a_table_they_name() {
+        // The second insert reads `counts` in its conflict clause; the update between the two changed it.
+        let upsert = "INSERT INTO items (id) VALUES ($1) ON CONFLICT (id) DO UPDATE SET n = (SELECT n FROM counts)";
+        let combined = combine_for_postgres(vec![
+            Statement::new(upsert).bind("a"),
+            Statement::new("UPDATE counts SET n = $1").bind(2_i64),
+            Statement::new(upsert).bind("b"),
+        ]);
+        assert_eq!(combined.len(), 2);
+        assert_eq!(combined[1].sql, upsert);
     }
 
     #[test]
