@@ -11,7 +11,8 @@
 //! On PostgreSQL a transaction holds such writes back too, and sends them as few statements as it may: a run of
 //! held writes becomes one statement whose earlier members are data-modifying `WITH` queries (see
 //! [`PostgresHeldStatements`]), so an applied revision's nine writes cost two round trips to the server
-//! instead of nine. Readers outside a transaction run each statement at once.
+//! instead of nine, and the rows of later inserts of the same shape join an earlier one (`merged_rows.rs`), so a
+//! batch of revisions costs one. Readers outside a transaction run each statement at once.
 //!
 //! A held-back statement that fails reports its error from the call that sent it, wrapped in
 //! [`StoreError::Deferred`] so that callers do not mistake it for a failure of that call's own statement.
