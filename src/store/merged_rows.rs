@@ -135,7 +135,15 @@ impl RowInsert {
             return true;
         };
         for row in binds.chunks(self.width) {
-            let key: Vec<&Bind> = positions.iter().map(|position| &row[*position]).collect();
+            // The same value bound as optional or not is the same key.
+            let key: Vec<Bind> = positions
+                .iter()
+                .map(|position| match &row[*position] {
+                    Bind::OptionalText(Some(text)) => Bind::Text(text.clone()),
+                    Bind::OptionalTime(Some(time)) => Bind::Time(*time),
+                    other => other.clone(),
+                })
+                .collect();
             if !self.keys.insert(format!("{key:?}")) {
                 return false;
             }
@@ -497,6 +505,11 @@ mod tests {
         let first = read(upsert, &["t1", "unverified"]).expect("an upsert");
         assert!(first.accepts(&read(upsert, &["t2", "supported"]).expect("an upsert")));
         assert!(!first.accepts(&read(upsert, &["t1", "supported"]).expect("an upsert")));
+        let optional = Statement::new(upsert).bind(Some("t1")).bind("supported");
+        assert!(
+            !first.accepts(&RowInsert::read(&optional).expect("an upsert")),
+            "the same key, bound as optional"
+        );
         // Two rows of one statement on the same key are not a candidate at all.
         let twice = "INSERT INTO trust (target_id, status) VALUES ($1, $2), ($3, $4) ON CONFLICT (target_id) DO \
                      UPDATE SET status = excluded.status";
