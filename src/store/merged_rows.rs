@@ -41,39 +41,33 @@ pub(super) struct RowInsert {
     binds: Vec<Bind>,
     /// The conflict keys of the rows, as text, when `update_key` is set.
     keys: HashSet<String>,
-    /// The statement as it was held, while no other rows joined it (sent as it is).
-    original: Option<Statement>,
+    /// The statement's SQL as it was held, while no other rows joined it (sent as it is).
+    original_sql: Option<String>,
 }
 
 impl RowInsert {
-    /// `statement` as a candidate, when it is one (see the module's documentation).
-    pub(super) fn read(statement: &Statement) -> Option<RowInsert> {
-        let sql = statement.sql();
-        let values_at = single_values_keyword(sql)?;
-        let head = &sql[..values_at + "VALUES".len()];
-        let (width, rows, rows_end) = placeholder_rows(&sql[values_at + "VALUES".len()..])?;
-        let tail = &sql[values_at + "VALUES".len() + rows_end..];
-        if width == 0 || rows * width != statement.binds().len() || head.contains('$') || tail.contains('$') {
-            return None;
-        }
-        let columns = inserted_columns(&sql[..values_at])?;
-        let update_key = update_key(tail, &columns)?;
-        let kinds = column_kinds(statement.binds(), width)?;
+    /// `statement` as a candidate, when it is one (see the module's documentation); otherwise the statement back.
+    pub(super) fn read(statement: Statement) -> Result<RowInsert, Statement> {
+        let Some((head, tail, width, update_key, kinds)) = shape(&statement) else {
+            return Err(statement);
+        };
         let mut insert = RowInsert {
-            head: head.to_owned(),
-            tail: tail.to_owned(),
+            head,
+            tail,
             width,
             kinds,
             update_key,
             binds: Vec::new(),
             keys: HashSet::new(),
-            original: Some(statement.clone()),
+            original_sql: None,
         };
         if !insert.take_keys(statement.binds()) {
-            return None;
+            return Err(statement);
         }
-        insert.binds = statement.binds().to_vec();
-        Some(insert)
+        let (sql, binds) = statement.into_parts();
+        insert.original_sql = Some(sql);
+        insert.binds = binds;
+        Ok(insert)
     }
 
     /// Whether `later`'s rows may join these: the same SQL around the rows, the same width, conflict keys all
@@ -91,7 +85,7 @@ impl RowInsert {
     pub(super) fn append(&mut self, later: RowInsert) {
         self.keys.extend(later.keys);
         self.binds.extend(later.binds);
-        self.original = None;
+        self.original_sql = None;
     }
 
     /// How many values the insert binds.
@@ -104,8 +98,8 @@ impl RowInsert {
     /// are: PostgreSQL prepares and plans it once per connection, where a list of rows would be new text, parsed and
     /// planned afresh, for every batch (which cost as much as the rows saved).
     pub(super) fn into_statement(self) -> PostgresStatement {
-        if let Some(original) = self.original {
-            return PostgresStatement::from(original);
+        if let Some(sql) = self.original_sql {
+            return PostgresStatement::from(Statement::from_parts(sql, self.binds));
         }
         let mut sql = self.head;
         sql.truncate(sql.len() - "VALUES".len());
@@ -150,6 +144,26 @@ impl RowInsert {
         }
         true
     }
+}
+
+/// A statement's shape as a candidate: the SQL before and after its rows, their width, the conflict key's
+/// positions and the columns' kinds.
+type Shape = (String, String, usize, Option<Vec<usize>>, Vec<ColumnKind>);
+
+/// `statement`'s [`Shape`], when it is a candidate (see the module's documentation).
+fn shape(statement: &Statement) -> Option<Shape> {
+    let sql = statement.sql();
+    let values_at = single_values_keyword(sql)?;
+    let head = &sql[..values_at + "VALUES".len()];
+    let (width, rows, rows_end) = placeholder_rows(&sql[values_at + "VALUES".len()..])?;
+    let tail = &sql[values_at + "VALUES".len() + rows_end..];
+    if width == 0 || rows * width != statement.binds().len() || head.contains('$') || tail.contains('$') {
+        return None;
+    }
+    let columns = inserted_columns(&sql[..values_at])?;
+    let update_key = update_key(tail, &columns)?;
+    let kinds = column_kinds(statement.binds(), width)?;
+    Some((head.to_owned(), tail.to_owned(), width, update_key, kinds))
 }
 
 /// The kind of value a column of a multi-row insert holds, and so the array it is sent as.
@@ -347,7 +361,12 @@ fn inserted_columns(before_values: &str) -> Option<Vec<String>> {
 /// same statement (rows derived from those the list wrote, as a document's vector from its document) must name the
 /// same key.
 fn update_key(tail: &str, columns: &[String]) -> Option<Option<Vec<usize>>> {
-    let upper = tail.to_ascii_uppercase();
+    // Words separated by any run of white space read as separated by one space, so no clause goes unseen.
+    let upper = tail
+        .split_ascii_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .to_ascii_uppercase();
     let mut key: Option<Vec<String>> = None;
     let mut clauses = upper.match_indices("ON CONFLICT").peekable();
     if clauses.peek().is_none() {
@@ -396,7 +415,7 @@ mod tests {
         let statement = binds
             .iter()
             .fold(Statement::new(sql), |statement, bind| statement.bind(*bind));
-        RowInsert::read(&statement)
+        RowInsert::read(statement).ok()
     }
 
     #[test]
@@ -447,8 +466,8 @@ mod tests {
                 .bind(Some(at))
                 .bind(serde_json::json!({ "id": id }))
         };
-        let mut first = RowInsert::read(&row("x", Some("n"))).expect("a candidate");
-        let later = RowInsert::read(&row("y", None)).expect("a candidate");
+        let mut first = RowInsert::read(row("x", Some("n"))).expect("a candidate");
+        let later = RowInsert::read(row("y", None)).expect("a candidate");
         assert!(first.accepts(&later));
         first.append(later);
         let statement = first.into_statement();
@@ -462,6 +481,26 @@ mod tests {
             PostgresValue::Column(ColumnValues::Text(vec![Some("n".to_owned()), None]))
         );
         assert_eq!(
+            statement.binds[2],
+            PostgresValue::Column(ColumnValues::Integer(vec![1, 1]))
+        );
+        assert_eq!(
+            statement.binds[3],
+            PostgresValue::Column(ColumnValues::SmallInteger(vec![2, 2]))
+        );
+        assert_eq!(
+            statement.binds[4],
+            PostgresValue::Column(ColumnValues::Real(vec![0.5, 0.5]))
+        );
+        assert_eq!(
+            statement.binds[5],
+            PostgresValue::Column(ColumnValues::Boolean(vec![true, true]))
+        );
+        assert_eq!(
+            statement.binds[6],
+            PostgresValue::Column(ColumnValues::Time(vec![Some(at), Some(at)]))
+        );
+        assert_eq!(
             statement.binds[7],
             PostgresValue::Column(ColumnValues::Json(vec![
                 serde_json::json!({ "id": "x" }),
@@ -472,7 +511,7 @@ mod tests {
         let mixed = Statement::new("INSERT INTO t (a) VALUES ($1), ($2)")
             .bind("x")
             .bind(1_i64);
-        assert!(RowInsert::read(&mixed).is_none());
+        assert!(RowInsert::read(mixed).is_err());
     }
 
     #[test]
@@ -507,7 +546,7 @@ mod tests {
         assert!(!first.accepts(&read(upsert, &["t1", "supported"]).expect("an upsert")));
         let optional = Statement::new(upsert).bind(Some("t1")).bind("supported");
         assert!(
-            !first.accepts(&RowInsert::read(&optional).expect("an upsert")),
+            !first.accepts(&RowInsert::read(optional).expect("an upsert")),
             "the same key, bound as optional"
         );
         // Two rows of one statement on the same key are not a candidate at all.

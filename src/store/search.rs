@@ -145,7 +145,10 @@ pub async fn upsert_documents(
     match conn {
         Conn::Postgres(_) | Conn::PostgresWrite(_) => {
             // One statement: the documents, then their vectors from what was written. A document that changed gets
-            // a new change number, so that the candidate pool (the newest matches) follows it.
+            // a new change number, so that the candidate pool (the newest matches) follows it. Both upserts are on
+            // `object_id`, the vectors' taken unchanged from the documents', which is what lets a later batch's
+            // documents join these rows (`merged_rows.rs` checks the documents' keys and takes the vectors' to be
+            // the same).
             let statement = Statement::insert_rows(
                 &format!("WITH written AS ({columns}"),
                 documents,

@@ -366,49 +366,57 @@ fn combine_for_postgres(statements: Vec<Statement>) -> Vec<PostgresStatement> {
     let mut group_binds = 0_usize;
     let mut group_closed = false;
     for statement in statements {
-        // Rows of the same shape as a member's join that member when every member after it writes no table its
-        // text names (see `merged_rows.rs`); the members before it write none of them either, or it would not have
-        // joined.
-        if let Some(later) = RowInsert::read(&statement)
-            && group_binds + later.bind_count() <= POSTGRES_MAX_BINDS
-        {
-            let words = sql_words(&statement.sql);
-            let names = |table: &String| words.iter().any(|word| table.eq_ignore_ascii_case(word));
-            let position = group
-                .iter()
-                .position(|(member, _)| matches!(member, Member::Rows(earlier) if earlier.accepts(&later)));
-            if let Some(position) = position
-                && !group[position + 1..].iter().any(|(_, writes)| writes.iter().any(names))
-                && let (Member::Rows(earlier), _) = &mut group[position]
-            {
-                group_binds += later.bind_count();
-                earlier.append(later);
-                continue;
-            }
-        }
         let words = sql_words(&statement.sql);
         let kind = combines(&words);
+        let writes: Vec<String> = written_tables(&words).collect();
+        // The last member that writes a table this statement names, if any.
+        let last_naming_member = group.iter().rposition(|(_, member_writes)| {
+            member_writes
+                .iter()
+                .any(|table| words.iter().any(|word| table.eq_ignore_ascii_case(word)))
+        });
+        let read = if kind == Combines::Never {
+            Err(statement)
+        } else {
+            RowInsert::read(statement)
+        };
+        // Rows of the same shape as a member's join that member when no member after it writes a table their text
+        // names (see `merged_rows.rs`); the members before it write none of them either, or it would not have
+        // joined.
+        let held = match read {
+            Ok(later) => {
+                let position = group
+                    .iter()
+                    .position(|(member, _)| matches!(member, Member::Rows(earlier) if earlier.accepts(&later)));
+                if let Some(position) = position
+                    && group_binds + later.bind_count() <= POSTGRES_MAX_BINDS
+                    && last_naming_member.is_none_or(|last| last <= position)
+                    && let (Member::Rows(earlier), _) = &mut group[position]
+                {
+                    group_binds += later.bind_count();
+                    earlier.append(later);
+                    continue;
+                }
+                Member::Rows(later)
+            }
+            Err(statement) => Member::Plain(statement),
+        };
+        let bind_count = match &held {
+            Member::Plain(statement) => statement.binds.len(),
+            Member::Rows(rows) => rows.bind_count(),
+        };
         let joins = !group.is_empty()
             && !group_closed
             && kind != Combines::Never
-            && group_binds + statement.binds.len() <= POSTGRES_MAX_BINDS
-            && !group.iter().any(|(_, writes)| {
-                writes
-                    .iter()
-                    .any(|table| words.iter().any(|word| table.eq_ignore_ascii_case(word)))
-            });
+            && group_binds + bind_count <= POSTGRES_MAX_BINDS
+            && last_naming_member.is_none();
         if !joins && !group.is_empty() {
             combined.push(combine_group(std::mem::take(&mut group)));
             group_binds = 0;
         }
-        let writes: Vec<String> = written_tables(&words).collect();
         group_closed = kind != Combines::AsMember;
-        group_binds += statement.binds.len();
-        let member = match RowInsert::read(&statement) {
-            Some(rows) if kind != Combines::Never => Member::Rows(rows),
-            _ => Member::Plain(statement),
-        };
-        group.push((member, writes));
+        group_binds += bind_count;
+        group.push((held, writes));
     }
     if !group.is_empty() {
         combined.push(combine_group(group));
@@ -742,6 +750,22 @@ mod tests {
             "INSERT INTO trust (target_id, status) VALUES ($1, $2) ON CONFLICT (target_id) DO UPDATE SET status = \
              excluded.status"
         );
+    }
+
+    #[test]
+    fn an_insert_takes_rows_up_to_its_cap_and_the_rest_start_the_next_statement() {
+        let rows: Vec<Statement> = (0..20_000_i64)
+            .map(|number| Statement::new("INSERT INTO seen (n) VALUES ($1)").bind(number))
+            .collect();
+        let combined = combine_for_postgres(rows);
+        let lengths: Vec<usize> = combined
+            .iter()
+            .map(|statement| match &statement.binds[..] {
+                [PostgresValue::Column(ColumnValues::Integer(values))] => values.len(),
+                other => panic!("one column of integers, not {other:?}"),
+            })
+            .collect();
+        assert_eq!(lengths, [crate::store::merged_rows::MAX_MERGED_BINDS, 20_000 - 16_384]);
     }
 
     #[test]
