@@ -12,14 +12,14 @@
 //! around the list (so the same table, columns and conflict clause) and the same number of values per row. When
 //! the conflict clause updates, the rows' conflict keys must all differ: PostgreSQL refuses to update one row
 //! twice in one statement, where two statements would each have done it. Which earlier inserts a later one may
-//! join is decided by `statement.rs`: only a member of the statement being combined, whose rows share that
+//! join is decided by `postgres_held.rs`: only a member of the statement being combined, whose rows share that
 //! statement's snapshot and its end-of-statement foreign key checks anyway.
 
 use std::collections::HashSet;
 
 use chrono::{DateTime, Utc};
 
-use super::statement::{Bind, PostgresStatement, PostgresValue, Statement};
+use super::statement::{Bind, Statement};
 
 /// The most values one merged insert binds (PostgreSQL's own limit for a whole statement is 65,535).
 pub(super) const MAX_MERGED_BINDS: usize = 16_384;
@@ -97,9 +97,9 @@ impl RowInsert {
     /// per column (`INSERT … SELECT * FROM unnest($1::text[], …)`), so the text is the same however many rows there
     /// are: PostgreSQL prepares and plans it once per connection, where a list of rows would be new text, parsed and
     /// planned afresh, for every batch (which cost as much as the rows saved).
-    pub(super) fn into_statement(self) -> PostgresStatement {
+    pub(super) fn into_statement(self) -> RowsStatement {
         if let Some(sql) = self.original_sql {
-            return PostgresStatement::from(Statement::from_parts(sql, self.binds));
+            return RowsStatement::AsHeld(Statement::from_parts(sql, self.binds));
         }
         let mut sql = self.head;
         sql.truncate(sql.len() - "VALUES".len());
@@ -117,10 +117,7 @@ impl RowInsert {
         for (index, bind) in self.binds.into_iter().enumerate() {
             columns[index % self.width].push(bind);
         }
-        PostgresStatement {
-            sql,
-            binds: columns.into_iter().map(PostgresValue::Column).collect(),
-        }
+        RowsStatement::Columns { sql, columns }
     }
 
     /// Records the conflict keys of `binds`' rows; `false` when two of them share one.
@@ -144,6 +141,15 @@ impl RowInsert {
         }
         true
     }
+}
+
+/// A [`RowInsert`] as a statement: as it was held, or its rows as one array per column.
+#[derive(Debug)]
+pub(super) enum RowsStatement {
+    /// No rows joined it.
+    AsHeld(Statement),
+    /// Rows joined it: its SQL with `$1…` standing for the columns.
+    Columns { sql: String, columns: Vec<ColumnValues> },
 }
 
 /// A statement's shape as a candidate: the SQL before and after its rows, their width, the conflict key's
@@ -411,6 +417,17 @@ fn update_key(tail: &str, columns: &[String]) -> Option<Option<Vec<usize>>> {
 mod tests {
     use super::*;
 
+    /// The SQL and values of an insert as it is sent.
+    fn sent(insert: RowInsert) -> (String, Vec<ColumnValues>) {
+        match insert.into_statement() {
+            RowsStatement::AsHeld(statement) => {
+                let (sql, _) = statement.into_parts();
+                (sql, Vec::new())
+            }
+            RowsStatement::Columns { sql, columns } => (sql, columns),
+        }
+    }
+
     fn read(sql: &str, binds: &[&str]) -> Option<RowInsert> {
         let statement = binds
             .iter()
@@ -428,24 +445,20 @@ mod tests {
         let later = read("INSERT INTO tags (revision_id, tag) VALUES ($1, $2)", &["r2", "a"]).expect("an insert");
         assert!(first.accepts(&later));
         first.append(later);
-        let statement = first.into_statement();
+        let (sql, columns) = sent(first);
         assert_eq!(
-            statement.sql,
+            sql,
             "INSERT INTO tags (revision_id, tag) SELECT * FROM unnest($1::text[], $2::text[])"
         );
         assert_eq!(
-            statement.binds,
+            columns,
             [
-                PostgresValue::Column(ColumnValues::Text(vec![
+                ColumnValues::Text(vec![
                     Some("r1".to_owned()),
                     Some("r1".to_owned()),
                     Some("r2".to_owned())
-                ])),
-                PostgresValue::Column(ColumnValues::Text(vec![
-                    Some("a".to_owned()),
-                    Some("b".to_owned()),
-                    Some("a".to_owned())
-                ])),
+                ]),
+                ColumnValues::Text(vec![Some("a".to_owned()), Some("b".to_owned()), Some("a".to_owned())]),
             ]
         );
     }
@@ -470,42 +483,21 @@ mod tests {
         let later = RowInsert::read(row("y", None)).expect("a candidate");
         assert!(first.accepts(&later));
         first.append(later);
-        let statement = first.into_statement();
+        let (sql, columns) = sent(first);
         assert_eq!(
-            statement.sql,
+            sql,
             "INSERT INTO t (a, b, c, d, e, f, g, h) SELECT * FROM unnest($1::text[], $2::text[], $3::int8[], \
              $4::int4[], $5::float8[], $6::bool[], $7::timestamptz[], $8::jsonb[])"
         );
+        assert_eq!(columns[1], ColumnValues::Text(vec![Some("n".to_owned()), None]));
+        assert_eq!(columns[2], ColumnValues::Integer(vec![1, 1]));
+        assert_eq!(columns[3], ColumnValues::SmallInteger(vec![2, 2]));
+        assert_eq!(columns[4], ColumnValues::Real(vec![0.5, 0.5]));
+        assert_eq!(columns[5], ColumnValues::Boolean(vec![true, true]));
+        assert_eq!(columns[6], ColumnValues::Time(vec![Some(at), Some(at)]));
         assert_eq!(
-            statement.binds[1],
-            PostgresValue::Column(ColumnValues::Text(vec![Some("n".to_owned()), None]))
-        );
-        assert_eq!(
-            statement.binds[2],
-            PostgresValue::Column(ColumnValues::Integer(vec![1, 1]))
-        );
-        assert_eq!(
-            statement.binds[3],
-            PostgresValue::Column(ColumnValues::SmallInteger(vec![2, 2]))
-        );
-        assert_eq!(
-            statement.binds[4],
-            PostgresValue::Column(ColumnValues::Real(vec![0.5, 0.5]))
-        );
-        assert_eq!(
-            statement.binds[5],
-            PostgresValue::Column(ColumnValues::Boolean(vec![true, true]))
-        );
-        assert_eq!(
-            statement.binds[6],
-            PostgresValue::Column(ColumnValues::Time(vec![Some(at), Some(at)]))
-        );
-        assert_eq!(
-            statement.binds[7],
-            PostgresValue::Column(ColumnValues::Json(vec![
-                serde_json::json!({ "id": "x" }),
-                serde_json::json!({ "id": "y" })
-            ]))
+            columns[7],
+            ColumnValues::Json(vec![serde_json::json!({ "id": "x" }), serde_json::json!({ "id": "y" })])
         );
         // A column whose rows hold different kinds of value cannot be one array.
         let mixed = Statement::new("INSERT INTO t (a) VALUES ($1), ($2)")
@@ -518,7 +510,7 @@ mod tests {
     fn an_insert_held_alone_keeps_its_text() {
         let sql = "INSERT INTO tags (revision_id, tag) VALUES ($1,$2)";
         let alone = read(sql, &["r1", "a"]).expect("an insert");
-        assert_eq!(alone.into_statement().sql, sql);
+        assert_eq!(sent(alone).0, sql);
     }
 
     #[test]
@@ -569,7 +561,7 @@ mod tests {
         let later = read(sql, &["d2", "two"]).expect("a document upsert");
         assert!(first.accepts(&later));
         first.append(later);
-        assert!(first.into_statement().sql.starts_with(
+        assert!(sent(first).0.starts_with(
             "WITH written AS (INSERT INTO docs (object_id, title) SELECT * FROM unnest($1::text[], $2::text[]) ON \
              CONFLICT (object_id)"
         ));

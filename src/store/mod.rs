@@ -15,6 +15,7 @@ pub mod keys;
 pub mod knowledge;
 mod merged_rows;
 pub mod outbox;
+mod postgres_held;
 pub mod replication;
 pub mod search;
 mod search_syntax;
@@ -256,7 +257,7 @@ impl Conn<'_> {
 #[derive(Debug)]
 pub struct PostgresWrite {
     transaction: sqlx::Transaction<'static, Postgres>,
-    held: statement::PostgresHeldStatements,
+    held: postgres_held::PostgresHeldStatements,
 }
 
 impl PostgresWrite {
@@ -490,7 +491,7 @@ impl Store {
         Ok(match &self.pools {
             Pools::Postgres(pool) => Transaction::Postgres(PostgresWrite {
                 transaction: pool.begin().await?,
-                held: statement::PostgresHeldStatements::default(),
+                held: postgres_held::PostgresHeldStatements::default(),
             }),
             Pools::Sqlite { writer, .. } => Transaction::Sqlite(writer.begin().await?),
         })
@@ -507,7 +508,7 @@ impl Store {
         Ok(match &self.pools {
             Pools::Postgres(pool) => Transaction::Postgres(PostgresWrite {
                 transaction: pool.begin_with("BEGIN; SET LOCAL synchronous_commit TO OFF").await?,
-                held: statement::PostgresHeldStatements::default(),
+                held: postgres_held::PostgresHeldStatements::default(),
             }),
             Pools::Sqlite { writer, .. } => Transaction::Sqlite(writer.begin().await?),
         })
