@@ -86,6 +86,8 @@ struct ServiceInner {
     outbox_appended: tokio::sync::Notify,
     /// Inbound activities waiting to be stored together (see `federation/inbox_groups.rs`).
     inbound_groups: federation::inbox_groups::InboundGroups,
+    /// Pinned keys as decoded from their text (see `federation/inbox.rs`).
+    decoded_keys: federation::inbox::DecodedKeys,
 }
 
 impl std::fmt::Debug for Service {
@@ -113,6 +115,7 @@ impl Service {
                 cursor_secret: std::sync::Mutex::new(None),
                 outbox_appended: tokio::sync::Notify::new(),
                 inbound_groups: federation::inbox_groups::InboundGroups::default(),
+                decoded_keys: federation::inbox::DecodedKeys::default(),
             }),
         }
     }

@@ -16,6 +16,7 @@
 //! statement's snapshot and its end-of-statement foreign key checks anyway.
 
 use std::collections::HashSet;
+use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 
@@ -27,10 +28,10 @@ pub(super) const MAX_MERGED_BINDS: usize = 16_384;
 /// A held multi-row insert, read from its SQL, whose rows later inserts of the same shape may join.
 #[derive(Debug)]
 pub(super) struct RowInsert {
-    /// The SQL before the first row.
-    head: String,
+    /// The SQL before the first row (shared with every insert of the same text, see [`RowsText`]).
+    head: Arc<str>,
     /// The SQL after the last row.
-    tail: String,
+    tail: Arc<str>,
     /// Values per row.
     width: usize,
     /// The kind of value of each column, the same in every row.
@@ -46,17 +47,21 @@ pub(super) struct RowInsert {
 }
 
 impl RowInsert {
-    /// `statement` as a candidate, when it is one (see the module's documentation); otherwise the statement back.
-    pub(super) fn read(statement: Statement) -> Result<RowInsert, Statement> {
-        let Some((head, tail, width, update_key, kinds)) = shape(&statement) else {
+    /// `statement` as a candidate, when its values fit `text`, what its SQL says (see the module's
+    /// documentation); otherwise the statement back.
+    pub(super) fn read(statement: Statement, text: &RowsText) -> Result<RowInsert, Statement> {
+        if text.rows * text.width != statement.binds().len() {
+            return Err(statement);
+        }
+        let Some(kinds) = column_kinds(statement.binds(), text.width) else {
             return Err(statement);
         };
         let mut insert = RowInsert {
-            head,
-            tail,
-            width,
+            head: Arc::clone(&text.head),
+            tail: Arc::clone(&text.tail),
+            width: text.width,
             kinds,
-            update_key,
+            update_key: text.update_key.clone(),
             binds: Vec::new(),
             keys: HashSet::new(),
             original_sql: None,
@@ -101,7 +106,7 @@ impl RowInsert {
         if let Some(sql) = self.original_sql {
             return RowsStatement::AsHeld(Statement::from_parts(sql, self.binds));
         }
-        let mut sql = self.head;
+        let mut sql = self.head.to_string();
         sql.truncate(sql.len() - "VALUES".len());
         sql.push_str("SELECT * FROM unnest(");
         for (index, kind) in self.kinds.iter().enumerate() {
@@ -152,24 +157,36 @@ pub(super) enum RowsStatement {
     Columns { sql: String, columns: Vec<ColumnValues> },
 }
 
-/// A statement's shape as a candidate: the SQL before and after its rows, their width, the conflict key's
-/// positions and the columns' kinds.
-type Shape = (String, String, usize, Option<Vec<usize>>, Vec<ColumnKind>);
+/// What the SQL of a candidate says, whatever its values: the text before and after its rows, their width and
+/// number, and the conflict key's positions. The same for every statement of that text, so it is read once per
+/// text (`postgres_held.rs` keeps the readings) and its head and tail are shared by the inserts of that text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct RowsText {
+    head: Arc<str>,
+    tail: Arc<str>,
+    width: usize,
+    rows: usize,
+    update_key: Option<Vec<usize>>,
+}
 
-/// `statement`'s [`Shape`], when it is a candidate (see the module's documentation).
-fn shape(statement: &Statement) -> Option<Shape> {
-    let sql = statement.sql();
+/// What `sql` says as a candidate, when it is one (see the module's documentation).
+pub(super) fn rows_text(sql: &str) -> Option<RowsText> {
     let values_at = single_values_keyword(sql)?;
     let head = &sql[..values_at + "VALUES".len()];
     let (width, rows, rows_end) = placeholder_rows(&sql[values_at + "VALUES".len()..])?;
     let tail = &sql[values_at + "VALUES".len() + rows_end..];
-    if width == 0 || rows * width != statement.binds().len() || head.contains('$') || tail.contains('$') {
+    if width == 0 || head.contains('$') || tail.contains('$') {
         return None;
     }
     let columns = inserted_columns(&sql[..values_at])?;
     let update_key = update_key(tail, &columns)?;
-    let kinds = column_kinds(statement.binds(), width)?;
-    Some((head.to_owned(), tail.to_owned(), width, update_key, kinds))
+    Some(RowsText {
+        head: Arc::from(head),
+        tail: Arc::from(tail),
+        width,
+        rows,
+        update_key,
+    })
 }
 
 /// The kind of value a column of a multi-row insert holds, and so the array it is sent as.
@@ -432,7 +449,13 @@ mod tests {
         let statement = binds
             .iter()
             .fold(Statement::new(sql), |statement, bind| statement.bind(*bind));
-        RowInsert::read(statement).ok()
+        read_statement(statement)
+    }
+
+    /// `statement` as a candidate, its text read as `postgres_held.rs` reads it.
+    fn read_statement(statement: Statement) -> Option<RowInsert> {
+        let text = rows_text(statement.sql())?;
+        RowInsert::read(statement, &text).ok()
     }
 
     #[test]
@@ -479,8 +502,8 @@ mod tests {
                 .bind(Some(at))
                 .bind(serde_json::json!({ "id": id }))
         };
-        let mut first = RowInsert::read(row("x", Some("n"))).expect("a candidate");
-        let later = RowInsert::read(row("y", None)).expect("a candidate");
+        let mut first = read_statement(row("x", Some("n"))).expect("a candidate");
+        let later = read_statement(row("y", None)).expect("a candidate");
         assert!(first.accepts(&later));
         first.append(later);
         let (sql, columns) = sent(first);
@@ -503,7 +526,7 @@ mod tests {
         let mixed = Statement::new("INSERT INTO t (a) VALUES ($1), ($2)")
             .bind("x")
             .bind(1_i64);
-        assert!(RowInsert::read(mixed).is_err());
+        assert!(read_statement(mixed).is_none());
     }
 
     #[test]
@@ -538,7 +561,7 @@ mod tests {
         assert!(!first.accepts(&read(upsert, &["t1", "supported"]).expect("an upsert")));
         let optional = Statement::new(upsert).bind(Some("t1")).bind("supported");
         assert!(
-            !first.accepts(&RowInsert::read(optional).expect("an upsert")),
+            !first.accepts(&read_statement(optional).expect("an upsert")),
             "the same key, bound as optional"
         );
         // Two rows of one statement on the same key are not a candidate at all.

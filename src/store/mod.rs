@@ -220,7 +220,11 @@ pub enum Backend {
 
 #[derive(Debug, Clone)]
 enum Pools {
-    Postgres(PgPool),
+    Postgres {
+        pool: PgPool,
+        /// What the texts of the statements its transactions held say (see `postgres_held.rs`).
+        texts: std::sync::Arc<postgres_held::StatementTexts>,
+    },
     Sqlite {
         reader: SqlitePool,
         writer: std::sync::Arc<sqlite_writer::SqliteWriter>,
@@ -405,7 +409,10 @@ impl Store {
                 .connect_with(options.options([statement_budget::postgres_statement_timeout(statement_timeout)]))
                 .await?;
             Store {
-                pools: Pools::Postgres(pool),
+                pools: Pools::Postgres {
+                    pool,
+                    texts: std::sync::Arc::default(),
+                },
             }
         } else if url.starts_with("sqlite:") {
             let options = SqliteConnectOptions::from_str(url)
@@ -468,7 +475,7 @@ impl Store {
     /// The backend in use.
     pub fn backend(&self) -> Backend {
         match self.pools {
-            Pools::Postgres(_) => Backend::Postgres,
+            Pools::Postgres { .. } => Backend::Postgres,
             Pools::Sqlite { .. } => Backend::Sqlite,
         }
     }
@@ -481,7 +488,7 @@ impl Store {
         F::Output: Send + 'static,
     {
         match &self.pools {
-            Pools::Postgres(_) => tokio::spawn(write),
+            Pools::Postgres { .. } => tokio::spawn(write),
             Pools::Sqlite { lane, .. } => lane.spawn(write),
         }
     }
@@ -489,9 +496,9 @@ impl Store {
     /// Opens a write transaction.
     pub async fn begin(&self) -> Result<Transaction, StoreError> {
         Ok(match &self.pools {
-            Pools::Postgres(pool) => Transaction::Postgres(PostgresWrite {
+            Pools::Postgres { pool, texts } => Transaction::Postgres(PostgresWrite {
                 transaction: pool.begin().await?,
-                held: postgres_held::PostgresHeldStatements::default(),
+                held: postgres_held::PostgresHeldStatements::new(std::sync::Arc::clone(texts)),
             }),
             Pools::Sqlite { writer, .. } => Transaction::Sqlite(writer.begin().await?),
         })
@@ -506,9 +513,9 @@ impl Store {
     /// not wait for a disk sync (WAL with `synchronous = NORMAL`), it is [`Store::begin`].
     pub async fn begin_redoable(&self) -> Result<Transaction, StoreError> {
         Ok(match &self.pools {
-            Pools::Postgres(pool) => Transaction::Postgres(PostgresWrite {
+            Pools::Postgres { pool, texts } => Transaction::Postgres(PostgresWrite {
                 transaction: pool.begin_with("BEGIN; SET LOCAL synchronous_commit TO OFF").await?,
-                held: postgres_held::PostgresHeldStatements::default(),
+                held: postgres_held::PostgresHeldStatements::new(std::sync::Arc::clone(texts)),
             }),
             Pools::Sqlite { writer, .. } => Transaction::Sqlite(writer.begin().await?),
         })
@@ -524,7 +531,7 @@ impl Store {
                 let (write, row) = writer.begin_with(Some(opening)).await?;
                 Ok((Transaction::Sqlite(write), row))
             }
-            Pools::Postgres(_) => Err(StoreError::Corrupt(
+            Pools::Postgres { .. } => Err(StoreError::Corrupt(
                 "a SQLite write was opened on PostgreSQL".to_owned(),
             )),
         }
@@ -533,7 +540,7 @@ impl Store {
     /// A connection for reads that need no transaction.
     pub async fn reader(&self) -> Result<Reader, StoreError> {
         Ok(match &self.pools {
-            Pools::Postgres(pool) => Reader::Postgres(pool.acquire().await?),
+            Pools::Postgres { pool, .. } => Reader::Postgres(pool.acquire().await?),
             Pools::Sqlite { reader, .. } => Reader::Sqlite(reader.acquire().await?),
         })
     }
@@ -550,7 +557,7 @@ impl Store {
     /// Closes every connection, waiting for checked-out ones to come back.
     pub async fn close(&self) {
         match &self.pools {
-            Pools::Postgres(pool) => pool.close().await,
+            Pools::Postgres { pool, .. } => pool.close().await,
             Pools::Sqlite { reader, writer, lane } => {
                 reader.close().await;
                 writer.close().await;

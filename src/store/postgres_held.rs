@@ -2,9 +2,12 @@
 //! of them becomes as few statements as it may (data-modifying `WITH` queries, and the rows of similar inserts
 //! joined, see `merged_rows.rs`).
 
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex};
+
 use sqlx::types::Json;
 
-use super::merged_rows::{ColumnValues, RowInsert, RowsStatement};
+use super::merged_rows::{ColumnValues, RowInsert, RowsStatement, RowsText, rows_text};
 use super::statement::{Bind, Statement, bind_all, shift_placeholders};
 
 /// Statements held back by a PostgreSQL transaction until its next statement of any kind or its commit.
@@ -17,12 +20,22 @@ use super::statement::{Bind, Statement, bind_all, shift_placeholders};
 /// Only `INSERT` and `UPDATE` statements, and a statement that opens with its own `WITH` list (which ends the
 /// combination: its queries follow ours in one list), are combined; anything else (a `DELETE`, whose cascades reach
 /// tables its text does not name; a `WITH RECURSIVE`) is sent on its own.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct PostgresHeldStatements {
     statements: Vec<Statement>,
+    texts: Arc<StatementTexts>,
 }
 
 impl PostgresHeldStatements {
+    /// An empty buffer, which reads the statements' texts through `texts` (the store's, shared by its
+    /// transactions).
+    pub fn new(texts: Arc<StatementTexts>) -> PostgresHeldStatements {
+        PostgresHeldStatements {
+            statements: Vec::new(),
+            texts,
+        }
+    }
+
     /// Whether nothing is held back.
     pub fn is_empty(&self) -> bool {
         self.statements.is_empty()
@@ -35,7 +48,7 @@ impl PostgresHeldStatements {
 
     /// Sends every held statement, combined as far as they allow, and empties the buffer.
     pub(super) async fn send(&mut self, connection: &mut sqlx::PgConnection) -> Result<(), sqlx::Error> {
-        for combined in combine_for_postgres(std::mem::take(&mut self.statements)) {
+        for combined in combine_for_postgres(std::mem::take(&mut self.statements), &self.texts) {
             bind_postgres(sqlx::query(sqlx::AssertSqlSafe(combined.sql)), combined.binds)
                 .execute(&mut *connection)
                 .await?;
@@ -55,7 +68,76 @@ enum Combines {
     Never,
 }
 
-/// The lowercase identifiers and keywords of `sql`.
+/// What the text of a held statement says for combining it: read once per distinct text, since the same few
+/// texts come back with every change (an applied revision holds about ten statements, and a batch holds tens of
+/// revisions: reading each text again was about a twentieth of a PostgreSQL instance's own time while it
+/// applied replicated revisions).
+#[derive(Debug)]
+struct TextReading {
+    combines: Combines,
+    /// The tables the statement writes, lower case.
+    writes: Vec<String>,
+    /// Every identifier and keyword of the text, lower case (to tell whether it names a table).
+    words: HashSet<String>,
+    /// What its rows are, when it is a multi-row insert whose rows later ones may join (see `merged_rows.rs`).
+    rows: Option<RowsText>,
+}
+
+impl TextReading {
+    fn of(sql: &str) -> TextReading {
+        let words = sql_words(sql);
+        let combines = combines(&words);
+        TextReading {
+            combines,
+            writes: written_tables(&words).collect(),
+            words: words.iter().map(|word| word.to_ascii_lowercase()).collect(),
+            rows: if combines == Combines::Never {
+                None
+            } else {
+                rows_text(sql)
+            },
+        }
+    }
+
+    /// Whether the statement names `table` (lower case) anywhere in its text.
+    fn names(&self, table: &str) -> bool {
+        self.words.contains(table)
+    }
+}
+
+/// The most statement texts a store keeps read; past it the readings start again (texts with lists of varying
+/// length are many, the texts of a write's usual statements few).
+const MAX_READ_TEXTS: usize = 1_024;
+
+/// The readings of the statement texts a store's transactions have held, shared by them all.
+#[derive(Debug, Default)]
+pub struct StatementTexts {
+    readings: Mutex<HashMap<String, Arc<TextReading>>>,
+}
+
+impl StatementTexts {
+    /// The reading of `sql`, read now when it was not read before.
+    fn reading(&self, sql: &str) -> Arc<TextReading> {
+        // A poisoned lock only means another thread panicked while it held it; the map is still whole.
+        let mut readings = self.readings.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(reading) = readings.get(sql) {
+            return Arc::clone(reading);
+        }
+        if readings.len() >= MAX_READ_TEXTS {
+            readings.clear();
+        }
+        let reading = Arc::new(TextReading::of(sql));
+        readings.insert(sql.to_owned(), Arc::clone(&reading));
+        reading
+    }
+
+    #[cfg(test)]
+    fn len(&self) -> usize {
+        self.readings.lock().map(|readings| readings.len()).unwrap_or_default()
+    }
+}
+
+/// The identifiers and keywords of `sql`.
 fn sql_words(sql: &str) -> Vec<&str> {
     sql.split(|character: char| !(character.is_ascii_alphanumeric() || character == '_'))
         .filter(|word| !word.is_empty())
@@ -116,31 +198,28 @@ impl Member {
     }
 }
 
-/// `statements` as few statements as [`PostgresHeldStatements`] allows, in their order.
-fn combine_for_postgres(statements: Vec<Statement>) -> Vec<PostgresStatement> {
+/// `statements` as few statements as [`PostgresHeldStatements`] allows, in their order, their texts read through
+/// `texts`.
+fn combine_for_postgres(statements: Vec<Statement>, texts: &StatementTexts) -> Vec<PostgresStatement> {
     // The common case on the way of every write: one held statement, nothing to combine or to read.
     if statements.len() < 2 {
         return statements.into_iter().map(PostgresStatement::from).collect();
     }
     let mut combined = Vec::new();
-    // Each member with the tables it writes.
-    let mut group: Vec<(Member, Vec<String>)> = Vec::new();
+    // Each member with the reading of its text (which says the tables it writes).
+    let mut group: Vec<(Member, Arc<TextReading>)> = Vec::new();
     let mut group_binds = 0_usize;
     let mut group_closed = false;
     for statement in statements {
-        let words = sql_words(statement.sql());
-        let kind = combines(&words);
-        let writes: Vec<String> = written_tables(&words).collect();
+        let reading = texts.reading(statement.sql());
+        let kind = reading.combines;
         // The last member that writes a table this statement names, if any.
-        let last_naming_member = group.iter().rposition(|(_, member_writes)| {
-            member_writes
-                .iter()
-                .any(|table| words.iter().any(|word| table.eq_ignore_ascii_case(word)))
-        });
-        let read = if kind == Combines::Never {
-            Err(statement)
-        } else {
-            RowInsert::read(statement)
+        let last_naming_member = group
+            .iter()
+            .rposition(|(_, member)| member.writes.iter().any(|table| reading.names(table)));
+        let read = match &reading.rows {
+            Some(rows) => RowInsert::read(statement, rows),
+            None => Err(statement),
         };
         // Rows of the same shape as a member's join that member when no member after it writes a table their text
         // names (see `merged_rows.rs`); the members before it write none of them either, or it would not have
@@ -178,7 +257,7 @@ fn combine_for_postgres(statements: Vec<Statement>) -> Vec<PostgresStatement> {
         }
         group_closed = kind != Combines::AsMember;
         group_binds += bind_count;
-        group.push((held, writes));
+        group.push((held, reading));
     }
     if !group.is_empty() {
         combined.push(combine_group(group));
@@ -187,7 +266,7 @@ fn combine_for_postgres(statements: Vec<Statement>) -> Vec<PostgresStatement> {
 }
 
 /// One statement of `group`: every member but the last as a `WITH` query, the last as the statement.
-fn combine_group(group: Vec<(Member, Vec<String>)>) -> PostgresStatement {
+fn combine_group(group: Vec<(Member, Arc<TextReading>)>) -> PostgresStatement {
     let mut group: Vec<PostgresStatement> = group.into_iter().map(|(member, _)| member.into_statement()).collect();
     let Some(last) = group.pop() else {
         return PostgresStatement::from(Statement::new(""));
@@ -277,13 +356,17 @@ fn bind_postgres(
 mod tests {
     use super::*;
 
+    fn combine(statements: Vec<Statement>) -> Vec<PostgresStatement> {
+        combine_for_postgres(statements, &StatementTexts::default())
+    }
+
     fn sqls(statements: &[PostgresStatement]) -> Vec<&str> {
         statements.iter().map(|statement| statement.sql.as_str()).collect()
     }
 
     #[test]
     fn independent_postgres_writes_become_one_statement_with_their_values_renumbered() {
-        let combined = combine_for_postgres(vec![
+        let combined = combine(vec![
             Statement::new("INSERT INTO items (id, title) VALUES ($1, $2)")
                 .bind("a")
                 .bind("t"),
@@ -320,7 +403,7 @@ mod tests {
     fn a_postgres_write_naming_a_table_written_before_it_starts_a_new_statement() {
         // The second insert's conflict on `items` could not see the first one's row in one statement, and the
         // update of `tags` reads what the insert before it wrote.
-        let combined = combine_for_postgres(vec![
+        let combined = combine(vec![
             Statement::new("INSERT INTO items (id) VALUES ($1)").bind("a"),
             Statement::new("INSERT INTO items (id) VALUES ($1) ON CONFLICT DO NOTHING").bind("a"),
             Statement::new("INSERT INTO tags (item_id) VALUES ($1)").bind("a"),
@@ -339,7 +422,7 @@ mod tests {
 
     #[test]
     fn a_postgres_statement_with_its_own_with_list_ends_a_combination_and_a_delete_goes_alone() {
-        let combined = combine_for_postgres(vec![
+        let combined = combine(vec![
             Statement::new("INSERT INTO items (id) VALUES ($1)").bind("a"),
             Statement::new("WITH written AS (INSERT INTO docs (id) VALUES ($1) RETURNING id) INSERT INTO vectors (id) SELECT id FROM written")
                 .bind("a"),
@@ -383,7 +466,7 @@ mod tests {
         };
         let mut held = change("i1");
         held.extend(change("i2"));
-        let combined = combine_for_postgres(held);
+        let combined = combine(held);
         assert_eq!(
             sqls(&combined),
             [
@@ -403,7 +486,7 @@ mod tests {
         // The same item's trust twice cannot be one upsert: it starts the next statement, as it was held.
         let mut twice = change("i1");
         twice.extend(change("i1"));
-        let combined = combine_for_postgres(twice);
+        let combined = combine(twice);
         assert_eq!(combined.len(), 2);
         assert_eq!(
             combined[1].sql,
@@ -417,7 +500,7 @@ mod tests {
         let rows: Vec<Statement> = (0..20_000_i64)
             .map(|number| Statement::new("INSERT INTO seen (n) VALUES ($1)").bind(number))
             .collect();
-        let combined = combine_for_postgres(rows);
+        let combined = combine(rows);
         let lengths: Vec<usize> = combined
             .iter()
             .map(|statement| match &statement.binds[..] {
@@ -432,12 +515,43 @@ mod tests {
     fn rows_do_not_join_an_insert_across_a_write_to_a_table_they_name() {
         // The second insert reads `counts` in its conflict clause; the update between the two changed it.
         let upsert = "INSERT INTO items (id) VALUES ($1) ON CONFLICT (id) DO UPDATE SET n = (SELECT n FROM counts)";
-        let combined = combine_for_postgres(vec![
+        let combined = combine(vec![
             Statement::new(upsert).bind("a"),
             Statement::new("UPDATE counts SET n = $1").bind(2_i64),
             Statement::new(upsert).bind("b"),
         ]);
         assert_eq!(combined.len(), 2);
         assert_eq!(combined[1].sql, upsert);
+    }
+
+    #[test]
+    fn a_text_is_read_once_and_combines_the_same_way_when_read_again() {
+        let texts = StatementTexts::default();
+        let change = |item: &str| {
+            vec![
+                Statement::new("INSERT INTO items (id, title) VALUES ($1, $2)")
+                    .bind(item)
+                    .bind("t"),
+                Statement::new("INSERT INTO items (id, title) VALUES ($1, $2) ON CONFLICT DO NOTHING")
+                    .bind(item)
+                    .bind("t"),
+                Statement::new("UPDATE counts SET n = n + 1 WHERE id = $1").bind(item),
+            ]
+        };
+        let mut held = change("i1");
+        held.extend(change("i2"));
+        let first = combine_for_postgres(held.clone(), &texts);
+        assert_eq!(texts.len(), 3, "one reading per distinct text");
+        assert_eq!(combine_for_postgres(held.clone(), &texts), first);
+        assert_eq!(texts.len(), 3);
+        assert_eq!(combine(held), first, "the same statements as from readings made afresh");
+        // The readings start again past their bound, and still read every text right.
+        for number in 0..MAX_READ_TEXTS + 1 {
+            texts.reading(&format!("UPDATE counts SET n = {number}"));
+        }
+        assert!(texts.len() <= MAX_READ_TEXTS);
+        let mut held = change("i3");
+        held.extend(change("i4"));
+        assert_eq!(combine_for_postgres(held.clone(), &texts), combine(held));
     }
 }

@@ -154,6 +154,38 @@ pub enum Intake {
     ReplayedNonce,
 }
 
+/// Pinned keys as decoded from their `publicKeyMultibase` text, for the inbox: decoding one (base58, and the
+/// curve point decompressed) cost as much as a tenth of verifying a signature, on every request. The text is the
+/// key itself, so a rotated key is a new text and never finds the old key here.
+#[derive(Debug, Default)]
+pub struct DecodedKeys {
+    decoded: std::sync::Mutex<std::collections::HashMap<String, federation::PublicKey>>,
+}
+
+/// The most decoded keys kept; past it they are decoded again (a realm has a few peers with a key or two each).
+const MAX_DECODED_KEYS: usize = 256;
+
+impl DecodedKeys {
+    /// `multikey` decoded, from what was decoded before when it can be.
+    pub fn decode(&self, multikey: &str) -> Result<federation::PublicKey, federation::keys::KeyError> {
+        if let Some(key) = self.lock().get(multikey) {
+            return Ok(*key);
+        }
+        let key = federation::PublicKey::from_multikey(multikey)?;
+        let mut decoded = self.lock();
+        if decoded.len() >= MAX_DECODED_KEYS {
+            decoded.clear();
+        }
+        decoded.insert(multikey.to_owned(), key);
+        Ok(key)
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, std::collections::HashMap<String, federation::PublicKey>> {
+        // A poisoned lock only means another thread panicked while it held it; the map is still whole.
+        self.decoded.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
 /// Why a first contact was not recorded.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum FirstContactRefusal {
@@ -176,7 +208,10 @@ impl Service {
         } else {
             peer
         };
-        let public_key = federation::PublicKey::from_multikey(&key.public_key_multibase)
+        let public_key = self
+            .inner
+            .decoded_keys
+            .decode(&key.public_key_multibase)
             .map_err(|error| ServiceError::internal(format!("the pinned key {key_id} does not decode: {error}")))?;
         Ok(Some(InboxSender { peer, key, public_key }))
     }
@@ -644,5 +679,30 @@ impl Service {
     pub async fn inbound_queue_depth(&self) -> Result<i64, ServiceError> {
         let mut reader = self.store().reader().await?;
         Ok(store::federation::count_queued_inbox_activities(&mut reader.conn()).await?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_pinned_key_decodes_to_the_same_key_every_time_and_a_bad_one_is_refused_every_time() {
+        let keys = DecodedKeys::default();
+        let first = federation::InstanceKeyPair::from_secret_bytes(&[7; 32]).public_key();
+        let second = federation::InstanceKeyPair::from_secret_bytes(&[8; 32]).public_key();
+        assert_eq!(keys.decode(&first.to_multikey()), Ok(first));
+        assert_eq!(keys.decode(&first.to_multikey()), Ok(first));
+        // A rotated key is another text: it never finds the key decoded before.
+        assert_eq!(keys.decode(&second.to_multikey()), Ok(second));
+        assert!(keys.decode("z6MkNotAKey").is_err());
+        assert!(keys.decode("z6MkNotAKey").is_err());
+        // Past the bound the keys are decoded again, and still right.
+        for seed in 0..=u8::try_from(MAX_DECODED_KEYS).unwrap_or(u8::MAX) {
+            let key = federation::InstanceKeyPair::from_secret_bytes(&[seed; 32]).public_key();
+            assert_eq!(keys.decode(&key.to_multikey()), Ok(key));
+        }
+        assert!(keys.lock().len() <= MAX_DECODED_KEYS);
+        assert_eq!(keys.decode(&first.to_multikey()), Ok(first));
     }
 }
