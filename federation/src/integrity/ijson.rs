@@ -106,16 +106,22 @@ impl Parser<'_> {
                 return Err(self.error("expected a member name"));
             }
             let name = self.string()?;
-            if members.contains_key(&name) {
-                return Err(IntegrityError::NotIJson(format!(
-                    "duplicate member name {name:?} at byte {name_at}"
-                )));
-            }
             self.skip_whitespace();
             self.expect(b':')?;
             self.skip_whitespace();
             let member = self.value(depth)?;
-            members.insert(name, member);
+            // One lookup for the check and the insert: a name seen before is refused, whatever its value holds.
+            match members.entry(name) {
+                serde_json::map::Entry::Vacant(vacant) => {
+                    vacant.insert(member);
+                }
+                serde_json::map::Entry::Occupied(occupied) => {
+                    return Err(IntegrityError::NotIJson(format!(
+                        "duplicate member name {:?} at byte {name_at}",
+                        occupied.key()
+                    )));
+                }
+            }
             self.skip_whitespace();
             match self.peek() {
                 Some(b',') => self.position += 1,
@@ -159,15 +165,23 @@ impl Parser<'_> {
             // Copy the run up to the next quote, backslash or control: those are ASCII, so the run ends on a
             // character boundary of the (already validated) UTF-8.
             let run_start = self.position;
-            while let Some(byte) = self.peek() {
-                if byte == b'"' || byte == b'\\' || byte < 0x20 {
-                    break;
-                }
-                self.position += 1;
-            }
+            let rest = &self.text.as_bytes()[run_start..];
+            self.position += rest
+                .iter()
+                .position(|&byte| byte == b'"' || byte == b'\\' || byte < 0x20)
+                .unwrap_or(rest.len());
             let run = &self.text[run_start..self.position];
-            if let Some(character) = run.chars().find(|character| is_noncharacter(*character)) {
+            // Every noncharacter (U+FDD0–U+FDEF, U+xFFFE, U+xFFFF) starts with a UTF-8 byte of 0xEF or above, so a run
+            // without one (nearly every run) needs no decoding.
+            if run.bytes().any(|byte| byte >= 0xEF)
+                && let Some(character) = run.chars().find(|character| is_noncharacter(*character))
+            {
                 return Err(self.error(&format!("the noncharacter U+{:04X} in a string", character as u32)));
+            }
+            if out.is_empty() && self.peek() == Some(b'"') {
+                // The whole string in one run (no escapes): one allocation of its exact length.
+                self.position += 1;
+                return Ok(run.to_owned());
             }
             out.push_str(run);
             match self.peek() {
@@ -384,10 +398,21 @@ mod tests {
             r#""\ud83f\udffe""#,
             "\"\u{fdef}\"",
             "\"\u{10ffff}\"",
+            // Written out after plain text, after an escape, in a member name, in a plane's last pair.
+            "\"plain text \u{fdd0}\"",
+            "\"line\\n\u{ffff} after an escape\"",
+            "{\"name \u{fffe}\":1}",
+            "\"\u{1fffe}\"",
         ] {
             assert!(refused(text), "{text:?} should be refused");
         }
         assert!(parse_i_json(b"\"\\ufdcf \\ufdf0 \\ufffd\"").is_ok());
+        // Characters next to the noncharacters, written out, are text like any other.
+        let neighbours = "\"\u{fdcf}\u{fdf0}\u{fffd}\u{ef00}\u{1fffd}\u{10fffd} caf\u{e9}\"";
+        assert_eq!(
+            parse_i_json(neighbours.as_bytes()).expect("I-JSON"),
+            Value::String(neighbours.trim_matches('"').to_owned())
+        );
     }
 
     #[test]
@@ -446,6 +471,11 @@ mod tests {
         assert!(refused(r#"{"a":1,"a":2}"#));
         assert!(refused(r#"{"a":1,"\u0061":2}"#));
         assert!(refused(r#"{"x":[{"b":1,"c":2,"b":3}]}"#));
+        // The second value is read before the name is found taken; the document is refused all the same.
+        assert!(matches!(
+            parse_i_json(br#"{"a":1,"a":{"deep":[1,2]}}"#),
+            Err(IntegrityError::NotIJson(reason)) if reason.contains("duplicate member name \"a\" at byte 7")
+        ));
         assert!(parse_i_json(br#"{"a":{"a":1},"b":[{"a":1},{"a":2}]}"#).is_ok());
     }
 }
