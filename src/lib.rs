@@ -1,6 +1,7 @@
 //! The interai instance as a library: every module the binary and the integration tests share.
 
 pub mod apub;
+pub mod bounded_memo;
 pub mod cli;
 pub mod clock;
 pub mod config;

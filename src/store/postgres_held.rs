@@ -2,13 +2,14 @@
 //! of them becomes as few statements as it may (data-modifying `WITH` queries, and the rows of similar inserts
 //! joined, see `merged_rows.rs`).
 
-use std::collections::{HashMap, HashSet};
-use std::sync::{Arc, Mutex};
+use std::collections::HashSet;
+use std::sync::Arc;
 
 use sqlx::types::Json;
 
 use super::merged_rows::{ColumnValues, RowInsert, RowsStatement, RowsText, rows_text};
 use super::statement::{Bind, Statement, bind_all, shift_placeholders};
+use crate::bounded_memo::BoundedMemo;
 
 /// Statements held back by a PostgreSQL transaction until its next statement of any kind or its commit.
 ///
@@ -110,30 +111,28 @@ impl TextReading {
 const MAX_READ_TEXTS: usize = 1_024;
 
 /// The readings of the statement texts a store's transactions have held, shared by them all.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct StatementTexts {
-    readings: Mutex<HashMap<String, Arc<TextReading>>>,
+    readings: BoundedMemo<Arc<TextReading>>,
+}
+
+impl Default for StatementTexts {
+    fn default() -> StatementTexts {
+        StatementTexts {
+            readings: BoundedMemo::new(MAX_READ_TEXTS),
+        }
+    }
 }
 
 impl StatementTexts {
     /// The reading of `sql`, read now when it was not read before.
     fn reading(&self, sql: &str) -> Arc<TextReading> {
-        // A poisoned lock only means another thread panicked while it held it; the map is still whole.
-        let mut readings = self.readings.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let Some(reading) = readings.get(sql) {
-            return Arc::clone(reading);
-        }
-        if readings.len() >= MAX_READ_TEXTS {
-            readings.clear();
-        }
-        let reading = Arc::new(TextReading::of(sql));
-        readings.insert(sql.to_owned(), Arc::clone(&reading));
-        reading
+        self.readings.get_or_insert(sql, || Arc::new(TextReading::of(sql)))
     }
 
     #[cfg(test)]
     fn len(&self) -> usize {
-        self.readings.lock().map(|readings| readings.len()).unwrap_or_default()
+        self.readings.len()
     }
 }
 

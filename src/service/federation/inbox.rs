@@ -12,6 +12,7 @@ use super::super::unit_of_work::{UnitOfWork, within_unit_of_work};
 use super::super::{Service, ServiceError};
 use super::peer_state::{block_has_lapsed, normalize_realm};
 use super::peering::{InboundPeering, PeerIntroduction};
+use crate::bounded_memo::BoundedMemo;
 use crate::domain::replication::{FederatedObject, ReplicatedObject};
 use crate::domain::{PeerLevel, PeerState};
 use crate::store::federation::{InboxActivityRow, IntakeRow, PeerKeyRow, PeerRecord};
@@ -157,32 +158,27 @@ pub enum Intake {
 /// Pinned keys as decoded from their `publicKeyMultibase` text, for the inbox: decoding one (base58, and the
 /// curve point decompressed) cost as much as a tenth of verifying a signature, on every request. The text is the
 /// key itself, so a rotated key is a new text and never finds the old key here.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct DecodedKeys {
-    decoded: std::sync::Mutex<std::collections::HashMap<String, federation::PublicKey>>,
+    decoded: BoundedMemo<federation::PublicKey>,
 }
 
 /// The most decoded keys kept; past it they are decoded again (a realm has a few peers with a key or two each).
 const MAX_DECODED_KEYS: usize = 256;
 
+impl Default for DecodedKeys {
+    fn default() -> DecodedKeys {
+        DecodedKeys {
+            decoded: BoundedMemo::new(MAX_DECODED_KEYS),
+        }
+    }
+}
+
 impl DecodedKeys {
     /// `multikey` decoded, from what was decoded before when it can be.
     pub fn decode(&self, multikey: &str) -> Result<federation::PublicKey, federation::keys::KeyError> {
-        if let Some(key) = self.lock().get(multikey) {
-            return Ok(*key);
-        }
-        let key = federation::PublicKey::from_multikey(multikey)?;
-        let mut decoded = self.lock();
-        if decoded.len() >= MAX_DECODED_KEYS {
-            decoded.clear();
-        }
-        decoded.insert(multikey.to_owned(), key);
-        Ok(key)
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, std::collections::HashMap<String, federation::PublicKey>> {
-        // A poisoned lock only means another thread panicked while it held it; the map is still whole.
-        self.decoded.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+        self.decoded
+            .get_or_try_insert(multikey, || federation::PublicKey::from_multikey(multikey))
     }
 }
 
@@ -702,7 +698,7 @@ mod tests {
             let key = federation::InstanceKeyPair::from_secret_bytes(&[seed; 32]).public_key();
             assert_eq!(keys.decode(&key.to_multikey()), Ok(key));
         }
-        assert!(keys.lock().len() <= MAX_DECODED_KEYS);
+        assert!(keys.decoded.len() <= MAX_DECODED_KEYS);
         assert_eq!(keys.decode(&first.to_multikey()), Ok(first));
     }
 }
