@@ -45,6 +45,15 @@ pub struct Config {
     pub header_read_timeout_seconds: u64,
     /// Client connections served at once; further ones wait until one closes (`INTERAI_MAX_CONNECTIONS`).
     pub max_connections: u32,
+    /// Connections one client address (an IPv4 address, or an IPv6 /64) may hold open at once; further ones are
+    /// closed as soon as they are accepted (`INTERAI_MAX_CONNECTIONS_PER_CLIENT`).
+    pub max_connections_per_client: u32,
+    /// Seconds a request may take from its first byte to its answer, body included; a request over it gets 408 and
+    /// its connection is closed (`INTERAI_REQUEST_TIMEOUT_SECONDS`).
+    pub request_timeout_seconds: u64,
+    /// The slowest a request body may arrive, in bytes per second on average, once its first
+    /// [`BODY_RATE_GRACE_SECONDS`] are over; a slower body gets 408 (`INTERAI_MIN_BODY_BYTES_PER_SECOND`).
+    pub min_body_bytes_per_second: u64,
     /// Days the audit log keeps a call before the instance deletes it; 0 keeps every call
     /// (`INTERAI_AUDIT_RETENTION_DAYS`).
     pub audit_retention_days: u32,
@@ -125,6 +134,23 @@ impl ConfigError {
     }
 }
 
+/// What a [`ConfigError`] about the file's text names until [`Config::load`] names the file as it was given.
+const CONFIG_FILE: &str = "the configuration file";
+
+/// A TOML error as one line: what is wrong, and where (line and column), without the excerpt the error's own text
+/// draws over several lines.
+fn file_error(error: &toml::de::Error, text: &str) -> String {
+    match error.span() {
+        Some(span) => {
+            let before = &text[..span.start.min(text.len())];
+            let line = before.matches('\n').count() + 1;
+            let column = before.len() - before.rfind('\n').map_or(0, |newline| newline + 1) + 1;
+            format!("line {line}, column {column}: {}", error.message())
+        }
+        None => error.message().to_owned(),
+    }
+}
+
 /// The TOML file's shape: every key optional, unknown keys rejected.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -144,6 +170,9 @@ struct ConfigFile {
     search_candidates: Option<u32>,
     header_read_timeout_seconds: Option<u64>,
     max_connections: Option<u32>,
+    max_connections_per_client: Option<u32>,
+    request_timeout_seconds: Option<u64>,
+    min_body_bytes_per_second: Option<u64>,
     audit_retention_days: Option<u32>,
     statement_timeout_ms: Option<u64>,
     public_url: Option<String>,
@@ -153,6 +182,68 @@ struct ConfigFile {
     federation_push: Option<bool>,
     federation_pull_interval_seconds: Option<u64>,
     outbox_min_retention_hours: Option<u64>,
+}
+
+/// The environment variable of every setting, in the order of `docs/configuration.md`; the file key of each is its
+/// name without `INTERAI_`, in lower case (`INTERAI_LOG`'s is `log`).
+pub const SETTING_VARIABLES: &[&str] = &[
+    "INTERAI_LISTEN",
+    "INTERAI_REALM",
+    "INTERAI_DATA_DIR",
+    "INTERAI_DATABASE_URL",
+    "INTERAI_DATABASE_MAX_CONNECTIONS",
+    "INTERAI_ALLOWED_HOSTS",
+    "INTERAI_ALLOWED_ORIGINS",
+    "INTERAI_WRITES_PER_HOUR",
+    "INTERAI_SEARCH_CANDIDATES",
+    "INTERAI_MAX_REQUEST_BYTES",
+    "INTERAI_LOG_FORMAT",
+    "INTERAI_LOG",
+    "INTERAI_SHUTDOWN_GRACE_SECONDS",
+    "INTERAI_HEADER_READ_TIMEOUT_SECONDS",
+    "INTERAI_MAX_CONNECTIONS",
+    "INTERAI_MAX_CONNECTIONS_PER_CLIENT",
+    "INTERAI_REQUEST_TIMEOUT_SECONDS",
+    "INTERAI_MIN_BODY_BYTES_PER_SECOND",
+    "INTERAI_AUDIT_RETENTION_DAYS",
+    "INTERAI_STATEMENT_TIMEOUT_MS",
+    "INTERAI_PUBLIC_URL",
+    "INTERAI_FEDERATION_ALLOW_HTTP",
+    "INTERAI_FEDERATION_ALLOW_PRIVATE",
+    "INTERAI_FEDERATION_PUSH",
+    "INTERAI_FEDERATION_PULL_INTERVAL_SECONDS",
+    "INTERAI_OUTBOX_MIN_RETENTION_HOURS",
+    "INTERAI_KEY_ENCRYPTION_KEY",
+];
+
+/// `INTERAI_*` variables that are not settings but are read by something else and so are not a typo: the
+/// configuration file's name, and what the test suite and CI read.
+pub const OTHER_VARIABLES: &[&str] = &["INTERAI_CONFIG", "INTERAI_TEST_DATABASE_URL", "INTERAI_CI_POSTGRES_URL"];
+
+/// The prefix of the benchmarks' own variables (`benches/`), which the server ignores.
+pub const BENCHMARK_VARIABLE_PREFIX: &str = "INTERAI_BENCH_";
+
+/// Refuses an `INTERAI_*` variable that is neither a setting nor one of [`OTHER_VARIABLES`] or the benchmarks',
+/// naming the closest setting: a typo is refused as the same typo in the file is, not silently ignored.
+fn refuse_unknown_variables(environment: &BTreeMap<String, String>) -> Result<(), ConfigError> {
+    for name in environment.keys() {
+        let known = SETTING_VARIABLES.contains(&name.as_str())
+            || OTHER_VARIABLES.contains(&name.as_str())
+            || name.starts_with(BENCHMARK_VARIABLE_PREFIX)
+            || !name.starts_with("INTERAI_");
+        if !known {
+            let closest = SETTING_VARIABLES
+                .iter()
+                .min_by_key(|setting| strsim::levenshtein(setting, name))
+                .copied()
+                .unwrap_or("INTERAI_LISTEN");
+            return Err(ConfigError::new(
+                name,
+                format!("not a setting; did you mean {closest}? (every setting is in docs/configuration.md)"),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Default listen address.
@@ -172,6 +263,17 @@ pub const DEFAULT_MAX_REQUEST_BYTES: usize = 1024 * 1024;
 pub const DEFAULT_HEADER_READ_TIMEOUT_SECONDS: u64 = 10;
 /// Default cap on client connections served at once.
 pub const DEFAULT_MAX_CONNECTIONS: u32 = 1024;
+/// Default cap on the connections of one client address: a sixteenth of the default total, so that one host
+/// cannot take the instance's connections (behind a reverse proxy every client has the proxy's address: raise it to
+/// `INTERAI_MAX_CONNECTIONS` there, and let the proxy limit clients).
+pub const DEFAULT_MAX_CONNECTIONS_PER_CLIENT: u32 = 64;
+/// Default deadline of a whole request: a 2 MiB inbox body at the minimum rate below fits with room to spare, and a
+/// tool call's statements are cut off long before (`INTERAI_STATEMENT_TIMEOUT_MS`).
+pub const DEFAULT_REQUEST_TIMEOUT_SECONDS: u64 = 30;
+/// Default minimum body rate: 64 KiB/s, a slow mobile link; a body trickling slower holds a connection for nothing.
+pub const DEFAULT_MIN_BODY_BYTES_PER_SECOND: u64 = 64 * 1024;
+/// Seconds a body may take before the minimum rate applies: a client's first packets and a slow start.
+pub const BODY_RATE_GRACE_SECONDS: u64 = 5;
 /// Default audit retention in days.
 pub const DEFAULT_AUDIT_RETENTION_DAYS: u32 = 90;
 /// Default statement cut-off: far above what any bounded request needs (milliseconds), low enough that a runaway
@@ -187,16 +289,28 @@ impl Config {
         let environment: BTreeMap<String, String> = std::env::vars()
             .filter(|(name, _)| name.starts_with("INTERAI_"))
             .collect();
-        let file_path = file
-            .map(Path::to_path_buf)
-            .or_else(|| environment.get("INTERAI_CONFIG").map(PathBuf::from));
+        // Errors about the file name it as it was given: `--config FILE`, or `INTERAI_CONFIG=FILE`.
+        let (file_path, named_by) = match (file, environment.get("INTERAI_CONFIG")) {
+            (Some(path), _) => (Some(path.to_path_buf()), "--config"),
+            (None, Some(path)) => (Some(PathBuf::from(path)), "INTERAI_CONFIG"),
+            (None, None) => (None, ""),
+        };
         let file_text = match &file_path {
             Some(path) => Some(std::fs::read_to_string(path).map_err(|error| {
-                ConfigError::new("INTERAI_CONFIG", format!("cannot read {}: {error}", path.display()))
+                ConfigError::new(
+                    &format!("{named_by} {}", path.display()),
+                    format!("cannot read it: {error}"),
+                )
             })?),
             None => None,
         };
-        Config::from_sources(file_text.as_deref(), &environment)
+        Config::from_sources(file_text.as_deref(), &environment).map_err(|error| match &file_path {
+            Some(path) if error.setting == CONFIG_FILE => ConfigError {
+                setting: format!("{named_by} {}", path.display()),
+                message: error.message,
+            },
+            _ => error,
+        })
     }
 
     /// Builds the configuration from a TOML text and a map of environment variables; the variables win.
@@ -204,8 +318,11 @@ impl Config {
         file_text: Option<&str>,
         environment: &BTreeMap<String, String>,
     ) -> Result<Config, ConfigError> {
+        refuse_unknown_variables(environment)?;
         let file: ConfigFile = match file_text {
-            Some(text) => toml::from_str(text).map_err(|error| ConfigError::new("INTERAI_CONFIG", error.message()))?,
+            Some(text) => {
+                toml::from_str(text).map_err(|error| ConfigError::new(CONFIG_FILE, file_error(&error, text)))?
+            }
             None => ConfigFile::default(),
         };
         let variable = |name: &str| environment.get(name).map(String::as_str);
@@ -383,6 +500,43 @@ impl Config {
         if max_connections == 0 {
             return Err(ConfigError::new("INTERAI_MAX_CONNECTIONS", "must be at least 1"));
         }
+        let max_connections_per_client = parse_number(
+            "INTERAI_MAX_CONNECTIONS_PER_CLIENT",
+            variable("INTERAI_MAX_CONNECTIONS_PER_CLIENT"),
+            file.max_connections_per_client,
+            // At most half of all connections, so that one host can never take them all.
+            DEFAULT_MAX_CONNECTIONS_PER_CLIENT.min((max_connections / 2).max(1)),
+        )?;
+        if max_connections_per_client == 0 || max_connections_per_client > max_connections {
+            return Err(ConfigError::new(
+                "INTERAI_MAX_CONNECTIONS_PER_CLIENT",
+                format!("must be between 1 and INTERAI_MAX_CONNECTIONS ({max_connections})"),
+            ));
+        }
+        let request_timeout_seconds = parse_number(
+            "INTERAI_REQUEST_TIMEOUT_SECONDS",
+            variable("INTERAI_REQUEST_TIMEOUT_SECONDS"),
+            file.request_timeout_seconds,
+            DEFAULT_REQUEST_TIMEOUT_SECONDS,
+        )?;
+        if !(1..=3600).contains(&request_timeout_seconds) {
+            return Err(ConfigError::new(
+                "INTERAI_REQUEST_TIMEOUT_SECONDS",
+                "must be between 1 and 3600",
+            ));
+        }
+        let min_body_bytes_per_second = parse_number(
+            "INTERAI_MIN_BODY_BYTES_PER_SECOND",
+            variable("INTERAI_MIN_BODY_BYTES_PER_SECOND"),
+            file.min_body_bytes_per_second,
+            DEFAULT_MIN_BODY_BYTES_PER_SECOND,
+        )?;
+        if min_body_bytes_per_second == 0 {
+            return Err(ConfigError::new(
+                "INTERAI_MIN_BODY_BYTES_PER_SECOND",
+                "must be at least 1",
+            ));
+        }
         let audit_retention_days = parse_number(
             "INTERAI_AUDIT_RETENTION_DAYS",
             variable("INTERAI_AUDIT_RETENTION_DAYS"),
@@ -477,6 +631,9 @@ impl Config {
             shutdown_grace_seconds,
             header_read_timeout_seconds,
             max_connections,
+            max_connections_per_client,
+            request_timeout_seconds,
+            min_body_bytes_per_second,
             audit_retention_days,
             statement_timeout_ms,
             public_url,
@@ -720,9 +877,69 @@ mod tests {
         assert_eq!(config.search_candidates, 2000);
         assert_eq!(config.header_read_timeout_seconds, 10);
         assert_eq!(config.max_connections, 1024);
+        assert_eq!(config.max_connections_per_client, 64);
+        assert_eq!(config.request_timeout_seconds, 30);
+        assert_eq!(config.min_body_bytes_per_second, 65_536);
         assert_eq!(config.audit_retention_days, 90);
         assert_eq!(config.statement_timeout_ms, 5000);
         assert!(config.allowed_hosts.contains(&"localhost".to_owned()));
+    }
+
+    #[test]
+    fn a_mistyped_variable_is_refused_naming_the_closest_setting() {
+        let error = Config::from_sources(None, &environment(&[("INTERAI_MAX_CONECTIONS", "30")]))
+            .expect_err("a typo is not ignored");
+        assert_eq!(error.setting, "INTERAI_MAX_CONECTIONS");
+        assert!(error.message.contains("INTERAI_MAX_CONNECTIONS?"), "{}", error.message);
+        let error = Config::from_sources(None, &environment(&[("INTERAI_REQUEST_TIMEOUT", "5")])).expect_err("typo");
+        assert!(
+            error.message.contains("INTERAI_REQUEST_TIMEOUT_SECONDS"),
+            "{}",
+            error.message
+        );
+        // What the tests, CI and benchmarks read is not a setting and not a typo.
+        let others = environment(&[
+            ("INTERAI_TEST_DATABASE_URL", "postgres://postgres@127.0.0.1/postgres"),
+            ("INTERAI_CI_POSTGRES_URL", "postgres://postgres@127.0.0.1/postgres"),
+            ("INTERAI_CONFIG", "/etc/interai.toml"),
+            ("INTERAI_BENCH_ITEMS", "5000"),
+        ]);
+        Config::from_sources(None, &others).expect("not settings, and allowed");
+    }
+
+    #[test]
+    fn every_setting_variable_has_a_file_key_and_a_line_in_the_documentation() {
+        let documentation = include_str!("../docs/configuration.md");
+        for variable in SETTING_VARIABLES {
+            assert!(
+                documentation.contains(&format!(
+                    "| `{variable}` | `{}` |",
+                    variable["INTERAI_".len()..].to_ascii_lowercase()
+                )),
+                "{variable} is documented with its file key"
+            );
+        }
+        let documented = documentation
+            .lines()
+            .filter(|line| line.starts_with("| `INTERAI_"))
+            .count();
+        assert_eq!(
+            documented,
+            SETTING_VARIABLES.len(),
+            "every documented variable is a setting"
+        );
+    }
+
+    #[test]
+    fn a_file_error_says_where_on_one_line() {
+        let error = Config::from_sources(
+            Some("realm = \"a.example\"\nwrites_per_hour = \"many\"\n"),
+            &BTreeMap::new(),
+        )
+        .expect_err("a string where a number belongs");
+        assert_eq!(error.setting, CONFIG_FILE);
+        assert!(error.message.starts_with("line 2, column 19:"), "{}", error.message);
+        assert!(!error.message.contains('\n'), "{}", error.message);
     }
 
     #[test]
@@ -752,13 +969,17 @@ mod tests {
             ("INTERAI_AUDIT_RETENTION_DAYS", "-1"),
             ("INTERAI_STATEMENT_TIMEOUT_MS", "0"),
             ("INTERAI_STATEMENT_TIMEOUT_MS", "3600001"),
+            ("INTERAI_MAX_CONNECTIONS_PER_CLIENT", "0"),
+            ("INTERAI_MAX_CONNECTIONS_PER_CLIENT", "1025"),
+            ("INTERAI_REQUEST_TIMEOUT_SECONDS", "0"),
+            ("INTERAI_MIN_BODY_BYTES_PER_SECOND", "0"),
         ];
         for (setting, value) in cases {
             let error = Config::from_sources(None, &environment(&[(setting, value)])).expect_err(value);
             assert_eq!(error.setting, setting, "{value}");
         }
         let error = Config::from_sources(Some("colour = \"blue\""), &BTreeMap::new()).expect_err("unknown key");
-        assert_eq!(error.setting, "INTERAI_CONFIG");
+        assert_eq!(error.setting, CONFIG_FILE);
     }
 
     #[test]

@@ -226,10 +226,7 @@ impl Instance {
         let workers = Workers::start(&self.service, &self.config, self.federation_loop());
         let (stop_sender, stop_receiver) = watch::channel(false);
         let grace = Duration::from_secs(self.config.shutdown_grace_seconds);
-        let limits = ConnectionLimits {
-            header_read_timeout: Duration::from_secs(self.config.header_read_timeout_seconds),
-            max_connections: self.config.max_connections,
-        };
+        let limits = ConnectionLimits::from_config(&self.config);
         let server = serve_connections(listener, self.router(), limits, async move {
             shutdown.await;
             let _ = stop_sender.send(true);
@@ -257,11 +254,35 @@ impl Instance {
     }
 }
 
-/// How many connections are served at once and how long a client may take to send a request header.
+/// How many connections are served at once, in all and per client, and how long a client may take to send a
+/// request header.
 #[derive(Debug, Clone, Copy)]
 struct ConnectionLimits {
     header_read_timeout: Duration,
     max_connections: u32,
+    max_connections_per_client: u32,
+}
+
+impl ConnectionLimits {
+    fn from_config(config: &Config) -> ConnectionLimits {
+        ConnectionLimits {
+            header_read_timeout: Duration::from_secs(config.header_read_timeout_seconds),
+            max_connections: config.max_connections,
+            max_connections_per_client: config.max_connections_per_client,
+        }
+    }
+}
+
+/// Serves `router` on `listener` with `config`'s connection limits until `shutdown` completes, as
+/// [`Instance::serve`] does without its workers: for a test network whose routers are built and driven by the test
+/// but must meet real sockets.
+pub async fn serve_router(
+    config: &Config,
+    listener: TcpListener,
+    router: axum::Router,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) {
+    serve_connections(listener, router, ConnectionLimits::from_config(config), shutdown).await;
 }
 
 /// Accepts HTTP/1.1 connections and serves `router` on each until `shutdown` completes, then asks every connection
@@ -271,7 +292,10 @@ struct ConnectionLimits {
 /// a time holds a connection forever, and enough of them exhaust the process's file descriptors. Here a connection
 /// is closed when its header is not complete within `header_read_timeout` (hyper's timer, which also ends idle
 /// keep-alive connections after that long), and a connection is accepted only while fewer than `max_connections`
-/// are open: the rest wait in the listen backlog until one closes.
+/// are open: the rest wait in the listen backlog until one closes. A client address (see [`ClientConnections`])
+/// that already holds `max_connections_per_client` gets a 503 and its new connection is closed at once, so one host
+/// cannot take every place while others wait. A request's own deadline and body pace are the router's
+/// (`http::request_deadline`). Every request carries its client's address as axum's `ConnectInfo`.
 async fn serve_connections(
     listener: TcpListener,
     router: axum::Router,
@@ -286,6 +310,8 @@ async fn serve_connections(
         .timer(hyper_util::rt::TokioTimer::new())
         .header_read_timeout(limits.header_read_timeout);
     let (closing_sender, closing) = watch::channel(false);
+    let clients = Arc::new(ClientConnections::new(limits.max_connections_per_client));
+    let busy_answer = busy_client_answer();
     let mut shutdown = std::pin::pin!(shutdown);
     loop {
         let slot = tokio::select! {
@@ -295,10 +321,10 @@ async fn serve_connections(
                 Err(_) => break,
             },
         };
-        let stream = tokio::select! {
+        let (stream, client_address) = tokio::select! {
             () = &mut shutdown => break,
             accepted = listener.accept() => match accepted {
-                Ok((stream, _)) => stream,
+                Ok(accepted) => accepted,
                 Err(error) => {
                     if !is_connection_error(&error) {
                         // Most likely out of file descriptors: retrying at once would spin, so wait a moment for
@@ -313,18 +339,32 @@ async fn serve_connections(
                 }
             },
         };
+        let Some(client_slot) = clients.admit(client_address.ip()) else {
+            refuse_busy_client(&stream, &busy_answer, client_address);
+            continue;
+        };
         // Answers go out as soon as they are written: with Nagle's algorithm a response written in two parts waits
         // for the client's acknowledgement of the first, which the client may delay.
         if let Err(error) = stream.set_nodelay(true) {
             tracing::debug!(error = %error, "cannot set TCP_NODELAY on a connection");
         }
+        let with_address = tower::ServiceExt::map_request(
+            router.clone(),
+            move |mut request: axum::http::Request<hyper::body::Incoming>| {
+                request
+                    .extensions_mut()
+                    .insert(axum::extract::ConnectInfo(client_address));
+                request
+            },
+        );
         let connection = builder.serve_connection(
             hyper_util::rt::TokioIo::new(stream),
-            hyper_util::service::TowerToHyperService::new(router.clone()),
+            hyper_util::service::TowerToHyperService::new(with_address),
         );
         let mut closing = closing.clone();
         tokio::spawn(async move {
             let _slot = slot;
+            let _client_slot = client_slot;
             let mut connection = std::pin::pin!(connection);
             tokio::select! {
                 result = connection.as_mut() => {
@@ -345,6 +385,104 @@ async fn serve_connections(
     let _ = closing_sender.send(true);
     // Every open connection holds a slot until it ends, so holding all of them means every connection has ended.
     let _ = slots.acquire_many(limits.max_connections).await;
+}
+
+/// The open connections of each client, counted by [`ClientKey`], so that one client cannot hold more than its
+/// share.
+#[derive(Debug)]
+struct ClientConnections {
+    open: std::sync::Mutex<std::collections::HashMap<ClientKey, u32>>,
+    cap: u32,
+}
+
+/// Whose connection it is, as far as the cap goes: an IPv4 address, or an IPv6 address's /64 (the network one
+/// subscriber is given, whose 2^64 addresses it may use at will). An IPv4 address mapped into IPv6 counts as the
+/// IPv4 address.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum ClientKey {
+    V4(std::net::Ipv4Addr),
+    V6Network(u64),
+}
+
+impl ClientKey {
+    fn of(address: std::net::IpAddr) -> ClientKey {
+        match address.to_canonical() {
+            std::net::IpAddr::V4(v4) => ClientKey::V4(v4),
+            std::net::IpAddr::V6(v6) => ClientKey::V6Network((v6.to_bits() >> 64) as u64),
+        }
+    }
+}
+
+/// A client's place, given back when the connection ends.
+#[derive(Debug)]
+struct ClientSlot {
+    clients: Arc<ClientConnections>,
+    key: ClientKey,
+}
+
+impl ClientConnections {
+    fn new(cap: u32) -> ClientConnections {
+        ClientConnections {
+            open: std::sync::Mutex::new(std::collections::HashMap::new()),
+            cap: cap.max(1),
+        }
+    }
+
+    /// A place for one more connection of `address`, or `None` when it holds its cap.
+    fn admit(self: &Arc<Self>, address: std::net::IpAddr) -> Option<ClientSlot> {
+        let key = ClientKey::of(address);
+        let mut open = self.open.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let count = open.entry(key).or_insert(0);
+        if *count >= self.cap {
+            return None;
+        }
+        *count += 1;
+        Some(ClientSlot {
+            clients: self.clone(),
+            key,
+        })
+    }
+}
+
+impl Drop for ClientSlot {
+    fn drop(&mut self) {
+        let mut open = self
+            .clients
+            .open
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        if let Some(count) = open.get_mut(&self.key) {
+            *count = count.saturating_sub(1);
+            if *count == 0 {
+                open.remove(&self.key);
+            }
+        }
+    }
+}
+
+/// The answer of a connection beyond its client's cap: 503 with the spec's error form and `Retry-After`.
+fn busy_client_answer() -> Vec<u8> {
+    let body = serde_json::json!({
+        "error": {
+            "code": "rate_limited",
+            "message": "too many connections from this address at once; retry when one of them has closed",
+            "details": { "retry_after": 1 }
+        }
+    })
+    .to_string();
+    format!(
+        "HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\nretry-after: 1\r\n\
+         connection: close\r\ncontent-length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .into_bytes()
+}
+
+/// Writes [`busy_client_answer`] without waiting (a client that does not read it is owed nothing more) and lets the
+/// caller close the connection.
+fn refuse_busy_client(stream: &tokio::net::TcpStream, answer: &[u8], client_address: std::net::SocketAddr) {
+    tracing::debug!(client = %client_address, "connection over the per-client cap refused");
+    let _ = stream.try_write(answer);
 }
 
 fn is_connection_error(error: &std::io::Error) -> bool {

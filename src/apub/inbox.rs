@@ -1,7 +1,9 @@
 //! `POST /inbox`: the nine steps of federation.md, in that order, each failure its own status and reason:
 //!
 //! 1. body cap and content type (413, 415);
-//! 2. the sender by `keyid` (403: unknown, blocked, or a pending peer sending anything but peering);
+//! 2. the sender by `keyid` (403: unknown, blocked, or a pending peer sending anything but peering), decided from
+//!    the headers before the body is read wherever the headers suffice: only a stranger's small first-contact
+//!    `Follow` and a known peer's activity have their bodies read;
 //! 3. `created` and `expires` against the injected clock (401);
 //! 4. `Content-Digest` (400);
 //! 5. the signature over the target URI rebuilt from the public URL (401);
@@ -43,6 +45,9 @@ pub const FIRST_CONTACTS_PER_SECOND: f64 = 1.0;
 pub const FIRST_CONTACT_BURST: f64 = 10.0;
 /// The bucket name of first contacts (no realm is spelled with a space).
 const FIRST_CONTACT_BUCKET: &str = "first contact";
+/// The largest body a stranger's first contact may announce: a `Follow` is a few hundred bytes, so anything
+/// larger from an unknown sender is refused from its headers, before its body is read.
+pub const FIRST_CONTACT_MAX_BODY_BYTES: usize = 16 * 1024;
 /// Requests of one peer the inbox works on at once.
 pub const PEER_CONCURRENCY: usize = 64;
 
@@ -202,39 +207,40 @@ async fn process(state: &ApubState, request: Request<Body>) -> InboxVerdict {
             "the inbox takes application/activity+json or application/ld+json with the ActivityStreams profile",
         );
     }
-    let body = match axum::body::to_bytes(body, cap).await {
-        Ok(body) => body,
-        Err(_) => {
-            return InboxVerdict::rejected(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                "body_too_large",
-                format!("the body cap is {cap} bytes"),
-            );
-        }
-    };
-    // 2. The sender, by the signature's keyid.
+    // 2. The sender, by the signature's keyid, decided from the headers before a byte of the body is read: a request
+    // without a signature, from a blocked or unknown sender, or whose key is outside its window costs the body
+    // nothing. Only a stranger's first contact, small and at a bounded rate, has its body read.
     let signature = match parse_signature(&parts.headers) {
         Ok(signature) => signature,
         Err(rejection) => return InboxVerdict::from_rejection(&rejection),
     };
     let service = state.outgoing.service();
-    let sender = match service.inbox_sender(&signature.key_id).await {
-        Ok(Some(sender)) => Some(sender),
-        Ok(None) => match refreshed_key(state, &signature).await {
-            Ok(sender) => sender,
-            Err(verdict) => return verdict,
-        },
-        Err(error) => return internal(&error.to_string()),
+    // The body's own bound: its `Content-Length` as hyper read it (or the size of a body built in process).
+    let announced_length = axum::body::HttpBody::size_hint(&body)
+        .upper()
+        .and_then(|upper| usize::try_from(upper).ok());
+    let sender = match sender_from_headers(state, &signature, announced_length).await {
+        Ok(sender) => sender,
+        Err(verdict) => return verdict,
     };
+    let body_cap = match &sender {
+        HeaderSender::Known(_) => cap,
+        HeaderSender::Stranger { .. } => FIRST_CONTACT_MAX_BODY_BYTES,
+    };
+    let body = match axum::body::to_bytes(body, body_cap).await {
+        Ok(body) => body,
+        Err(_) => {
+            return InboxVerdict::rejected(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "body_too_large",
+                format!("the body cap is {body_cap} bytes"),
+            );
+        }
+    };
+    // What only the body tells: whether a peer that is not active yet sends a peering activity, and a stranger's
+    // Follow.
     let (peer_realm, key, first_contact, known_sender) = match sender {
-        Some(sender) => {
-            if sender.peer.state == PeerState::Blocked {
-                return InboxVerdict::rejected(
-                    StatusCode::FORBIDDEN,
-                    "blocked_sender",
-                    "this instance has blocked the sender",
-                );
-            }
+        HeaderSender::Known(sender) => {
             if !matches!(sender.peer.state, PeerState::Active | PeerState::Unreachable) && !is_peering(&body) {
                 return InboxVerdict::rejected(
                     StatusCode::FORBIDDEN,
@@ -245,11 +251,6 @@ async fn process(state: &ApubState, request: Request<Body>) -> InboxVerdict {
                     ),
                 );
             }
-            if let Some(verdict) =
-                key_outside_window_verdict(sender.key.valid_from, sender.key.valid_until, service.now())
-            {
-                return verdict;
-            }
             if sender.key.pinned_by == "first_contact" && !is_peering(&body) {
                 return InboxVerdict::rejected(
                     StatusCode::FORBIDDEN,
@@ -259,10 +260,12 @@ async fn process(state: &ApubState, request: Request<Body>) -> InboxVerdict {
             }
             (sender.peer.realm.clone(), sender.public_key, None, Some(sender))
         }
-        None => match first_contact(state, &signature, &body, &parts.headers).await {
-            Ok((introduction, key)) => (introduction.realm.clone(), key, Some(introduction), None),
-            Err(verdict) => return verdict,
-        },
+        HeaderSender::Stranger { actor_url } => {
+            match first_contact(state, &signature, actor_url, &body, &parts.headers).await {
+                Ok((introduction, key)) => (introduction.realm.clone(), key, Some(introduction), None),
+                Err(verdict) => return verdict,
+            }
+        }
     };
     // 3. created and expires, against the injected clock.
     let now = service.now();
@@ -615,12 +618,90 @@ async fn refreshed_key(
     }
 }
 
+/// Who sent a request, as far as its headers tell.
+enum HeaderSender {
+    /// A peer with this key pinned (perhaps just re-read, see [`refreshed_key`]), neither blocked nor outside its
+    /// key's window.
+    Known(InboxSender),
+    /// An instance this one does not know, which may introduce itself with a small `Follow` (see [`first_contact`]).
+    Stranger {
+        /// Its actor, read from the `keyid`.
+        actor_url: Url,
+    },
+}
+
+/// Step 2 from the headers alone: the sender of `signature`'s `keyid`. A blocked peer, a key outside its window, an
+/// unknown key of a known peer, and a stranger whose request cannot be a first contact (no `Content-Length` of at
+/// most [`FIRST_CONTACT_MAX_BODY_BYTES`], a stale signature, or over the first contacts' rate) are refused here.
+async fn sender_from_headers(
+    state: &ApubState,
+    signature: &ParsedSignature,
+    announced_length: Option<usize>,
+) -> Result<HeaderSender, InboxVerdict> {
+    let service = state.outgoing.service();
+    let sender = match service.inbox_sender(&signature.key_id).await {
+        Ok(Some(sender)) => Some(sender),
+        Ok(None) => refreshed_key(state, signature).await?,
+        Err(error) => return Err(internal(&error.to_string())),
+    };
+    if let Some(sender) = sender {
+        if sender.peer.state == PeerState::Blocked {
+            return Err(InboxVerdict::rejected(
+                StatusCode::FORBIDDEN,
+                "blocked_sender",
+                "this instance has blocked the sender",
+            ));
+        }
+        if let Some(verdict) = key_outside_window_verdict(sender.key.valid_from, sender.key.valid_until, service.now())
+        {
+            return Err(verdict);
+        }
+        return Ok(HeaderSender::Known(sender));
+    }
+    let unknown = |detail: &str| InboxVerdict::rejected(StatusCode::FORBIDDEN, "unknown_sender", detail.to_owned());
+    let mut actor_url = state.outgoing.peer_url(&signature.key_id).map_err(|_| {
+        unknown("the sender is not a peer of this instance, and its keyid names no actor it could read")
+    })?;
+    actor_url.set_fragment(None);
+    // A known peer's unknown key is no first contact: a new key is pinned only through an endorsement by a pinned
+    // key (an Update), never by fetching it.
+    let realm = super::outgoing::realm_of(&actor_url)
+        .ok_or_else(|| unknown("the sender is not a peer of this instance, and its keyid names no realm"))?;
+    match service.find_peer(&realm).await {
+        Ok(None) => {}
+        Ok(Some(_)) => return Err(unknown_key()),
+        Err(error) => return Err(internal(&error.to_string())),
+    }
+    if !announced_length.is_some_and(|length| length <= FIRST_CONTACT_MAX_BODY_BYTES) {
+        return Err(unknown(&format!(
+            "the sender is not a peer of this instance; a first contact is a Follow with a Content-Length of at most \
+             {FIRST_CONTACT_MAX_BODY_BYTES} bytes"
+        )));
+    }
+    let now = service.now();
+    signature
+        .check_time(now.timestamp(), TIME_POLICY)
+        .and_then(|()| signature.check_coverage(true))
+        .map_err(|rejection| InboxVerdict::from_rejection(&rejection))?;
+    if let Err(seconds) = state.peer_limits.take_first_contact(now) {
+        let mut verdict = InboxVerdict::rejected(
+            StatusCode::TOO_MANY_REQUESTS,
+            "rate_limited",
+            "too many first contacts; retry later",
+        );
+        verdict.retry_after = Some(seconds);
+        return Err(verdict);
+    }
+    Ok(HeaderSender::Stranger { actor_url })
+}
+
 /// A `Follow` from an instance this one does not know: its actor is read from the `keyid`'s own origin (the only
 /// fetch the inbox makes, bounded by the number of pending requests) so an admin can decide; its key is pinned
 /// provisionally until then.
 async fn first_contact(
     state: &ApubState,
     signature: &ParsedSignature,
+    actor_url: Url,
     body: &[u8],
     headers: &axum::http::HeaderMap,
 ) -> Result<(PeerIntroduction, PublicKey), InboxVerdict> {
@@ -636,41 +717,16 @@ async fn first_contact(
     if activity.kind != ActivityKind::Follow || activity.object.id() != Some(service.instance_actor_url().as_str()) {
         return Err(unknown());
     }
-    let mut actor_url = state.outgoing.peer_url(&signature.key_id).map_err(|_| unknown())?;
-    actor_url.set_fragment(None);
     if activity.actor != actor_url.as_str() {
         return Err(unknown());
     }
-    // A known peer's unknown key is no first contact: a new key is pinned only through an endorsement by a pinned
-    // key (an Update), never by fetching it.
-    let realm = super::outgoing::realm_of(&actor_url).ok_or_else(unknown)?;
-    match service.find_peer(&realm).await {
-        Ok(None) => {}
-        Ok(Some(_)) => return Err(unknown_key()),
-        Err(error) => return Err(internal(&error.to_string())),
-    }
-    // Everything that can be checked before fetching is: the time window, the coverage and the digest, and the
-    // instance fetches for unknown senders at a bounded rate, so a stream of forged Follows cannot make it a proxy.
-    let now = service.now();
-    signature
-        .check_time(now.timestamp(), TIME_POLICY)
-        .and_then(|()| signature.check_coverage(true))
-        .and_then(|()| {
-            federation::digest::verify_content_digest(
-                headers.get("content-digest").and_then(|value| value.to_str().ok()),
-                body,
-            )
-        })
-        .map_err(|rejection| InboxVerdict::from_rejection(&rejection))?;
-    if let Err(seconds) = state.peer_limits.take_first_contact(now) {
-        let mut verdict = InboxVerdict::rejected(
-            StatusCode::TOO_MANY_REQUESTS,
-            "rate_limited",
-            "too many first contacts; retry later",
-        );
-        verdict.retry_after = Some(seconds);
-        return Err(verdict);
-    }
+    // The time window, the coverage and the rate were checked from the headers (`sender_from_headers`); the digest
+    // is the last thing checked before the one fetch, so a stream of forged Follows cannot make the instance a proxy.
+    federation::digest::verify_content_digest(
+        headers.get("content-digest").and_then(|value| value.to_str().ok()),
+        body,
+    )
+    .map_err(|rejection| InboxVerdict::from_rejection(&rejection))?;
     match state.outgoing.service().may_record_first_contact().await {
         Ok(Ok(())) => {}
         Ok(Err(_)) => {

@@ -7,6 +7,7 @@ pub mod documents;
 pub mod health;
 pub mod jsonrpc;
 pub mod metrics;
+pub mod request_deadline;
 pub mod request_log;
 
 use axum::Router;
@@ -77,6 +78,10 @@ pub fn router(service: Service, config: &Config, federation: FederationParts, me
         .merge(authenticated)
         .merge(metrics_routes)
         .layer(DefaultBodyLimit::max(config.max_request_bytes))
+        .layer(axum::middleware::from_fn_with_state(
+            request_deadline::RequestDeadline::from_config(config),
+            request_deadline::enforce,
+        ))
         .layer(axum::middleware::from_fn(request_log::log_request))
         .layer(axum::middleware::from_fn_with_state(metrics, metrics::count_request))
 }

@@ -23,5 +23,6 @@ mod resources;
 mod search_quality;
 mod search_window;
 mod secrets_at_rest;
+mod stalled_requests;
 mod support;
 mod tidy;
