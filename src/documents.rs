@@ -9,7 +9,7 @@
 //!
 //! The Markdown and text templates live in `well-known/` and are embedded in the binary. They use `{{name}}`
 //! placeholders, replaced in a single pass so that a substituted value is never scanned again. The text
-//! placeholders are in [`placeholder`]; every number a document states is a placeholder named after one of
+//! placeholders are in `placeholder`; every number a document states is a placeholder named after one of
 //! [`documented_numbers`], which takes each value from the constant the server enforces (a template holds no digit
 //! of its own, which a test checks), so a document cannot state a limit the server does not apply.
 //!
@@ -21,7 +21,7 @@
 //! - `trust_model`: `{ "version": "trust-v1", "parameter_hash": … }`;
 //! - `tools`: the nine tool names;
 //! - `limits`: `{ body_markdown_bytes, structured_data_bytes, claims_per_publish, relations_per_publish,
-//!   writes_per_hour, search_limit_max }`;
+//!   writes_per_hour, search_limit_max, idempotency_key_max_characters }`;
 //! - `transport`: `{ "mcp": "streamable-http", "authentication": "bearer" }`;
 //! - `endpoints`: absolute URLs `{ mcp, llms_txt, ai_md, skill_md, manifest }`;
 //! - `resources`: `{ "uris": [the fixed resource URIs], "templates": [the URI templates] }`;
