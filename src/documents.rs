@@ -2,15 +2,16 @@
 //! texts of the `interai://about`, `interai://instructions` and `interai://trust-model` resources), rendered from
 //! templates with the instance's facts.
 //!
-//! This module knows no transport: it only turns [`DocumentFacts`] into text. The HTTP adapter
-//! (`http::documents`) serves the public documents and the MCP adapter can serve the resources from the same
-//! renderer.
+//! This module knows no transport: it only turns [`DocumentFacts`] (what the configuration fixes) and a
+//! [`FederationSummary`] (what the database says now: whether peers share content) into text. The HTTP adapter
+//! (`http::documents`) and the MCP adapter (`mcp::resources`) render the documents for every request, so that what
+//! they say of other realms is true when it is read.
 //!
 //! The Markdown and text templates live in `well-known/` and are embedded in the binary. They use `{{name}}`
-//! placeholders, replaced in a single pass so that a substituted value is never scanned again: `realm`,
-//! `base_url`, `mcp_url`, `version`, `trust_model`, `parameter_hash`, `writes_per_hour`, `body_kb`, `body_bytes`,
-//! `structured_data_kb`, `structured_data_bytes`, `max_claims`, `max_relations`, `search_limit_max`,
-//! `skill_name`, `tool_names`, `tool_list`, `llms_txt_url`, `ai_md_url`, `skill_md_url` and `manifest_url`.
+//! placeholders, replaced in a single pass so that a substituted value is never scanned again. The text
+//! placeholders are in `placeholder`; every number a document states is a placeholder named after one of
+//! [`documented_numbers`], which takes each value from the constant the server enforces (a template holds no digit
+//! of its own, which a test checks), so a document cannot state a limit the server does not apply.
 //!
 //! The manifest is built as JSON rather than from a template. Its fields:
 //!
@@ -20,18 +21,23 @@
 //! - `trust_model`: `{ "version": "trust-v1", "parameter_hash": … }`;
 //! - `tools`: the nine tool names;
 //! - `limits`: `{ body_markdown_bytes, structured_data_bytes, claims_per_publish, relations_per_publish,
-//!   writes_per_hour, search_limit_max }`;
+//!   writes_per_hour, search_limit_max, idempotency_key_max_characters }`;
 //! - `transport`: `{ "mcp": "streamable-http", "authentication": "bearer" }`;
 //! - `endpoints`: absolute URLs `{ mcp, llms_txt, ai_md, skill_md, manifest }`;
 //! - `resources`: `{ "uris": [the fixed resource URIs], "templates": [the URI templates] }`;
-//! - `federation`: `{ "status": "not_available" }` (federation is not implemented yet);
+//! - `federation`: added by the federation adapter (`apub::documents::manifest_federation`): status, actor, inbox,
+//!   outbox, keys;
 //! - `documents`: a list of `{ rel, href, media_type }` links to the documents for agents.
 
 use serde_json::{Value, json};
 
-use crate::service::limits::{MAX_BODY_BYTES, MAX_CLAIMS, MAX_RELATIONS, MAX_STRUCTURED_DATA_BYTES};
-use crate::service::search::MAX_SEARCH_LIMIT;
-use crate::trust::MODEL_VERSION;
+use crate::service::limits::{
+    MAX_BODY_BYTES, MAX_CLAIMS, MAX_COMPARE_ITEMS, MAX_CONFIDENCE, MAX_IDEMPOTENCY_KEY_CHARACTERS, MAX_RATING_SCORE,
+    MAX_RELATIONS, MAX_STRUCTURED_DATA_BYTES, MIN_COMPARE_ITEMS, MIN_CONFIDENCE, MIN_RATING_SCORE, MIN_SEARCH_LIMIT,
+};
+use crate::service::origins::FederationSummary;
+use crate::service::search::{DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT};
+use crate::trust::{MODEL_VERSION, TrustParameters};
 
 /// The protocol version every instance serves, as the manifest names it.
 pub const SPEC_VERSION: &str = "inter-ai-mcp-v2";
@@ -45,8 +51,43 @@ pub const ABOUT_URI: &str = "interai://about";
 pub const INSTRUCTIONS_URI: &str = "interai://instructions";
 /// The MCP resource with the trust model.
 pub const TRUST_MODEL_URI: &str = "interai://trust-model";
-/// The resource templates (spec §11).
-pub const RESOURCE_TEMPLATES: [&str; 2] = ["interai://{id}", "interai://content/{cnt_id}/revision/{revision_no}"];
+/// One resource template the MCP endpoint offers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ResourceTemplateSummary {
+    /// The RFC 6570 URI template.
+    pub uri_template: &'static str,
+    /// Its short name in `resources/templates/list`.
+    pub name: &'static str,
+    /// Its title.
+    pub title: &'static str,
+    /// What it reads, in a sentence.
+    pub description: &'static str,
+}
+
+/// The resource templates, in the order `resources/templates/list` gives them: the spec's two (§11) and the content
+/// shortcut that every `search` result and `get` output links to. The MCP endpoint, the manifest and the `about`
+/// resource all list these, so none of them can miss one.
+pub const RESOURCE_TEMPLATES: [ResourceTemplateSummary; 3] = [
+    ResourceTemplateSummary {
+        uri_template: "interai://{id}",
+        name: "object",
+        title: "Any public object",
+        description: "Any public ID (usr_, org_, ai_, spc_, ent_, src_, cnt_, rev_, clm_, use_, rvw_, rat_) as JSON, \
+                      the same as get with its default include.",
+    },
+    ResourceTemplateSummary {
+        uri_template: "interai://content/{cnt_id}",
+        name: "content",
+        title: "A content item",
+        description: "A content item's current revision as JSON, the same as get with its default include.",
+    },
+    ResourceTemplateSummary {
+        uri_template: "interai://content/{cnt_id}/revision/{revision_no}",
+        name: "content-revision",
+        title: "A revision of a content item",
+        description: "One revision of a content item by number, as JSON with its body and trust.",
+    },
+];
 
 /// One tool of the protocol with a one-line purpose.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -185,14 +226,15 @@ impl PublicDocument {
     }
 }
 
-/// Renders a document with the instance's facts.
-pub fn render(document: PublicDocument, facts: &DocumentFacts) -> String {
+/// Renders a document with the instance's facts and its federation now.
+pub fn render(document: PublicDocument, facts: &DocumentFacts, federation: &FederationSummary) -> String {
+    let fill = |template: &str| fill(template, facts, federation);
     match document {
-        PublicDocument::LlmsTxt => fill(LLMS_TXT_TEMPLATE, facts),
-        PublicDocument::AiMd => fill(AI_MD_TEMPLATE, facts),
-        PublicDocument::SkillMd => fill(SKILL_MD_TEMPLATE, facts),
-        PublicDocument::Instructions => fill(INSTRUCTIONS_TEMPLATE, facts),
-        PublicDocument::About => fill(ABOUT_TEMPLATE, facts),
+        PublicDocument::LlmsTxt => fill(LLMS_TXT_TEMPLATE),
+        PublicDocument::AiMd => fill(AI_MD_TEMPLATE),
+        PublicDocument::SkillMd => fill(SKILL_MD_TEMPLATE),
+        PublicDocument::Instructions => fill(INSTRUCTIONS_TEMPLATE),
+        PublicDocument::About => fill(ABOUT_TEMPLATE),
         PublicDocument::TrustModel => trust_model(facts),
         PublicDocument::Manifest => format!("{:#}\n", manifest(facts)),
     }
@@ -237,6 +279,7 @@ pub fn manifest(facts: &DocumentFacts) -> Value {
             "relations_per_publish": MAX_RELATIONS,
             "writes_per_hour": facts.writes_per_hour,
             "search_limit_max": MAX_SEARCH_LIMIT,
+            "idempotency_key_max_characters": MAX_IDEMPOTENCY_KEY_CHARACTERS,
         },
         "transport": { "mcp": "streamable-http", "authentication": "bearer" },
         "endpoints": {
@@ -248,9 +291,8 @@ pub fn manifest(facts: &DocumentFacts) -> Value {
         },
         "resources": {
             "uris": [ABOUT_URI, INSTRUCTIONS_URI, TRUST_MODEL_URI],
-            "templates": RESOURCE_TEMPLATES,
+            "templates": RESOURCE_TEMPLATES.iter().map(|template| template.uri_template).collect::<Vec<_>>(),
         },
-        "federation": { "status": "not_available" },
         "documents": documents,
     })
 }
@@ -318,9 +360,132 @@ fn trust_model(facts: &DocumentFacts) -> String {
     }
 }
 
-/// The value of a placeholder, or `None` for an unknown name.
-fn placeholder(name: &str, facts: &DocumentFacts) -> Option<String> {
-    let kilobytes = |bytes: usize| (bytes / 1024).to_string();
+/// One number a document may state, with the name of its placeholder and the value the server enforces.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct DocumentedNumber {
+    /// The placeholder's name, e.g. `idempotency_key_max`.
+    pub name: &'static str,
+    /// The value, as the server applies it.
+    pub value: f64,
+}
+
+/// Every number the documents state, each taken from the constant or setting the server enforces: the input caps
+/// of `service::limits`, the search and `get` page sizes, the write limit of the configuration, the trust
+/// parameters the instance runs, the number of tools, and how many peer realms share content now. The templates
+/// state numbers only through these (as `{{name}}`), and the documents test checks every number of every served
+/// document against this list and the list against the server.
+pub fn documented_numbers(facts: &DocumentFacts, federation: &FederationSummary) -> Vec<DocumentedNumber> {
+    let trust = TrustParameters::default();
+    let gate = &trust.strong_refutation_gate;
+    let percent = |fraction: f64| (fraction * 100.0).round();
+    let kilobytes = |bytes: usize| (bytes / 1024) as f64;
+    let numbers: [(&'static str, f64); 35] = [
+        ("body_kb", kilobytes(MAX_BODY_BYTES)),
+        ("body_bytes", MAX_BODY_BYTES as f64),
+        ("structured_data_kb", kilobytes(MAX_STRUCTURED_DATA_BYTES)),
+        ("structured_data_bytes", MAX_STRUCTURED_DATA_BYTES as f64),
+        ("max_claims", MAX_CLAIMS as f64),
+        ("max_relations", MAX_RELATIONS as f64),
+        ("writes_per_hour", f64::from(facts.writes_per_hour)),
+        ("search_limit_min", f64::from(MIN_SEARCH_LIMIT)),
+        ("search_limit_max", f64::from(MAX_SEARCH_LIMIT)),
+        ("search_limit_default", f64::from(DEFAULT_SEARCH_LIMIT)),
+        ("evidence_page_size", crate::service::lookup::EVIDENCE_PAGE_SIZE as f64),
+        ("idempotency_key_min", 1.0),
+        ("idempotency_key_max", MAX_IDEMPOTENCY_KEY_CHARACTERS as f64),
+        ("compare_items_min", MIN_COMPARE_ITEMS as f64),
+        ("compare_items_max", MAX_COMPARE_ITEMS as f64),
+        (
+            "compare_experiences_per_item",
+            crate::service::compare::EXPERIENCES_PER_ITEM as f64,
+        ),
+        ("compare_context_min_raters", f64::from(trust.rating_min_context_raters)),
+        (
+            "interval_percent",
+            percent(trust.upper_quantile) - percent(trust.lower_quantile),
+        ),
+        ("lower_quantile_percent", percent(trust.lower_quantile)),
+        ("upper_quantile_percent", percent(trust.upper_quantile)),
+        ("rating_score_min", MIN_RATING_SCORE),
+        ("rating_score_max", MAX_RATING_SCORE),
+        ("confidence_min", MIN_CONFIDENCE),
+        ("confidence_max", MAX_CONFIDENCE),
+        ("prior_value", trust.base_rate),
+        ("controller_cap", trust.controller_cap),
+        ("half_life_days", trust.half_life_days),
+        ("supported_min_value", trust.supported_min_value),
+        (
+            "supported_min_confirmations",
+            f64::from(trust.supported_min_confirmations),
+        ),
+        ("high_confidence_min_lower_bound", trust.high_confidence_min_lower_bound),
+        (
+            "high_confidence_min_confirmations",
+            f64::from(trust.high_confidence_min_confirmations),
+        ),
+        (
+            "high_confidence_min_real_world",
+            f64::from(trust.high_confidence_min_real_world),
+        ),
+        (
+            "strong_refutation_min_confidence",
+            trust.strong_refutation_min_confidence,
+        ),
+        ("tool_count", TOOLS.len() as f64),
+        (
+            "peer_realms_sharing_content",
+            federation.peer_realms_sharing_content as f64,
+        ),
+    ];
+    let gate_numbers = [
+        ("strong_refutation_min_reputation", gate.min_reputation),
+        (
+            "strong_refutation_min_prior_records",
+            f64::from(gate.min_prior_valid_records),
+        ),
+        ("strong_refutation_min_account_age_days", gate.min_account_age_days),
+    ];
+    numbers
+        .into_iter()
+        .chain(gate_numbers)
+        .map(|(name, value)| DocumentedNumber { name, value })
+        .collect()
+}
+
+/// A number as the documents print it: whole numbers without a fraction, others as Rust prints them (`0.7`).
+fn format_number(value: f64) -> String {
+    if value.fract() == 0.0 && value.abs() < 1e15 {
+        format!("{}", value as i64)
+    } else {
+        value.to_string()
+    }
+}
+
+/// What the `Federation` lines of the documents say, from the peers' states now. Replication carries content
+/// (revisions, deletions, spaces) in federated spaces; evidence stays in its realm (docs/federation/).
+fn federation_status(federation: &FederationSummary) -> String {
+    match federation.peer_realms_sharing_content {
+        0 => "available, but no peer realm shares content with this instance now: nothing new arrives from other \
+              realms"
+            .to_owned(),
+        1 => "available: content replicates with 1 peer realm, so `search` and `get` may return items from that \
+              realm (marked `from_another_realm`)"
+            .to_owned(),
+        peers => format!(
+            "available: content replicates with {peers} peer realms, so `search` and `get` may return items from \
+             those realms (marked `from_another_realm`)"
+        ),
+    }
+}
+
+/// The value of a placeholder, or `None` for an unknown name. Numbers come from [`documented_numbers`].
+fn placeholder(name: &str, facts: &DocumentFacts, federation: &FederationSummary) -> Option<String> {
+    if let Some(number) = documented_numbers(facts, federation)
+        .into_iter()
+        .find(|number| number.name == name)
+    {
+        return Some(format_number(number.value));
+    }
     let value = match name {
         "realm" => facts.realm.clone(),
         "base_url" => facts.base_url.trim_end_matches('/').to_owned(),
@@ -328,30 +493,18 @@ fn placeholder(name: &str, facts: &DocumentFacts) -> Option<String> {
         "version" => facts.software_version.clone(),
         "trust_model" => MODEL_VERSION.to_owned(),
         "parameter_hash" => facts.parameter_hash.clone(),
-        "writes_per_hour" => facts.writes_per_hour.to_string(),
-        "body_kb" => kilobytes(MAX_BODY_BYTES),
-        "body_bytes" => MAX_BODY_BYTES.to_string(),
-        "structured_data_kb" => kilobytes(MAX_STRUCTURED_DATA_BYTES),
-        "structured_data_bytes" => MAX_STRUCTURED_DATA_BYTES.to_string(),
-        "max_claims" => MAX_CLAIMS.to_string(),
-        "max_relations" => MAX_RELATIONS.to_string(),
-        "search_limit_max" => MAX_SEARCH_LIMIT.to_string(),
         "skill_name" => skill_name(&facts.realm),
-        // The instance runs the default trust parameters (their hash is `parameter_hash`).
-        "strong_refutation_gate" => {
-            let gate = crate::trust::TrustParameters::default().strong_refutation_gate;
-            format!(
-                "reputation at least {} and either {} earlier valid evidence records or an account at least {} days old",
-                gate.min_reputation, gate.min_prior_valid_records, gate.min_account_age_days
-            )
-        }
-        "strong_refutation_min_confidence" => crate::trust::TrustParameters::default()
-            .strong_refutation_min_confidence
-            .to_string(),
+        "idempotency_key_pattern" => crate::service::writes::IDEMPOTENCY_KEY_PATTERN.to_owned(),
+        "federation_status" => federation_status(federation),
         "tool_names" => TOOLS.iter().map(|tool| tool.name).collect::<Vec<_>>().join(", "),
         "tool_list" => TOOLS
             .iter()
             .map(|tool| format!("- `{}`: {}.", tool.name, tool.purpose))
+            .collect::<Vec<_>>()
+            .join("\n"),
+        "resource_template_list" => RESOURCE_TEMPLATES
+            .iter()
+            .map(|template| format!("- `{}`: {}", template.uri_template, template.description))
             .collect::<Vec<_>>()
             .join("\n"),
         "llms_txt_url" => url_of(facts, PublicDocument::LlmsTxt),
@@ -364,7 +517,7 @@ fn placeholder(name: &str, facts: &DocumentFacts) -> Option<String> {
 }
 
 /// Replaces every `{{name}}` of `template` in one pass; an unknown name is left as it is, which the tests catch.
-fn fill(template: &str, facts: &DocumentFacts) -> String {
+fn fill(template: &str, facts: &DocumentFacts, federation: &FederationSummary) -> String {
     let mut output = String::with_capacity(template.len() + 256);
     let mut rest = template;
     while let Some(start) = rest.find("{{") {
@@ -372,7 +525,7 @@ fn fill(template: &str, facts: &DocumentFacts) -> String {
         let after = &rest[start + 2..];
         let replacement = after
             .find("}}")
-            .and_then(|end| placeholder(after[..end].trim(), facts).map(|value| (value, end)));
+            .and_then(|end| placeholder(after[..end].trim(), facts, federation).map(|value| (value, end)));
         match replacement {
             Some((value, end)) => {
                 output.push_str(&value);
@@ -392,6 +545,10 @@ fn fill(template: &str, facts: &DocumentFacts) -> String {
 mod tests {
     use super::*;
 
+    const NO_PEERS: FederationSummary = FederationSummary {
+        peer_realms_sharing_content: 0,
+    };
+
     fn facts(realm: &str) -> DocumentFacts {
         DocumentFacts {
             realm: realm.to_owned(),
@@ -407,11 +564,108 @@ mod tests {
         for realm in ["alpha.test", "acme.example", "localhost:8080", "[::1]:8080"] {
             let facts = facts(realm);
             for document in PublicDocument::ALL {
-                let text = render(document, &facts);
+                let text = render(document, &facts, &NO_PEERS);
                 assert!(!text.contains("{{"), "{document:?} for {realm} keeps a placeholder");
                 assert!(!text.contains("}}"), "{document:?} for {realm} keeps a placeholder end");
             }
         }
+    }
+
+    /// The templates with text (all but the trust model, which is docs/trust-model.md with its own tests).
+    const TEMPLATES: [(&str, &str); 5] = [
+        ("llms.txt", LLMS_TXT_TEMPLATE),
+        ("ai.md", AI_MD_TEMPLATE),
+        ("SKILL.md", SKILL_MD_TEMPLATE),
+        ("instructions.md", INSTRUCTIONS_TEMPLATE),
+        ("about.md", ABOUT_TEMPLATE),
+    ];
+
+    #[test]
+    fn templates_state_numbers_only_through_placeholders() {
+        let placeholders = regex::Regex::new(r"\{\{[^}]*\}\}").expect("pattern");
+        let list_markers = regex::Regex::new(r"(?m)^\d+\. ").expect("pattern");
+        // A digit inside a word (`v2`, `base64`, `trust-v1`) is a name, not a number.
+        let bare_number = regex::Regex::new(r"(^|[^A-Za-z0-9_])[0-9]+([^A-Za-z0-9_]|$)").expect("pattern");
+        for (name, template) in TEMPLATES {
+            let text = placeholders.replace_all(template, "");
+            let text = list_markers.replace_all(&text, "");
+            // HTTP's status code, which no setting changes.
+            let text = text.replace("HTTP 401", "HTTP");
+            let found: Vec<&str> = bare_number.find_iter(&text).map(|found| found.as_str()).collect();
+            assert!(
+                found.is_empty(),
+                "{name} states numbers of its own instead of a placeholder: {found:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn every_number_placeholder_is_a_documented_number_and_every_documented_number_is_used() {
+        let facts = facts("alpha.test");
+        let numbers = documented_numbers(&facts, &NO_PEERS);
+        let placeholders = regex::Regex::new(r"\{\{\s*([a-z_]+)\s*\}\}").expect("pattern");
+        let used: std::collections::BTreeSet<&str> = TEMPLATES
+            .iter()
+            .flat_map(|(_, template)| placeholders.captures_iter(template))
+            .filter_map(|captures| captures.get(1).map(|name| name.as_str()))
+            // `federation_status` states how many peer realms share content.
+            .chain(["peer_realms_sharing_content"])
+            .collect();
+        for name in &used {
+            assert!(
+                placeholder(name, &facts, &NO_PEERS).is_some(),
+                "unknown placeholder {name}"
+            );
+        }
+        for number in &numbers {
+            assert!(
+                used.contains(number.name),
+                "{} is documented but no template states it",
+                number.name
+            );
+        }
+        let mut names: Vec<&str> = numbers.iter().map(|number| number.name).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), numbers.len(), "documented numbers have unique names");
+    }
+
+    #[test]
+    fn the_documents_say_whether_peers_share_content() {
+        let facts = facts("alpha.test");
+        let two_peers = FederationSummary {
+            peer_realms_sharing_content: 2,
+        };
+        for document in [
+            PublicDocument::LlmsTxt,
+            PublicDocument::AiMd,
+            PublicDocument::SkillMd,
+            PublicDocument::Instructions,
+            PublicDocument::About,
+        ] {
+            let alone = render(document, &facts, &NO_PEERS);
+            assert!(
+                alone.contains("no peer realm shares content with this instance now"),
+                "{document:?} without peers: {alone}"
+            );
+            let peered = render(document, &facts, &two_peers);
+            assert!(
+                peered.contains("content replicates with 2 peer realms"),
+                "{document:?} with two peers: {peered}"
+            );
+            for text in [&alone, &peered] {
+                assert!(!text.contains("not available"), "{document:?}");
+                assert!(text.contains("from_another_realm"), "{document:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn numbers_are_printed_as_the_server_applies_them() {
+        assert_eq!(format_number(128.0), "128");
+        assert_eq!(format_number(0.7), "0.7");
+        assert_eq!(format_number(0.75), "0.75");
+        assert_eq!(format_number(204_800.0), "204800");
     }
 
     #[test]
@@ -419,7 +673,7 @@ mod tests {
         let facts = facts("alpha.test");
         for document in PublicDocument::ALL {
             assert!(
-                render(document, &facts).contains("alpha.test"),
+                render(document, &facts, &NO_PEERS).contains("alpha.test"),
                 "{document:?} does not name the realm"
             );
         }
@@ -435,7 +689,7 @@ mod tests {
             PublicDocument::About,
             PublicDocument::Manifest,
         ] {
-            let text = render(document, &facts);
+            let text = render(document, &facts, &NO_PEERS);
             assert!(
                 text.contains("https://acme.example/mcp"),
                 "{document:?} lacks the endpoint"
@@ -447,7 +701,7 @@ mod tests {
             PublicDocument::About,
             PublicDocument::Instructions,
         ] {
-            let text = render(document, &facts);
+            let text = render(document, &facts, &NO_PEERS);
             assert!(text.contains("200 KB"), "{document:?} lacks the body limit");
             assert!(text.contains("64 KB"), "{document:?} lacks the structured_data limit");
             assert!(
@@ -467,7 +721,7 @@ mod tests {
             PublicDocument::Instructions,
             PublicDocument::About,
         ] {
-            let text = render(document, &facts).to_lowercase();
+            let text = render(document, &facts, &NO_PEERS).to_lowercase();
             assert!(text.contains("never"), "{document:?}");
             assert!(text.contains("instructions"), "{document:?}");
         }
@@ -477,7 +731,7 @@ mod tests {
             PublicDocument::Instructions,
         ] {
             assert!(
-                render(document, &facts).contains("not \"safe to execute\""),
+                render(document, &facts, &NO_PEERS).contains("not \"safe to execute\""),
                 "{document:?} lacks the high-trust caveat"
             );
         }
@@ -486,7 +740,7 @@ mod tests {
     #[test]
     fn the_manifest_is_json_with_the_expected_fields() {
         let facts = facts("alpha.test");
-        let text = render(PublicDocument::Manifest, &facts);
+        let text = render(PublicDocument::Manifest, &facts, &NO_PEERS);
         let manifest: Value = serde_json::from_str(&text).expect("manifest is JSON");
         assert_eq!(manifest["realm"], "alpha.test");
         assert_eq!(manifest["software"], json!({ "name": "interai", "version": "9.8.7" }));
@@ -518,6 +772,7 @@ mod tests {
                 "relations_per_publish": 50,
                 "writes_per_hour": 123,
                 "search_limit_max": 50,
+                "idempotency_key_max_characters": 128,
             })
         );
         assert_eq!(
@@ -534,8 +789,16 @@ mod tests {
             manifest["resources"]["uris"],
             json!(["interai://about", "interai://instructions", "interai://trust-model"])
         );
-        assert_eq!(manifest["resources"]["templates"].as_array().map(Vec::len), Some(2));
-        assert_eq!(manifest["federation"], json!({ "status": "not_available" }));
+        assert_eq!(
+            manifest["resources"]["templates"],
+            json!([
+                "interai://{id}",
+                "interai://content/{cnt_id}",
+                "interai://content/{cnt_id}/revision/{revision_no}"
+            ])
+        );
+        // The federation adapter adds the `federation` member with the instance's keys.
+        assert_eq!(manifest.get("federation"), None);
         let rels: Vec<&str> = manifest["documents"]
             .as_array()
             .expect("documents")
@@ -557,7 +820,7 @@ mod tests {
             "[::1]:8080",
             "Very.Long-Realm--Name.example",
         ] {
-            let text = render(PublicDocument::SkillMd, &facts(realm));
+            let text = render(PublicDocument::SkillMd, &facts(realm), &NO_PEERS);
             let body = text
                 .strip_prefix("---\n")
                 .expect("front matter opens on the first line");
@@ -639,14 +902,14 @@ mod tests {
             realm: "{{version}}".to_owned(),
             ..facts("alpha.test")
         };
-        assert_eq!(fill("a {{ realm }} b", &facts), "a {{version}} b");
-        assert_eq!(fill("{{unknown}} {{realm", &facts), "{{unknown}} {{realm");
-        assert_eq!(fill("{{{realm}}", &facts), "{{{realm}}");
+        assert_eq!(fill("a {{ realm }} b", &facts, &NO_PEERS), "a {{version}} b");
+        assert_eq!(fill("{{unknown}} {{realm", &facts, &NO_PEERS), "{{unknown}} {{realm");
+        assert_eq!(fill("{{{realm}}", &facts, &NO_PEERS), "{{{realm}}");
     }
 
     #[test]
     fn the_trust_model_keeps_its_title_and_names_the_instance() {
-        let text = render(PublicDocument::TrustModel, &facts("alpha.test"));
+        let text = render(PublicDocument::TrustModel, &facts("alpha.test"), &NO_PEERS);
         assert!(text.starts_with("# The trust model (trust-v1)\n\n> Served by the Inter-AI instance `alpha.test`"));
         assert!(text.contains("## 11. Parameters"));
     }

@@ -68,11 +68,12 @@ pub fn router(service: Service, config: &Config, federation: FederationParts, me
         ))
         .route_layer(axum::middleware::from_fn_with_state(cors_policy, cors::apply));
     let metrics_routes = metrics::routes(service.clone(), config.max_request_bytes, metrics.clone());
+    let document_routes = documents::routes(facts, service.clone());
     Router::new()
         .route("/healthz", get(health::healthz))
         .route("/readyz", get(health::readyz))
         .with_state(service)
-        .merge(documents::routes(facts))
+        .merge(document_routes)
         .merge(crate::apub::routes(apub_state))
         .merge(admin::routes(admin_state))
         .merge(authenticated)

@@ -12,7 +12,7 @@ use serde_json::json;
 
 use super::InteraiMcp;
 use super::call::{caller_of, client_of};
-use crate::documents::{PublicDocument, render};
+use crate::documents::{PublicDocument, RESOURCE_TEMPLATES, render};
 use crate::service::audit::CallAudit;
 use crate::service::lookup::{GetRequest, RevisionSelector};
 use crate::service::{ErrorCode, ServiceError};
@@ -51,31 +51,25 @@ pub fn list_resources() -> ListResourcesResult {
     ListResourcesResult::with_all_items(resources)
 }
 
-/// The resource templates: any public object by ID, and a content item's revision by number.
+/// The resource templates: any public object by ID, a content item, and a content item's revision by number. They
+/// come from `documents::RESOURCE_TEMPLATES`, which the manifest and the `about` resource list too.
 pub fn list_resource_templates() -> ListResourceTemplatesResult {
-    ListResourceTemplatesResult::with_all_items(vec![
-        ResourceTemplate::new("interai://{id}", "object")
-            .with_title("Any public object")
-            .with_description(
-                "Any public ID (usr_, org_, ai_, spc_, ent_, src_, cnt_, rev_, clm_, use_, rvw_, rat_) as JSON, the same as get \
-                 with its default include. Content is also at interai://content/{cnt_id}.",
-            )
-            .with_mime_type("application/json"),
-        // Every search result and get output links content here, so clients that resolve links through the
-        // templates must find it.
-        ResourceTemplate::new("interai://content/{cnt_id}", "content")
-            .with_title("A content item")
-            .with_description("A content item's current revision as JSON, the same as get with its default include.")
-            .with_mime_type("application/json"),
-        ResourceTemplate::new("interai://content/{cnt_id}/revision/{revision_no}", "content-revision")
-            .with_title("A revision of a content item")
-            .with_description("One revision of a content item by number, as JSON with its body and trust.")
-            .with_mime_type("application/json"),
-    ])
+    ListResourceTemplatesResult::with_all_items(
+        RESOURCE_TEMPLATES
+            .iter()
+            .map(|template| {
+                ResourceTemplate::new(template.uri_template, template.name)
+                    .with_title(template.title)
+                    .with_description(template.description)
+                    .with_mime_type("application/json")
+            })
+            .collect(),
+    )
 }
 
 impl InteraiMcp {
-    /// Reads one resource; objects go through the same use case as `get` (scope `read`, audited).
+    /// Reads one resource; objects go through the same use case as `get` (scope `read`, audited). The documents are
+    /// rendered for each read, with the federation as it is now.
     pub(super) async fn read_resource_uri(
         &self,
         uri: &str,
@@ -83,7 +77,12 @@ impl InteraiMcp {
     ) -> Result<ReadResourceResult, ErrorData> {
         for document in PublicDocument::ALL {
             if document.resource_uri() == Some(uri) {
-                let text = render(document, &self.documents);
+                let federation = self
+                    .service
+                    .federation_summary()
+                    .await
+                    .map_err(|error| protocol_error(uri, &error))?;
+                let text = render(document, &self.documents, &federation);
                 return Ok(ReadResourceResult::new(vec![
                     ResourceContents::text(text, uri.to_owned()).with_mime_type(document.media_type()),
                 ]));
