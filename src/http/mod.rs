@@ -5,8 +5,10 @@ pub mod auth;
 pub mod cors;
 pub mod documents;
 pub mod health;
+pub mod json_body;
 pub mod jsonrpc;
 pub mod metrics;
+pub mod request_head;
 pub mod request_log;
 
 use axum::Router;
@@ -77,6 +79,7 @@ pub fn router(service: Service, config: &Config, federation: FederationParts, me
         .merge(authenticated)
         .merge(metrics_routes)
         .layer(DefaultBodyLimit::max(config.max_request_bytes))
+        .layer(axum::middleware::from_fn(request_head::check_request_head))
         .layer(axum::middleware::from_fn(request_log::log_request))
         .layer(axum::middleware::from_fn_with_state(metrics, metrics::count_request))
 }
