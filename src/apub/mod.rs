@@ -142,8 +142,12 @@ async fn instance_actor(State(state): State<ApubState>, headers: HeaderMap) -> R
     json_response(activity_media_type(&headers), &actor)
 }
 
+/// `GET /o/{id}`: this realm's actors. Every other ID is 404, whether or not it names something: replicated objects
+/// carry `/o/{id}` as their `id`, but they are shared only with peers, signed, through the outbox (an unsigned GET here
+/// would hand a federated space's content to anyone, and a local space's must never leave), and a 404 for all of them
+/// alike does not tell a stranger which IDs exist.
 async fn object(State(state): State<ApubState>, Path(id): Path<String>, headers: HeaderMap) -> Response {
-    let Ok(public_id) = PublicId::parse(&id) else {
+    let Some(public_id) = actor_id(&id) else {
         return not_found();
     };
     match state.outgoing.service().find_actor(&public_id).await {
@@ -155,6 +159,11 @@ async fn object(State(state): State<ApubState>, Path(id): Path<String>, headers:
         Err(error) if error.code == crate::service::ErrorCode::NotFound => not_found(),
         Err(error) => failure(&error.to_string()),
     }
+}
+
+/// The actor ID (`usr_`, `org_`, `ai_`) that `text` is, if it is one; the only IDs `/o/` and WebFinger resolve.
+fn actor_id(text: &str) -> Option<PublicId> {
+    PublicId::parse(text).ok().filter(|id| id.kind().is_actor())
 }
 
 #[derive(Deserialize)]
@@ -169,7 +178,27 @@ struct WebfingerQuery {
     resource: Option<String>,
 }
 
-async fn webfinger(State(state): State<ApubState>, Query(query): Query<WebfingerQuery>) -> Response {
+/// WebFinger, readable by a page on any origin: RFC 7033 §5 asks for `Access-Control-Allow-Origin: *` on every
+/// answer (the documents are public, and no credentials are involved).
+async fn webfinger(
+    state: State<ApubState>,
+    query: Result<Query<WebfingerQuery>, axum::extract::rejection::QueryRejection>,
+) -> Response {
+    let mut response = match query {
+        Ok(query) => webfinger_answer(state, query).await,
+        Err(rejection) => (
+            StatusCode::BAD_REQUEST,
+            axum::Json(json!({ "error": format!("the query is not readable: {}", rejection.body_text()) })),
+        )
+            .into_response(),
+    };
+    response
+        .headers_mut()
+        .insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, HeaderValue::from_static("*"));
+    response
+}
+
+async fn webfinger_answer(State(state): State<ApubState>, Query(query): Query<WebfingerQuery>) -> Response {
     let Some(resource) = query.resource else {
         return (
             StatusCode::BAD_REQUEST,
@@ -195,7 +224,7 @@ async fn webfinger(State(state): State<ApubState>, Query(query): Query<Webfinger
     if !host.eq_ignore_ascii_case(&realm) {
         return not_found();
     }
-    let Ok(public_id) = PublicId::parse(user) else {
+    let Some(public_id) = actor_id(user) else {
         return not_found();
     };
     match service.find_actor(&public_id).await {

@@ -11,6 +11,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
+use super::json_body::JsonBody;
 use crate::apub::outgoing::Outgoing;
 use crate::domain::{PeerLevel, Scope};
 use crate::service::federation::peering::PeerView;
@@ -236,7 +237,7 @@ struct AddPeerBody {
 
 async fn add_peer(
     State(state): State<AdminState>,
-    axum::Json(body): axum::Json<AddPeerBody>,
+    JsonBody(body): JsonBody<AddPeerBody>,
 ) -> Result<Response, ApiError> {
     let level = level(body.level.as_deref().unwrap_or("standard"))?;
     let url = state
@@ -291,9 +292,9 @@ struct ApproveBody {
 async fn approve_peer(
     State(state): State<AdminState>,
     Path(realm): Path<String>,
-    body: Option<axum::Json<ApproveBody>>,
+    body: Option<JsonBody<ApproveBody>>,
 ) -> Result<Response, ApiError> {
-    let body = body.map(|axum::Json(body)| body).unwrap_or_default();
+    let body = body.map(|JsonBody(body)| body).unwrap_or_default();
     let level = body.level.as_deref().map(level).transpose()?;
     let view = state
         .outgoing
@@ -321,7 +322,7 @@ struct BlockBody {
 async fn block_peer(
     State(state): State<AdminState>,
     Path(realm): Path<String>,
-    axum::Json(body): axum::Json<BlockBody>,
+    JsonBody(body): JsonBody<BlockBody>,
 ) -> Result<Response, ApiError> {
     let view = state
         .outgoing
@@ -344,7 +345,7 @@ struct LevelBody {
 async fn set_level(
     State(state): State<AdminState>,
     Path(realm): Path<String>,
-    axum::Json(body): axum::Json<LevelBody>,
+    JsonBody(body): JsonBody<LevelBody>,
 ) -> Result<Response, ApiError> {
     let level = level(&body.level)?;
     Ok(axum::Json(peer_wire(
@@ -453,7 +454,7 @@ struct SpaceBody {
 async fn create_space(
     State(state): State<AdminState>,
     axum::Extension(caller): axum::Extension<AdminCaller>,
-    axum::Json(body): axum::Json<SpaceBody>,
+    JsonBody(body): JsonBody<SpaceBody>,
 ) -> Result<Response, ApiError> {
     let visibility = crate::domain::knowledge::SpaceVisibility::parse(body.visibility.trim()).ok_or_else(|| {
         ApiError(ServiceError::validation(
@@ -486,7 +487,7 @@ async fn delete_content(
     State(state): State<AdminState>,
     axum::Extension(caller): axum::Extension<AdminCaller>,
     Path(id): Path<String>,
-    axum::Json(body): axum::Json<DeleteBody>,
+    JsonBody(body): JsonBody<DeleteBody>,
 ) -> Result<Response, ApiError> {
     let deletion = state
         .outgoing

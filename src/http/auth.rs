@@ -58,9 +58,23 @@ pub async fn require_bearer_key(State(state): State<AuthState>, mut request: Req
         Err(error) => {
             let (parts, body) = request.into_parts();
             let id = read_id(&parts.headers, body, state.max_request_bytes).await;
-            error_response(id.as_ref(), &error)
+            let sent = if presented.is_empty() {
+                Credentials::Absent
+            } else {
+                Credentials::Refused
+            };
+            refusal(id.as_ref(), &error, sent)
         }
     }
+}
+
+/// Whether a refused request carried a bearer key, which decides what its challenge says (RFC 6750 §3.1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Credentials {
+    /// No bearer key: the challenge names no error, as the RFC asks of a request that lacked authentication.
+    Absent,
+    /// A key that is not valid (unknown, expired, revoked): `error="invalid_token"`.
+    Refused,
 }
 
 /// The largest body read for the `id` of a refused request.
@@ -87,8 +101,14 @@ async fn read_id(headers: &HeaderMap, body: Body, max_bytes: usize) -> Option<se
 }
 
 /// The answer to a request refused before a tool runs: the HTTP status of the spec's code, a JSON-RPC error body
-/// whose `data.error` is the spec's error object, and for 401 a `WWW-Authenticate: Bearer` challenge.
+/// whose `data.error` is the spec's error object, and for 401 a `WWW-Authenticate: Bearer` challenge naming
+/// `invalid_token` (the caller sent a key that is not valid).
 pub fn error_response(id: Option<&serde_json::Value>, error: &ServiceError) -> Response {
+    refusal(id, error, Credentials::Refused)
+}
+
+/// [`error_response`], with a challenge that names an error only when `credentials` were sent.
+fn refusal(id: Option<&serde_json::Value>, error: &ServiceError, credentials: Credentials) -> Response {
     let (status, code) = match error.code {
         ErrorCode::Unauthenticated => (StatusCode::UNAUTHORIZED, jsonrpc::UNAUTHENTICATED),
         ErrorCode::ForbiddenScope => (StatusCode::FORBIDDEN, jsonrpc::INVALID_REQUEST),
@@ -104,10 +124,13 @@ pub fn error_response(id: Option<&serde_json::Value>, error: &ServiceError) -> R
     }
     let mut response = jsonrpc::error_response(status, id, code, error);
     if status == StatusCode::UNAUTHORIZED {
-        let challenge = format!(
-            "Bearer error=\"invalid_token\", error_description=\"{}\"",
-            error.message.replace('"', "'")
-        );
+        let challenge = match credentials {
+            Credentials::Absent => "Bearer".to_owned(),
+            Credentials::Refused => format!(
+                "Bearer error=\"invalid_token\", error_description=\"{}\"",
+                error.message.replace('"', "'")
+            ),
+        };
         if let Ok(value) = HeaderValue::from_str(&challenge) {
             response.headers_mut().insert(header::WWW_AUTHENTICATE, value);
         } else {

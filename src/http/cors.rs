@@ -25,9 +25,9 @@ const ALLOWED_HEADERS: &str = "Authorization, Content-Type, Accept, Mcp-Protocol
 Mcp-Method, Mcp-Name";
 /// The response headers a browser MCP client reads.
 const EXPOSED_HEADERS: &str = "Mcp-Session-Id, Mcp-Protocol-Version, WWW-Authenticate";
-/// The methods of the Streamable HTTP transport (GET and DELETE get rmcp's 405 in stateless mode, which a client
-/// can only read when the preflight let it ask).
-const ALLOWED_METHODS: &str = "GET, POST, DELETE";
+/// The methods `/mcp` serves: POST alone. The transport's GET (a stream) and DELETE (ending a session) answer 405
+/// in stateless mode, and a preflight offering them would invite browsers to send what cannot work.
+const ALLOWED_METHODS: &str = "POST";
 /// How long a browser may cache a preflight answer, in seconds.
 const PREFLIGHT_MAX_AGE_SECONDS: &str = "600";
 

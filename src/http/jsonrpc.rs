@@ -13,8 +13,13 @@
 //! - `-32602` invalid params: params that are not an object, or missing where the method needs them
 //!   (`initialize`, `tools/call` with its `name`, `resources/read` with its `uri`).
 //!
+//! `initialize` under protocol revision 2026-07-28 or later (which removed the handshake) gets `-32601` method not
+//! found with HTTP 404, before its params are looked at.
+//!
 //! A body rmcp still cannot deserialize after these checks (say `initialize` without `protocolVersion`) comes
-//! back from rmcp as 415; that answer is replaced by a `-32602` naming the method, with rmcp's reason.
+//! back from rmcp as 415; that answer is replaced by a `-32602` naming the method, with rmcp's reason. rmcp's other
+//! refusals in text (a `Host` or `Origin` outside the allow-lists, another method, `Accept` or media type, an unknown
+//! protocol revision) become `-32600` with the same status.
 //! Every error's `data.error` is the spec's error object (`validation_failed`), as for tool errors.
 //!
 //! The guard runs after authentication (see `http::router`): an unauthenticated caller gets 401 whatever its body.
@@ -32,6 +37,8 @@ use crate::service::{ErrorCode, ServiceError};
 pub const PARSE_ERROR: i64 = -32700;
 /// JSON-RPC's "Invalid Request".
 pub const INVALID_REQUEST: i64 = -32600;
+/// JSON-RPC's "Method not found".
+pub const METHOD_NOT_FOUND: i64 = -32601;
 /// JSON-RPC's "Invalid params".
 pub const INVALID_PARAMS: i64 = -32602;
 /// JSON-RPC's "Internal error".
@@ -95,15 +102,16 @@ impl Refusal {
 /// on unchanged. `max_bytes` is the configured body cap.
 pub async fn guard(State(max_bytes): State<usize>, request: Request, next: Next) -> Response {
     if request.method() != Method::POST || !declares_json(request.headers()) {
-        // rmcp answers other methods (405) and other media types (415) itself.
-        return next.run(request).await;
+        // rmcp answers other methods (405) and other media types (415) itself, in text.
+        let response = next.run(request).await;
+        return in_json(response, None).await;
     }
     let (parts, body) = request.into_parts();
     let bytes = match read_body(body, max_bytes).await {
         Ok(bytes) => bytes,
         Err(refusal) => return refusal.into_response(),
     };
-    let message = match check_message(&bytes) {
+    let message = match check_message(&bytes, header_revision(&parts.headers)) {
         Ok(message) => message,
         Err(refusal) => return refusal.into_response(),
     };
@@ -112,7 +120,63 @@ pub async fn guard(State(max_bytes): State<usize>, request: Request, next: Next)
         // The media type was JSON (checked above), so rmcp could not deserialize the message itself.
         return unreadable_by_transport(response, &message).await;
     }
-    response
+    in_json(response, message.id.as_ref()).await
+}
+
+/// rmcp's own refusals are a line of text without a content type: a `Host` or `Origin` outside the allow-lists (403),
+/// a method other than POST (405), an `Accept` without JSON (406), another media type (415), an unknown
+/// `MCP-Protocol-Version` (400). Each becomes a JSON-RPC error with the same status (and `Allow`), rmcp's text as its
+/// message and the spec's error object (`validation_failed`, naming the header at fault) as its data.
+async fn in_json(response: Response, id: Option<&Value>) -> Response {
+    let status = response.status();
+    let is_json = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok())
+        .is_some_and(|value| value.to_ascii_lowercase().contains("json"));
+    if !status.is_client_error() || is_json {
+        return response;
+    }
+    let (parts, body) = response.into_parts();
+    let text = axum::body::to_bytes(body, 4096)
+        .await
+        .map(|bytes| String::from_utf8_lossy(&bytes).trim().to_owned())
+        .unwrap_or_default();
+    let message = if text.is_empty() {
+        status.canonical_reason().unwrap_or("refused").to_owned()
+    } else {
+        text
+    };
+    let field = [
+        ("Host header", "host"),
+        ("Origin header", "origin"),
+        ("MCP-Protocol-Version", "mcp-protocol-version"),
+    ]
+    .into_iter()
+    .find(|(named, _)| message.contains(named))
+    .map(|(_, field)| field)
+    .or(match status {
+        StatusCode::METHOD_NOT_ALLOWED => Some("method"),
+        StatusCode::NOT_ACCEPTABLE => Some("accept"),
+        StatusCode::UNSUPPORTED_MEDIA_TYPE => Some("content-type"),
+        _ => None,
+    });
+    let details = field.map_or_else(|| json!({}), |field| json!({ "field": field }));
+    tracing::info!(status = status.as_u16(), reason = %message, "MCP request refused by the transport");
+    let error = ServiceError::new(ErrorCode::ValidationFailed, message).with_details(details);
+    let mut answer = error_response(status, id, INVALID_REQUEST, &error);
+    if let Some(allow) = parts.headers.get(header::ALLOW) {
+        answer.headers_mut().insert(header::ALLOW, allow.clone());
+    }
+    answer
+}
+
+/// The revision named by `MCP-Protocol-Version`, when it is one rmcp knows.
+fn header_revision(headers: &HeaderMap) -> Option<&'static rmcp::model::ProtocolVersion> {
+    let named = headers.get("mcp-protocol-version")?.to_str().ok()?;
+    rmcp::model::ProtocolVersion::KNOWN_VERSIONS
+        .iter()
+        .find(|known| known.as_str() == named)
 }
 
 /// What the guard learned about a message that passed its checks.
@@ -166,8 +230,12 @@ async fn read_body(body: Body, max_bytes: usize) -> Result<Bytes, Refusal> {
     Ok(Bytes::from(collected))
 }
 
-/// The JSON-RPC checks rmcp leaves to deserialization, in the order a reader would apply them.
-fn check_message(bytes: &[u8]) -> Result<CheckedMessage, Refusal> {
+/// The JSON-RPC checks rmcp leaves to deserialization, in the order a reader would apply them. `header_revision` is
+/// the protocol revision the request's `MCP-Protocol-Version` names.
+fn check_message(
+    bytes: &[u8],
+    header_revision: Option<&rmcp::model::ProtocolVersion>,
+) -> Result<CheckedMessage, Refusal> {
     let text = std::str::from_utf8(bytes)
         .map_err(|_| Refusal::new(PARSE_ERROR, None, "the request body is not valid UTF-8"))?;
     let value: Value = serde_json::from_str(text).map_err(|error| {
@@ -222,10 +290,53 @@ fn check_message(bytes: &[u8]) -> Result<CheckedMessage, Refusal> {
             .field("method"));
         }
     };
+    if method == "initialize" {
+        refuse_initialize_without_handshake(object.get("params"), header_revision, id.as_ref())?;
+    }
     check_params(&method, object.get("params"), id.as_ref())?;
     Ok(CheckedMessage {
         id,
         method: Some(method),
+    })
+}
+
+/// The `_meta` key in which a request of revision 2026-07-28 or later names its revision.
+const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+
+/// `initialize` sent under a revision that has no handshake (2026-07-28 and later, named by `MCP-Protocol-Version`
+/// or by the request's `_meta`) is a method that revision does not have: JSON-RPC's "method not found", with HTTP 404
+/// as that revision's transport pairs them (and as rmcp answers every other unknown method there). Checked before the
+/// params, which a client of that revision does not shape as `initialize`'s. Without either, `initialize` keeps
+/// negotiating an earlier revision, as initialize-era clients expect.
+fn refuse_initialize_without_handshake(
+    params: Option<&Value>,
+    header_revision: Option<&rmcp::model::ProtocolVersion>,
+    id: Option<&Value>,
+) -> Result<(), Refusal> {
+    let meta_revision = params
+        .and_then(|params| params.get("_meta"))
+        .and_then(|meta| meta.get(META_PROTOCOL_VERSION))
+        .and_then(Value::as_str);
+    let revision = header_revision
+        .map(rmcp::model::ProtocolVersion::as_str)
+        .or(meta_revision);
+    let Some(revision) = revision else {
+        return Ok(());
+    };
+    if revision < rmcp::model::ProtocolVersion::NO_INITIALIZE.as_str() {
+        return Ok(());
+    }
+    Err(Refusal {
+        status: StatusCode::NOT_FOUND,
+        ..Refusal::new(
+            METHOD_NOT_FOUND,
+            id,
+            format!(
+                "initialize is not a method of MCP {revision}, which has no handshake: call server/discover, or \
+                 send initialize without MCP-Protocol-Version {revision} to use an earlier revision"
+            ),
+        )
+        .field("method")
     })
 }
 
@@ -325,7 +436,7 @@ mod tests {
     use super::*;
 
     fn refused(body: &str) -> (i64, Option<Value>) {
-        let refusal = check_message(body.as_bytes()).expect_err(body);
+        let refusal = check_message(body.as_bytes(), None).expect_err(body);
         (refusal.code, refusal.id)
     }
 
@@ -376,7 +487,7 @@ mod tests {
             r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
             r#"{"jsonrpc":"2.0","id":3,"result":{}}"#,
         ] {
-            assert!(check_message(body.as_bytes()).is_ok(), "{body}");
+            assert!(check_message(body.as_bytes(), None).is_ok(), "{body}");
         }
         assert_eq!(request_id(br#"{"id":9}"#), Some(json!(9)));
         assert_eq!(request_id(b"not json"), None);

@@ -5,9 +5,11 @@ pub mod auth;
 pub mod cors;
 pub mod documents;
 pub mod health;
+pub mod json_body;
 pub mod jsonrpc;
 pub mod metrics;
 pub mod request_deadline;
+pub mod request_head;
 pub mod request_log;
 
 use axum::Router;
@@ -83,6 +85,7 @@ pub fn router(service: Service, config: &Config, federation: FederationParts, me
             request_deadline::RequestDeadline::from_config(config),
             request_deadline::enforce,
         ))
+        .layer(axum::middleware::from_fn(request_head::check_request_head))
         .layer(axum::middleware::from_fn(request_log::log_request))
         .layer(axum::middleware::from_fn_with_state(metrics, metrics::count_request))
 }

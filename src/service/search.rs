@@ -31,7 +31,8 @@ use crate::store::{self, Conn};
 pub use super::limits::{MAX_QUERY_CHARACTERS, MAX_SEARCH_LIMIT};
 /// Results per page when the caller does not say.
 pub const DEFAULT_SEARCH_LIMIT: u32 = 10;
-/// How many of the most relevant matches are ranked by trust; a query's results come from these.
+/// How many of the most relevant matches are ranked by trust; a query's results come from these. A search with more
+/// matches says so in its results ([`SearchCut`]).
 pub const RELEVANCE_CANDIDATES: usize = 200;
 
 /// Everything `search` accepts.
@@ -109,6 +110,35 @@ pub struct SearchHit {
     pub foreign_origin: Option<super::origins::ForeignOrigin>,
 }
 
+/// Where a text search's list of results ends although more objects match: its pages end after `after` results.
+/// Said on every page of such a search, so that a caller paging through it knows from the first page on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SearchCut {
+    /// How many results the search lists at most; the matches past them are left out.
+    pub after: usize,
+    /// Which bound cut the list.
+    pub reason: CutReason,
+}
+
+/// The bound that cut a search's results.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum CutReason {
+    /// `sort: rank` ranks only the [`RELEVANCE_CANDIDATES`] most relevant matches of the pool.
+    Ranking,
+    /// A text query considers only its pool: the `INTERAI_SEARCH_CANDIDATES` most recently changed matches.
+    Candidates,
+}
+
+impl CutReason {
+    /// The wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CutReason::Ranking => "ranking",
+            CutReason::Candidates => "candidates",
+        }
+    }
+}
+
 /// A page of results.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SearchResults {
@@ -118,6 +148,8 @@ pub struct SearchResults {
     pub next_cursor: Option<String>,
     /// Whether the required words matched nothing and the results match any of them instead.
     pub relaxed: bool,
+    /// Where the list ends although more objects match, when it does.
+    pub cut: Option<SearchCut>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -136,6 +168,10 @@ struct CursorState {
     as_of: DateTime<Utc>,
     /// Whether the first page fell back to matching any word.
     relaxed: bool,
+    /// Where the first page found the list cut (`sort: trust` and `recent` with a query, whose pages cannot see it
+    /// themselves). Absent from cursors made before it existed.
+    #[serde(default)]
+    cut: Option<SearchCut>,
     position: CursorPosition,
 }
 
@@ -305,16 +341,17 @@ impl Service {
             limit: i64::from(limit) + 1,
         };
 
-        let (mut hits, relaxed) = match sort {
+        let (mut hits, relaxed, cut) = match sort {
             Sort::Rank => {
                 let Some(parsed) = &parsed else {
                     return Err(ServiceError::internal("rank without a query"));
                 };
                 let mut relaxed = cursor.as_ref().is_some_and(|state| state.relaxed);
+                // One more than are ranked, to learn whether the ranking leaves matches out.
                 let mut filter = SearchFilter {
                     text: Some(if relaxed { parsed.relaxed() } else { parsed.clone() }),
                     order: SearchOrder::Relevance {
-                        best: RELEVANCE_CANDIDATES,
+                        best: RELEVANCE_CANDIDATES + 1,
                     },
                     ..base_filter.clone()
                 };
@@ -331,6 +368,22 @@ impl Service {
                         .total_cmp(&left.relevance)
                         .then_with(|| left.object_id.cmp(&right.object_id))
                 });
+                let cut = if candidates.len() > RELEVANCE_CANDIDATES {
+                    Some(SearchCut {
+                        after: RELEVANCE_CANDIDATES,
+                        reason: CutReason::Ranking,
+                    })
+                } else if i64::try_from(candidates.len()).unwrap_or(i64::MAX) >= filter.candidates
+                    && store::search::more_matches_than(&mut reader.conn(), &filter, filter.candidates).await?
+                {
+                    // The whole pool was ranked (a pool smaller than the ranking), and it was full.
+                    Some(SearchCut {
+                        after: candidates.len(),
+                        reason: CutReason::Candidates,
+                    })
+                } else {
+                    None
+                };
                 candidates.truncate(RELEVANCE_CANDIDATES);
                 let boosted = if context_facets.is_empty() {
                     Vec::new()
@@ -368,7 +421,7 @@ impl Service {
                     });
                 }
                 scored.truncate(usize::try_from(limit).unwrap_or(10) + 1);
-                (listed(&mut reader.conn(), scored).await?, relaxed)
+                (listed(&mut reader.conn(), scored).await?, relaxed, cut)
             }
             Sort::Trust | Sort::Recent => {
                 let order = match (sort, &cursor) {
@@ -399,6 +452,19 @@ impl Service {
                     order,
                     ..base_filter.clone()
                 };
+                // Whether the pool leaves matches out: learned once, on the first page, and carried by the cursor.
+                let cut = match &cursor {
+                    Some(state) => state.cut,
+                    None if filter.text.is_some()
+                        && store::search::more_matches_than(&mut reader.conn(), &filter, filter.candidates).await? =>
+                    {
+                        Some(SearchCut {
+                            after: usize::try_from(filter.candidates).unwrap_or(usize::MAX),
+                            reason: CutReason::Candidates,
+                        })
+                    }
+                    None => None,
+                };
                 let candidates = store::search::search(&mut reader.conn(), &filter).await?;
                 let scored = candidates
                     .into_iter()
@@ -407,7 +473,7 @@ impl Service {
                         (candidate, score)
                     })
                     .collect();
-                (listed(&mut reader.conn(), scored).await?, false)
+                (listed(&mut reader.conn(), scored).await?, false, cut)
             }
         };
         let page_size = usize::try_from(limit).unwrap_or(10);
@@ -437,6 +503,7 @@ impl Service {
                     search: search_fingerprint,
                     as_of,
                     relaxed,
+                    cut,
                     position,
                 },
             )?)
@@ -457,6 +524,7 @@ impl Service {
             results: hits,
             next_cursor,
             relaxed,
+            cut,
         })
     }
 
@@ -807,6 +875,7 @@ mod tests {
                 .expect("valid")
                 .to_utc(),
             relaxed: false,
+            cut: None,
             position: CursorPosition::Rank {
                 score: 0.5,
                 id: "cnt_x".to_owned(),

@@ -595,14 +595,7 @@ async fn postgres_text_search(
     } else {
         builder.push(", v.updated_at");
     }
-    builder
-        .push(" FROM search_vectors v WHERE v.document @@ (websearch_to_tsquery('english', ")
-        .push_bind(text.to_owned())
-        .push(")");
-    if let Some(facets) = facets.tsquery() {
-        builder.push(" && CAST(").push_bind(facets).push(" AS tsquery)");
-    }
-    builder.push(")");
+    push_postgres_matches(&mut builder, &facets, text);
     end_pool(&mut builder, filter, "v", "v.change_number");
     match relevance_order {
         Some(best) => {
@@ -668,6 +661,78 @@ async fn postgres_text_search(
     )
 }
 
+/// ` FROM search_vectors v WHERE …`: the vector rows (aliased `v`) that match the words and the facet filter.
+fn push_postgres_matches(builder: &mut QueryBuilder<Postgres>, facets: &FacetFilter, text: &str) {
+    builder
+        .push(" FROM search_vectors v WHERE v.document @@ (websearch_to_tsquery('english', ")
+        .push_bind(text.to_owned())
+        .push(")");
+    if let Some(facets) = facets.tsquery() {
+        builder.push(" && CAST(").push_bind(facets).push(" AS tsquery)");
+    }
+    builder.push(")");
+}
+
+/// ` FROM search_fts … WHERE …`: the full-text rows that match the words and the facet filter, joined to their
+/// documents (aliased `d`) when `checks_documents`.
+fn push_sqlite_matches(builder: &mut QueryBuilder<Sqlite>, facets: &FacetFilter, text: &str, checks_documents: bool) {
+    builder.push("FROM search_fts ");
+    if checks_documents {
+        builder.push("JOIN search_documents d ON d.document_rowid = search_fts.rowid ");
+    }
+    builder
+        .push("WHERE search_fts MATCH ")
+        .push_bind(facets.fts5_match(text));
+    if let Some(kinds) = &facets.rowid_kinds {
+        builder.push(" AND (search_fts.rowid % 4) IN (");
+        let mut codes = builder.separated(", ");
+        for code in kinds {
+            codes.push_bind(*code);
+        }
+        builder.push(")");
+    }
+}
+
+/// Whether more than `count` objects match a text query's words and filters (the snapshot and the ID list
+/// included): whether a pool of `count` candidates left matches out. It walks at most `count + 1` matches and
+/// scores none of them.
+pub async fn more_matches_than(conn: &mut Conn<'_>, filter: &SearchFilter, count: i64) -> Result<bool, StoreError> {
+    let Some(text) = &filter.text else {
+        return Ok(false);
+    };
+    let probe = SearchFilter {
+        candidates: count.saturating_add(1),
+        ..filter.clone()
+    };
+    let matched: i64 = match conn {
+        postgres @ (Conn::Postgres(_) | Conn::PostgresWrite(_)) => {
+            let text = super::search_syntax::render_websearch(text);
+            let mut builder: QueryBuilder<Postgres> = QueryBuilder::new("WITH pool AS (SELECT v.change_number");
+            push_postgres_matches(&mut builder, &FacetFilter::of(&probe, false), &text);
+            end_pool(&mut builder, &probe, "v", "v.change_number");
+            builder.push(" SELECT count(*) FROM pool");
+            builder
+                .build_query_scalar()
+                .persistent(false)
+                .fetch_one(super::postgres_connection(postgres).await?)
+                .await?
+        }
+        sqlite => {
+            let text = super::search_syntax::render_fts5(text);
+            let checks_documents = probe.created_at_or_before.is_some() || probe.restrict_to.is_some();
+            let mut builder: QueryBuilder<Sqlite> = QueryBuilder::new("WITH pool AS (SELECT search_fts.rowid ");
+            push_sqlite_matches(&mut builder, &FacetFilter::of(&probe, true), &text, checks_documents);
+            end_pool(&mut builder, &probe, "d", "search_fts.rowid");
+            builder.push(" SELECT count(*) FROM pool");
+            builder
+                .build_query_scalar()
+                .fetch_one(&mut *super::sqlite_connection(sqlite).await?)
+                .await?
+        }
+    };
+    Ok(matched > count)
+}
+
 /// A text query on SQLite, in one statement: the pool from the full-text index, newest rowid first (joined to the
 /// documents only when a snapshot or an ID list must be checked before the pool is cut), each candidate with its
 /// bm25; then the `best` most relevant, or a page of the pool by trust or recency. Candidates reach their trust
@@ -679,23 +744,11 @@ async fn sqlite_text_search(
 ) -> Result<Vec<SearchCandidate>, StoreError> {
     let connection = super::sqlite_connection(conn).await?;
     let facets = FacetFilter::of(filter, true);
-    let expression = facets.fts5_match(text);
     let checks_documents = filter.created_at_or_before.is_some() || filter.restrict_to.is_some();
     let mut builder: QueryBuilder<Sqlite> = QueryBuilder::new(format!(
-        "WITH pool AS (SELECT search_fts.rowid AS document_rowid, {SQLITE_BM25} AS bm25_score FROM search_fts "
+        "WITH pool AS (SELECT search_fts.rowid AS document_rowid, {SQLITE_BM25} AS bm25_score "
     ));
-    if checks_documents {
-        builder.push("JOIN search_documents d ON d.document_rowid = search_fts.rowid ");
-    }
-    builder.push("WHERE search_fts MATCH ").push_bind(expression);
-    if let Some(kinds) = &facets.rowid_kinds {
-        builder.push(" AND (search_fts.rowid % 4) IN (");
-        let mut codes = builder.separated(", ");
-        for code in kinds {
-            codes.push_bind(*code);
-        }
-        builder.push(")");
-    }
+    push_sqlite_matches(&mut builder, &facets, text, checks_documents);
     end_pool(&mut builder, filter, "d", "search_fts.rowid");
     let ranked_rows = "JOIN search_documents d INDEXED BY search_documents_ranking \
                        ON d.document_rowid = pool.document_rowid \

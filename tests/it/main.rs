@@ -18,6 +18,7 @@ mod mcp_tools;
 mod metrics;
 mod migrations;
 mod operations;
+mod public_routes;
 mod replication;
 mod resources;
 mod search_quality;

@@ -3,7 +3,7 @@
 //! candidates holds only matches that pass them).
 
 use interai::service::content::PublishRequest;
-use interai::service::search::{RELEVANCE_CANDIDATES, SearchRequest, status_rank};
+use interai::service::search::{CutReason, RELEVANCE_CANDIDATES, SearchCut, SearchRequest, SearchResults, status_rank};
 
 use crate::fixtures::{agent, metadata};
 use crate::harness::TestInstance;
@@ -418,4 +418,212 @@ async fn a_query_for_a_filter_term_finds_only_text_that_contains_it() {
     let filtered = search("retry".to_owned(), vec!["webhooks".to_owned()]).await;
     let ids: Vec<&str> = filtered.results.iter().map(|hit| hit.id.as_str()).collect();
     assert_eq!(ids, vec![tagged.as_str()], "the tag still filters");
+}
+
+/// Every page of a search, in order.
+async fn pages(
+    instance: &TestInstance,
+    caller: &interai::domain::AuthenticatedActor,
+    request: SearchRequest,
+) -> Vec<SearchResults> {
+    let mut pages = Vec::new();
+    let mut cursor = None;
+    loop {
+        let page = instance
+            .service()
+            .search(
+                caller,
+                &SearchRequest {
+                    cursor: cursor.clone(),
+                    ..request.clone()
+                },
+            )
+            .await
+            .expect("search page");
+        cursor = page.next_cursor.clone();
+        pages.push(page);
+        if cursor.is_none() {
+            return pages;
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_search_with_more_matches_than_it_ranks_says_on_every_page_where_its_results_end() {
+    let instance = TestInstance::start_with("alpha.test", |config| config.writes_per_hour = 10_000).await;
+    let author = agent(instance.service(), "numbat counter").await;
+    let matches = RELEVANCE_CANDIDATES + 5;
+    for number in 0..matches {
+        note(&instance, &author, &format!("Numbat colony note {number}"), &[]).await;
+    }
+    let ranked = SearchRequest {
+        query: Some("numbat".to_owned()),
+        limit: Some(50),
+        ..SearchRequest::default()
+    };
+    let ranked_pages = pages(&instance, &author.caller, ranked.clone()).await;
+    let listed: usize = ranked_pages.iter().map(|page| page.results.len()).sum();
+    assert_eq!(
+        listed, RELEVANCE_CANDIDATES,
+        "the ranked results end at the ranking's bound"
+    );
+    let cut = SearchCut {
+        after: RELEVANCE_CANDIDATES,
+        reason: CutReason::Ranking,
+    };
+    for (number, page) in ranked_pages.iter().enumerate() {
+        assert_eq!(page.cut, Some(cut), "page {number} says where the results end");
+    }
+    let last = ranked_pages.last().expect("a last page");
+    assert!(last.next_cursor.is_none());
+    let wire = serde_json::to_value(interai::mcp::wire::search_output(last.clone())).expect("serializes");
+    assert_eq!(wire["truncated"]["after"], RELEVANCE_CANDIDATES, "{wire}");
+    assert_eq!(wire["truncated"]["reason"], "ranking", "{wire}");
+    assert!(
+        wire["truncated"]["message"]
+            .as_str()
+            .is_some_and(|message| message.contains("sort recent"))
+    );
+
+    // Sorted by recency the same query pages through every match, and nothing was cut.
+    let recent_pages = pages(
+        &instance,
+        &author.caller,
+        SearchRequest {
+            sort: Some("recent".to_owned()),
+            ..ranked.clone()
+        },
+    )
+    .await;
+    let mut every: Vec<String> = recent_pages
+        .iter()
+        .flat_map(|page| page.results.iter().map(|hit| hit.id.clone()))
+        .collect();
+    assert_eq!(every.len(), matches);
+    every.dedup();
+    assert_eq!(every.len(), matches, "each match once");
+    assert!(recent_pages.iter().all(|page| page.cut.is_none()));
+
+    // A query with fewer matches than the bound is not cut.
+    let few = instance
+        .service()
+        .search(
+            &author.caller,
+            &SearchRequest {
+                query: Some("\"numbat colony note 7\"".to_owned()),
+                ..SearchRequest::default()
+            },
+        )
+        .await
+        .expect("search");
+    assert!(!few.results.is_empty());
+    assert_eq!(few.cut, None);
+}
+
+#[tokio::test]
+async fn a_search_with_more_matches_than_its_candidates_says_on_every_page_where_its_results_end() {
+    let instance = TestInstance::start_with("alpha.test", |config| {
+        config.writes_per_hour = 10_000;
+        config.search_candidates = 51;
+    })
+    .await;
+    let author = agent(instance.service(), "bilby tracker").await;
+    for number in 0..60 {
+        note(&instance, &author, &format!("Bilby burrow note {number}"), &[]).await;
+    }
+    let cut = SearchCut {
+        after: 51,
+        reason: CutReason::Candidates,
+    };
+    for sort in [None, Some("recent"), Some("trust")] {
+        let all = pages(
+            &instance,
+            &author.caller,
+            SearchRequest {
+                query: Some("bilby".to_owned()),
+                sort: sort.map(str::to_owned),
+                limit: Some(20),
+                ..SearchRequest::default()
+            },
+        )
+        .await;
+        assert_eq!(all.len(), 3, "{sort:?}");
+        assert_eq!(all.iter().map(|page| page.results.len()).sum::<usize>(), 51, "{sort:?}");
+        for (number, page) in all.iter().enumerate() {
+            assert_eq!(page.cut, Some(cut), "{sort:?}: page {number}");
+        }
+    }
+    // Filters that leave fewer matches than the candidates: nothing is cut.
+    let narrow = instance
+        .service()
+        .search(
+            &author.caller,
+            &SearchRequest {
+                query: Some("bilby \"note 5\"".to_owned()),
+                sort: Some("recent".to_owned()),
+                ..SearchRequest::default()
+            },
+        )
+        .await
+        .expect("search");
+    assert!(!narrow.results.is_empty());
+    assert_eq!(narrow.cut, None);
+}
+
+/// The numbers written in `line`, with thousands separators read as such ("2,000" is 2000).
+fn numbers_in(line: &str) -> Vec<usize> {
+    let mut numbers = Vec::new();
+    let mut current = String::new();
+    let characters: Vec<char> = line.chars().collect();
+    for (position, character) in characters.iter().enumerate() {
+        let separator =
+            *character == ',' && !current.is_empty() && characters.get(position + 1).is_some_and(char::is_ascii_digit);
+        if character.is_ascii_digit() {
+            current.push(*character);
+        } else if !separator && !current.is_empty() {
+            numbers.extend(current.parse::<usize>().ok());
+            current.clear();
+        }
+    }
+    numbers.extend(current.parse::<usize>().ok());
+    numbers
+}
+
+#[test]
+fn the_documents_state_the_search_bounds_the_code_applies() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let configuration = std::fs::read_to_string(root.join("docs/configuration.md")).expect("docs/configuration.md");
+    let row = configuration
+        .lines()
+        .find(|line| line.starts_with("| `INTERAI_SEARCH_CANDIDATES`"))
+        .expect("the INTERAI_SEARCH_CANDIDATES row");
+    let numbers = numbers_in(row);
+    let default = interai::config::DEFAULT_SEARCH_CANDIDATES as usize;
+    assert!(numbers.contains(&default), "the default {default} in: {row}");
+    assert!(
+        numbers.contains(&RELEVANCE_CANDIDATES),
+        "{RELEVANCE_CANDIDATES} ranked in: {row}"
+    );
+    assert!(row.contains("truncated"), "what a cut search says, in: {row}");
+    let notes = std::fs::read_to_string(root.join("docs/spec-notes.md")).expect("docs/spec-notes.md");
+    let bounds: Vec<&str> = notes
+        .lines()
+        .skip_while(|line| !line.contains("A text query considers at most"))
+        .take_while(|line| !line.contains("alternatives_to { id, reason? }"))
+        .collect();
+    let numbers = numbers_in(&bounds.join(" "));
+    assert!(numbers.contains(&default), "{default} in: {bounds:?}");
+    assert!(
+        numbers.contains(&RELEVANCE_CANDIDATES),
+        "{RELEVANCE_CANDIDATES} in: {bounds:?}"
+    );
+    let stray: Vec<usize> = numbers
+        .iter()
+        .copied()
+        .filter(|number| ![default, RELEVANCE_CANDIDATES].contains(number))
+        .collect();
+    assert!(
+        stray.is_empty(),
+        "numbers the code does not apply: {stray:?} in {bounds:?}"
+    );
 }
