@@ -258,7 +258,7 @@ async fn process(state: &ApubState, request: Request<Body>) -> InboxVerdict {
                     "the sender's key awaits an admin's approval",
                 );
             }
-            (sender.peer.realm.clone(), sender.public_key, None, Some(sender))
+            (sender.peer.realm.clone(), sender.public_key, None, Some(*sender))
         }
         HeaderSender::Stranger { actor_url } => {
             match first_contact(state, &signature, actor_url, &body, &parts.headers).await {
@@ -622,7 +622,7 @@ async fn refreshed_key(
 enum HeaderSender {
     /// A peer with this key pinned (perhaps just re-read, see [`refreshed_key`]), neither blocked nor outside its
     /// key's window.
-    Known(InboxSender),
+    Known(Box<InboxSender>),
     /// An instance this one does not know, which may introduce itself with a small `Follow` (see [`first_contact`]).
     Stranger {
         /// Its actor, read from the `keyid`.
@@ -656,7 +656,7 @@ async fn sender_from_headers(
         {
             return Err(verdict);
         }
-        return Ok(HeaderSender::Known(sender));
+        return Ok(HeaderSender::Known(Box::new(sender)));
     }
     let unknown = |detail: &str| InboxVerdict::rejected(StatusCode::FORBIDDEN, "unknown_sender", detail.to_owned());
     let mut actor_url = state.outgoing.peer_url(&signature.key_id).map_err(|_| {
@@ -672,7 +672,7 @@ async fn sender_from_headers(
         Ok(Some(_)) => return Err(unknown_key()),
         Err(error) => return Err(internal(&error.to_string())),
     }
-    if !announced_length.is_some_and(|length| length <= FIRST_CONTACT_MAX_BODY_BYTES) {
+    if announced_length.is_none_or(|length| length > FIRST_CONTACT_MAX_BODY_BYTES) {
         return Err(unknown(&format!(
             "the sender is not a peer of this instance; a first contact is a Follow with a Content-Length of at most \
              {FIRST_CONTACT_MAX_BODY_BYTES} bytes"
