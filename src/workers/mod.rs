@@ -27,6 +27,10 @@ impl Workers {
         tasks.push(tokio::spawn(federation.run(stopped.clone())));
         if let Some(retention) = audit_retention::AuditRetention::new(service.clone(), config.audit_retention_days) {
             tasks.push(tokio::spawn(retention.run(stopped.clone())));
+        } else {
+            service
+                .background_loops()
+                .disabled(crate::service::loop_health::AUDIT_RETENTION_LOOP);
         }
         Workers { stop, tasks }
     }
