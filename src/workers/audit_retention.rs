@@ -50,7 +50,6 @@ impl AuditRetention {
         tracing::debug!(retention_days = self.keep.num_days(), "audit retention started");
         let health = self.service.background_loops();
         let mut next_pass = self.service.clock().now();
-        health.started(AUDIT_RETENTION_LOOP, PASS_INTERVAL, next_pass);
         loop {
             tokio::select! {
                 biased;

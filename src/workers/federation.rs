@@ -189,7 +189,6 @@ impl FederationLoop {
     /// Runs passes until `stop` turns true.
     pub async fn run(self, mut stop: watch::Receiver<bool>) {
         let health = self.outgoing.service().background_loops();
-        health.started(FEDERATION_LOOP, POLL_INTERVAL, self.outgoing.service().now());
         loop {
             self.run_once().await;
             let failure = self
