@@ -794,3 +794,151 @@ async fn the_overview_of_an_instance_that_does_not_serve_shows_no_loop_running()
         [("federation", "not_running"), ("audit_retention", "not_running")]
     );
 }
+
+/// `interai admin …` on `node`'s database, as its operator would run it there.
+fn command_line(node: &crate::support::network::Node, arguments: &[&str]) -> Value {
+    let config = node.instance.config();
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_interai"))
+        .args(arguments)
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("INTERAI_DATA_DIR", &config.data_dir)
+        .env("INTERAI_DATABASE_URL", &config.database_url)
+        .env("INTERAI_REALM", &config.realm)
+        .env("INTERAI_PUBLIC_URL", node.url())
+        .env("INTERAI_LOG", "warn")
+        .output()
+        .expect("the interai binary runs");
+    assert!(
+        output.status.success(),
+        "{arguments:?} failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::from_slice(&output.stdout).unwrap_or_else(|_| {
+        panic!(
+            "{arguments:?} printed no JSON: {}",
+            String::from_utf8_lossy(&output.stdout)
+        )
+    })
+}
+
+#[tokio::test]
+async fn every_list_and_show_command_prints_with_json_what_the_admin_api_answers() {
+    use crate::support::network::Network;
+    let network = Network::start(&["alpha.test", "beta.test"]).await;
+    crate::federation::peered(&network, "alpha.test", "beta.test").await;
+    let alpha = network.node("alpha.test");
+    let service = alpha.service();
+    let owner = controller(service, "Operator").await;
+    let admin = agent_of_with_scopes(service, &owner, "Dashboard", "admin").await;
+    let author = agent(service, "author").await;
+    let published = publish_procedure(service, &author, "restart the scheduler", &[]).await;
+    publish_procedure(service, &author, "drain a node", &[]).await;
+    service
+        .delete_content(&owner, &published.id, "obsolete")
+        .await
+        .expect("deleted");
+    audited_on(service, &author, "search", None).await;
+    audited_on(service, &author, "get", Some(ErrorCode::NotFound)).await;
+    // Which keys are still published depends on the time, and the command line reads the system's clock, not the
+    // test's: the identity is compared before a rotation.
+    compare_json_answers(
+        alpha,
+        &admin,
+        vec![(vec!["federation", "identity"], "/admin/federation/identity".to_owned())],
+    )
+    .await;
+    // A peer that refuses the announcement of a new key for good leaves a dead letter.
+    network.switchboard.refuse("beta.test", 403, r#"{"error":"forbidden"}"#);
+    service.rotate_instance_key().await.expect("rotated");
+    network.settle().await;
+
+    let author_id = author.caller.actor.id.as_str();
+    let pairs: Vec<(Vec<&str>, String)> = vec![
+        (vec!["actor", "list"], "/admin/actors".to_owned()),
+        (vec!["actor", "show", author_id], format!("/admin/actors/{author_id}")),
+        (
+            vec!["key", "list", "--actor", author_id],
+            format!("/admin/actors/{author_id}/keys"),
+        ),
+        (vec!["audit", "list"], "/admin/audit".to_owned()),
+        (
+            vec!["audit", "list", "--outcome", "ok", "--limit", "1"],
+            "/admin/audit?outcome=ok&limit=1".to_owned(),
+        ),
+        (vec!["content", "list"], "/admin/content".to_owned()),
+        (
+            vec!["content", "list", "--status", "deleted", "--origin", "alpha.test"],
+            "/admin/content?status=deleted&origin=alpha.test".to_owned(),
+        ),
+        (vec!["peer", "list"], "/admin/peers".to_owned()),
+        (
+            vec!["federation", "dead-letters"],
+            "/admin/federation/dead-letters".to_owned(),
+        ),
+        (vec!["space", "list"], "/admin/spaces".to_owned()),
+    ];
+    compare_json_answers(alpha, &admin, pairs).await;
+}
+
+/// Runs each command with `--json` on `node`'s database and asks the admin API for its path with `admin`'s key: the
+/// two must be the same JSON, and not an empty listing.
+async fn compare_json_answers(node: &crate::support::network::Node, admin: &Agent, pairs: Vec<(Vec<&str>, String)>) {
+    let alpha = node;
+    for (command, path) in pairs {
+        let request = http::Request::builder()
+            .uri(&path)
+            .header("host", &alpha.realm)
+            .header("authorization", format!("Bearer {}", admin.key))
+            .body(Vec::new())
+            .expect("request");
+        let (status, answer) = crate::federation::send(alpha, request).await;
+        assert_eq!(status, 200, "{path}: {answer}");
+        let mut arguments = vec!["admin"];
+        arguments.extend(&command);
+        arguments.push("--json");
+        let printed = command_line(alpha, &arguments);
+        assert_eq!(
+            printed,
+            answer,
+            "interai {} --json and GET {path} differ",
+            command.join(" ")
+        );
+        let items = [
+            "actors",
+            "keys",
+            "records",
+            "items",
+            "peers",
+            "keys",
+            "dead_letters",
+            "spaces",
+        ];
+        let listed = items
+            .iter()
+            .find_map(|name| answer[*name].as_array())
+            .map_or(1, Vec::len);
+        assert!(listed > 0, "{path} lists something to compare: {answer}");
+    }
+}
+
+/// Records one audited call of `agent` on `service`.
+async fn audited_on(service: &interai::service::Service, agent: &Agent, tool: &str, failure: Option<ErrorCode>) {
+    let error = failure.map(|code| ServiceError::new(code, "refused"));
+    service
+        .record_call(CallAudit {
+            caller: &agent.caller,
+            tool,
+            is_write: false,
+            request: &json!({ "target": "cnt_01jd0000000000000000000000" }),
+            outcome: match &error {
+                None => Ok("1 result".to_owned()),
+                Some(error) => Err(error),
+            },
+            duration: Duration::from_millis(2),
+            client_name: None,
+            client_version: None,
+        })
+        .await
+        .expect("recorded");
+}
