@@ -942,3 +942,64 @@ async fn audited_on(service: &interai::service::Service, agent: &Agent, tool: &s
         .await
         .expect("recorded");
 }
+
+/// Every `(method, path)` the admin API registers, read from its source: each `.route("path", …)` with the methods
+/// its handlers are routed for.
+fn registered_admin_routes() -> Vec<(String, String)> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/http");
+    let mut files = vec![root.join("admin.rs")];
+    let mut submodules: Vec<_> = std::fs::read_dir(root.join("admin"))
+        .expect("src/http/admin/")
+        .map(|entry| entry.expect("entry").path())
+        .collect();
+    submodules.sort();
+    files.extend(submodules);
+    let mut routes = Vec::new();
+    for file in files {
+        let source = std::fs::read_to_string(&file).expect("readable");
+        for piece in source.split(".route(\"").skip(1) {
+            let (path, rest) = piece.split_once('"').expect("a quoted path");
+            // The handlers run up to the next route, merge or layer.
+            let end = [".route(", ".merge(", ".route_layer("]
+                .iter()
+                .filter_map(|stop| rest.find(stop))
+                .min()
+                .unwrap_or(rest.len());
+            let handlers = &rest[..end];
+            let mut found = false;
+            for (token, method) in [("get(", "GET"), ("post(", "POST"), ("delete(", "DELETE")] {
+                let preceded_well = handlers.match_indices(token).any(|(at, _)| {
+                    at == 0
+                        || !handlers[..at].ends_with(|character: char| character.is_alphanumeric() || character == '_')
+                });
+                if preceded_well {
+                    routes.push((method.to_owned(), path.to_owned()));
+                    found = true;
+                }
+            }
+            assert!(found, "no method found for {path} in {}", file.display());
+        }
+    }
+    routes
+}
+
+#[test]
+fn every_admin_route_is_documented_in_docs_admin_api_md() {
+    let documentation =
+        std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/admin-api.md"))
+            .expect("docs/admin-api.md");
+    let routes = registered_admin_routes();
+    assert!(routes.len() >= 25, "the admin routes were read: {routes:?}");
+    let missing: Vec<String> = routes
+        .iter()
+        .map(|(method, path)| format!("### `{method} {path}`"))
+        .filter(|heading| !documentation.contains(heading.as_str()))
+        .collect();
+    assert!(missing.is_empty(), "docs/admin-api.md has no section for: {missing:?}");
+    let examples = documentation.matches("```http").count();
+    assert!(
+        examples > routes.len(),
+        "an example request for every route ({examples} for {} routes)",
+        routes.len()
+    );
+}

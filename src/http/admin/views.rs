@@ -11,8 +11,8 @@ use crate::service::audit::AuditQuery;
 use crate::service::content::ContentQuery;
 use crate::service::federation::cursors::ReplicationLag;
 use crate::service::federation::peering::PeerView;
+use crate::service::keys::ApiKeyRecord;
 use crate::service::{Service, ServiceError};
-use crate::store::keys::ApiKeyRecord;
 
 // ---------------------------------------------------------------- actors
 
