@@ -41,6 +41,10 @@ pub struct AdminArguments {
     /// instance's data directory cannot start a second realm whose keys the real server rejects.
     #[arg(long, global = true)]
     pub init: bool,
+    /// Print list and show answers (and what create, revoke and rotate made) as the admin API's JSON instead of
+    /// text: the same answer `GET /admin/…` gives for the same state (docs/admin-api.md).
+    #[arg(long, global = true)]
+    pub json: bool,
     #[command(subcommand)]
     pub command: AdminCommand,
 }
@@ -205,6 +209,29 @@ pub enum ContentCommand {
         #[arg(long)]
         reason: String,
     },
+    /// Content items (this realm's and replicated ones, deleted ones too), newest first, a page at a time.
+    List(ContentListArguments),
+}
+
+/// Arguments of `admin content list`.
+#[derive(Debug, Args)]
+pub struct ContentListArguments {
+    /// Only items of this space (spc_…).
+    #[arg(long, value_name = "ID")]
+    pub space: Option<String>,
+    /// Only items made by this realm.
+    #[arg(long, value_name = "REALM")]
+    pub origin: Option<String>,
+    /// Only items in this state: deleted, or a trust status (unverified, supported, high_confidence, disputed,
+    /// outdated, incorrect, superseded).
+    #[arg(long)]
+    pub status: Option<String>,
+    /// Continue after the page that printed this next cursor.
+    #[arg(long)]
+    pub cursor: Option<String>,
+    /// Items per page (1 to 500, default 50).
+    #[arg(long)]
+    pub limit: Option<u32>,
 }
 
 /// `interai admin audit …`
@@ -217,6 +244,34 @@ pub enum AuditCommand {
         #[arg(long, value_name = "AGE")]
         older_than: String,
     },
+    /// Audited calls, newest first, a page at a time.
+    List(AuditListArguments),
+}
+
+/// Arguments of `admin audit list`.
+#[derive(Debug, Args)]
+pub struct AuditListArguments {
+    /// Only this actor's calls.
+    #[arg(long, value_name = "ID")]
+    pub actor: Option<String>,
+    /// Only calls of this tool (search, publish, …, or resources/read).
+    #[arg(long)]
+    pub tool: Option<String>,
+    /// Only calls with this outcome: ok or an error code (validation_failed, rate_limited, …).
+    #[arg(long)]
+    pub outcome: Option<String>,
+    /// Only calls made at or after this RFC 3339 time.
+    #[arg(long, value_name = "TIME")]
+    pub from: Option<String>,
+    /// Only calls made before this RFC 3339 time.
+    #[arg(long, value_name = "TIME")]
+    pub until: Option<String>,
+    /// Continue after the page that printed this next cursor.
+    #[arg(long)]
+    pub cursor: Option<String>,
+    /// Records per page (1 to 500, default 50).
+    #[arg(long)]
+    pub limit: Option<u32>,
 }
 
 /// `interai admin actor …`
@@ -226,6 +281,11 @@ pub enum ActorCommand {
     Create(CreateActorArguments),
     /// List the actors of this realm.
     List,
+    /// Show one actor.
+    Show {
+        /// The actor's ID (usr_…, org_… or ai_…).
+        id: String,
+    },
 }
 
 /// Arguments of `admin actor create`.
@@ -303,7 +363,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             instance.bootstrap().await?;
             instance.serve(listener, crate::instance::shutdown_signal()).await?;
         }
-        Command::Admin(AdminArguments { init, command }) => {
+        Command::Admin(AdminArguments { init, json, command }) => {
             // Only `serve` (or an explicit --init) creates a realm; an admin command needs the one it manages.
             let instance = if init {
                 Instance::open(config, clock).await?
@@ -311,7 +371,10 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
                 Instance::open_existing(config, clock).await?
             };
             instance.bootstrap().await?;
-            let result = run_admin(&instance, command).await;
+            let result = match json_answer(&instance, &command, json).await {
+                Some(answered) => answered,
+                None => run_admin(&instance, command).await,
+            };
             instance.close().await;
             result?;
         }
@@ -319,25 +382,169 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Prints an admin API answer as JSON.
+fn print_json(answer: &impl serde::Serialize) -> anyhow::Result<()> {
+    println!("{}", serde_json::to_string_pretty(answer)?);
+    Ok(())
+}
+
+/// Runs a command with `--json` that has a JSON answer: the one `http::admin::views` builds for the admin API, from
+/// the same service call. `None` when the command prints text (no `--json`, or a command without a JSON answer).
+async fn json_answer(instance: &Instance, command: &AdminCommand, json: bool) -> Option<anyhow::Result<()>> {
+    use crate::http::admin::views;
+    if !json {
+        return None;
+    }
+    let service = instance.service();
+    let answered = match command {
+        AdminCommand::Actor(ActorCommand::List) => views::actors(service).await.map(|answer| print_json(&answer)),
+        AdminCommand::Actor(ActorCommand::Show { id }) => {
+            views::actor(service, id).await.map(|answer| print_json(&answer))
+        }
+        AdminCommand::Actor(ActorCommand::Create(_)) | AdminCommand::Key(KeyCommand::Create(_)) => {
+            return Some(create_as_json(instance, command).await);
+        }
+        AdminCommand::Key(KeyCommand::List { actor }) => {
+            views::keys(service, actor).await.map(|answer| print_json(&answer))
+        }
+        AdminCommand::Key(KeyCommand::Revoke { id }) => {
+            let revoked = async {
+                let key = service
+                    .revoke_api_key(&crate::service::validation::parse_id("id", id)?)
+                    .await?;
+                Ok(views::key_wire(&key, service.now()))
+            };
+            revoked.await.map(|answer| print_json(&answer))
+        }
+        AdminCommand::Audit(AuditCommand::List(arguments)) => views::audit(service, audit_query(arguments))
+            .await
+            .map(|answer| print_json(&answer)),
+        AdminCommand::Content(ContentCommand::List(arguments)) => views::content(service, content_query(arguments))
+            .await
+            .map(|answer| print_json(&answer)),
+        AdminCommand::Peer(PeerCommand::List) => views::peers(service).await.map(|answer| print_json(&answer)),
+        AdminCommand::Federation(FederationCommand::Identity) => {
+            views::identity(service).await.map(|answer| print_json(&answer))
+        }
+        AdminCommand::Federation(FederationCommand::RotateKey) => {
+            if let Err(error) = service.rotate_instance_key().await {
+                return Some(Err(error.into()));
+            }
+            deliver_now(instance).await;
+            views::identity(service).await.map(|answer| print_json(&answer))
+        }
+        AdminCommand::Federation(FederationCommand::DeadLetters { peer }) => {
+            views::dead_letters(service, peer.as_deref())
+                .await
+                .map(|answer| print_json(&answer))
+        }
+        AdminCommand::Space(SpaceCommand::List) => views::spaces(service).await.map(|answer| print_json(&answer)),
+        _ => return None,
+    };
+    Some(answered.map_err(anyhow::Error::from).and_then(|printed| printed))
+}
+
+/// `actor create` and `key create` with `--json`: what was made, as the admin API's `POST` answers it (a key with
+/// its secret, shown this once).
+async fn create_as_json(instance: &Instance, command: &AdminCommand) -> anyhow::Result<()> {
+    use crate::http::admin::views;
+    let service = instance.service();
+    match command {
+        AdminCommand::Actor(ActorCommand::Create(arguments)) => {
+            let actor = service.create_actor(new_actor(arguments)?).await?;
+            print_json(&views::actor_wire(&actor))
+        }
+        AdminCommand::Key(KeyCommand::Create(arguments)) => {
+            let issued = service.create_api_key(new_api_key(arguments, service.now())?).await?;
+            print_json(&views::issued_key_wire(&issued, service.now()))
+        }
+        _ => bail!("not a create command"),
+    }
+}
+
+fn new_actor(arguments: &CreateActorArguments) -> anyhow::Result<NewActor> {
+    let actor_type = ActorType::parse(&arguments.actor_type)
+        .with_context(|| format!("--type must be usr, org or ai, not {:?}", arguments.actor_type))?;
+    let controller = arguments
+        .controller
+        .as_deref()
+        .map(|text| parse_id("--controller", text))
+        .transpose()?;
+    Ok(NewActor {
+        actor_type,
+        display_name: arguments.name.clone(),
+        controller,
+    })
+}
+
+fn new_api_key(arguments: &CreateKeyArguments, now: DateTime<Utc>) -> anyhow::Result<NewApiKey> {
+    let actor_id = parse_id("--actor", &arguments.actor)?;
+    let scopes = ScopeSet::parse_list(&arguments.scopes).map_err(|unknown| {
+        anyhow::anyhow!(
+            "--scopes: unknown scope {unknown:?}; known scopes are read, publish, usage, review, rate, moderate, admin"
+        )
+    })?;
+    let expires_at = arguments
+        .expires
+        .as_deref()
+        .map(|text| parse_expiry(text, now))
+        .transpose()?;
+    Ok(NewApiKey {
+        actor_id,
+        scopes,
+        expires_at,
+        label: arguments.label.clone(),
+    })
+}
+
+fn audit_query(arguments: &AuditListArguments) -> crate::service::audit::AuditQuery {
+    crate::service::audit::AuditQuery {
+        actor: arguments.actor.clone(),
+        tool: arguments.tool.clone(),
+        outcome: arguments.outcome.clone(),
+        from: arguments.from.clone(),
+        until: arguments.until.clone(),
+        cursor: arguments.cursor.clone(),
+        limit: arguments.limit,
+    }
+}
+
+fn content_query(arguments: &ContentListArguments) -> crate::service::content::ContentQuery {
+    crate::service::content::ContentQuery {
+        space: arguments.space.clone(),
+        origin: arguments.origin.clone(),
+        status: arguments.status.clone(),
+        cursor: arguments.cursor.clone(),
+        limit: arguments.limit,
+    }
+}
+
+/// Says where the next page starts, on standard error so that the listing itself stays plain rows.
+fn print_next_cursor(next_cursor: Option<&str>) {
+    if let Some(cursor) = next_cursor {
+        eprintln!("more: --cursor {cursor}");
+    }
+}
+
 async fn run_admin(instance: &Instance, command: AdminCommand) -> anyhow::Result<()> {
     let service = instance.service();
     match command {
         AdminCommand::Actor(ActorCommand::Create(arguments)) => {
-            let actor_type = ActorType::parse(&arguments.actor_type)
-                .with_context(|| format!("--type must be usr, org or ai, not {:?}", arguments.actor_type))?;
-            let controller = arguments
-                .controller
-                .as_deref()
-                .map(|text| parse_id("--controller", text))
-                .transpose()?;
-            let actor = service
-                .create_actor(NewActor {
-                    actor_type,
-                    display_name: arguments.name,
-                    controller,
-                })
-                .await?;
+            let actor = service.create_actor(new_actor(&arguments)?).await?;
             println!("{}", actor.id);
+        }
+        AdminCommand::Actor(ActorCommand::Show { id }) => {
+            let actor = service.find_actor(&parse_id("actor ID", &id)?).await?;
+            println!("id\t{}", actor.id);
+            println!("type\t{}", actor.actor_type.as_str());
+            println!("name\t{}", actor.display_name);
+            println!(
+                "controller\t{}",
+                actor.controller.as_ref().map_or("-", PublicId::as_str)
+            );
+            println!("root_controller\t{}", actor.root_controller);
+            println!("origin\t{}", actor.origin);
+            println!("created_at\t{}", actor.created_at.to_rfc3339());
         }
         AdminCommand::Actor(ActorCommand::List) => {
             println!("id\ttype\tname\tcontroller\troot_controller\tcreated_at");
@@ -354,25 +561,7 @@ async fn run_admin(instance: &Instance, command: AdminCommand) -> anyhow::Result
             }
         }
         AdminCommand::Key(KeyCommand::Create(arguments)) => {
-            let actor_id = parse_id("--actor", &arguments.actor)?;
-            let scopes = ScopeSet::parse_list(&arguments.scopes).map_err(|unknown| {
-                anyhow::anyhow!(
-                    "--scopes: unknown scope {unknown:?}; known scopes are read, publish, usage, review, rate, moderate, admin"
-                )
-            })?;
-            let expires_at = arguments
-                .expires
-                .as_deref()
-                .map(|text| parse_expiry(text, service.now()))
-                .transpose()?;
-            let issued = service
-                .create_api_key(NewApiKey {
-                    actor_id,
-                    scopes,
-                    expires_at,
-                    label: arguments.label,
-                })
-                .await?;
+            let issued = service.create_api_key(new_api_key(&arguments, service.now())?).await?;
             eprintln!(
                 "key {} for {} with scopes {} (the secret below is shown only once)",
                 issued.key.id,
@@ -412,6 +601,23 @@ async fn run_admin(instance: &Instance, command: AdminCommand) -> anyhow::Result
                 prune.deleted,
                 prune.cutoff.to_rfc3339()
             );
+        }
+        AdminCommand::Audit(AuditCommand::List(arguments)) => {
+            let page = service.audit_log(audit_query(&arguments)).await?;
+            println!("id\tcreated_at\tactor\ttool\toutcome\tduration_ms\tsummary");
+            for record in &page.records {
+                println!(
+                    "{}\t{}\t{}\t{}\t{}\t{:.1}\t{}",
+                    record.id,
+                    record.created_at.to_rfc3339(),
+                    record.actor_id,
+                    record.tool,
+                    record.outcome,
+                    record.duration_micros as f64 / 1000.0,
+                    record.result_summary
+                );
+            }
+            print_next_cursor(page.next_cursor.as_deref());
         }
         AdminCommand::Peer(command) => run_peer_command(instance, command).await?,
         AdminCommand::Federation(FederationCommand::Identity) => {
@@ -517,6 +723,28 @@ async fn run_admin(instance: &Instance, command: AdminCommand) -> anyhow::Result
             } else {
                 println!("{}\tdeleted", deletion.tombstone.content_id);
             }
+        }
+        AdminCommand::Content(ContentCommand::List(arguments)) => {
+            let page = service.list_content(content_query(&arguments)).await?;
+            println!("id\tstatus\ttype\tspace\torigin\trevision\tcreated_at\ttitle");
+            for listing in &page.items {
+                let item = &listing.content;
+                let status = match item.deleted_at {
+                    Some(_) => "deleted",
+                    None => listing.trust_status.as_deref().unwrap_or("unverified"),
+                };
+                println!(
+                    "{}\t{status}\t{}\t{}\t{}\t{}\t{}\t{}",
+                    item.id,
+                    item.content_type,
+                    item.space_id,
+                    item.origin,
+                    item.current_revision_no,
+                    item.created_at.to_rfc3339(),
+                    listing.title
+                );
+            }
+            print_next_cursor(page.next_cursor.as_deref());
         }
         AdminCommand::Seed {
             items,

@@ -1,5 +1,12 @@
-//! The admin JSON API under `/admin/` (keys with the `admin` scope): the peer operations of `interai admin peer`
-//! and the instance's federation identity, for a dashboard. Thin: each route parses, calls the service, renders.
+//! The admin JSON API under `/admin/` (keys with the `admin` scope): every operation of `interai admin` (actors, API
+//! keys, the audit log, peers, the federation identity and its rotation, dead letters, spaces, content) and the
+//! instance overview, for a dashboard. Thin: each route parses, calls the service, renders. What each answer holds is
+//! in [`views`], shared with `interai admin … --json`; the routes are documented in `docs/admin-api.md`.
+
+mod accounts;
+mod listings;
+mod overview;
+pub mod views;
 
 use axum::Router;
 use axum::extract::{Path, Request, State};
@@ -8,14 +15,14 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use chrono::{DateTime, Utc};
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use serde_json::json;
 
 use super::json_body::JsonBody;
 use crate::apub::outgoing::Outgoing;
 use crate::domain::{PeerLevel, Scope};
-use crate::service::federation::peering::PeerView;
 use crate::service::{ErrorCode, ServiceError};
+use views::peer_wire;
 
 /// The admin API's state.
 #[derive(Clone, Debug)]
@@ -43,6 +50,9 @@ pub fn routes(state: AdminState) -> Router {
         .route("/admin/federation/dead-letters/{id}/replay", post(replay_dead_letter))
         .route("/admin/spaces", get(list_spaces).post(create_space))
         .route("/admin/content/{id}", axum::routing::delete(delete_content))
+        .merge(accounts::routes())
+        .merge(listings::routes())
+        .merge(overview::routes())
         .route_layer(axum::middleware::from_fn_with_state(state.clone(), require_admin))
         .with_state(state)
 }
@@ -103,94 +113,6 @@ async fn require_admin(State(state): State<AdminState>, mut request: Request, ne
 #[derive(Debug, Clone)]
 struct AdminCaller(crate::domain::PublicId);
 
-/// A peer's replication on the wire: what is waiting for it and how delivery and pulling went.
-#[derive(Serialize)]
-struct ReplicationWire {
-    undelivered: i64,
-    oldest_undelivered_at: Option<DateTime<Utc>>,
-    push_cursor: i64,
-    consecutive_failures: i32,
-    next_retry_at: Option<DateTime<Utc>>,
-    last_success_at: Option<DateTime<Utc>>,
-    last_error_class: Option<String>,
-    last_error: Option<String>,
-    last_error_at: Option<DateTime<Utc>>,
-    dead_letters: i64,
-    pull_cursor: Option<i64>,
-    backfilling: bool,
-    last_pull_at: Option<DateTime<Utc>>,
-    last_pull_error: Option<String>,
-}
-
-fn replication_wire(lag: crate::service::federation::cursors::ReplicationLag) -> ReplicationWire {
-    let row = lag.replication;
-    ReplicationWire {
-        undelivered: lag.undelivered,
-        oldest_undelivered_at: lag.oldest_undelivered_at,
-        push_cursor: row.push_cursor,
-        consecutive_failures: row.consecutive_failures,
-        next_retry_at: (row.consecutive_failures > 0).then_some(row.next_attempt_at),
-        last_success_at: row.last_success_at,
-        last_error_class: row.last_error_class,
-        last_error: row.last_error,
-        last_error_at: row.last_error_at,
-        dead_letters: lag.dead_letters,
-        backfilling: row.pull_cursor.is_none(),
-        pull_cursor: row.pull_cursor,
-        last_pull_at: row.last_pull_at,
-        last_pull_error: row.last_pull_error,
-    }
-}
-
-/// A peer on the wire.
-#[derive(Serialize)]
-struct PeerWire {
-    realm: String,
-    url: String,
-    state: String,
-    level: String,
-    blocked_reason: Option<String>,
-    blocked_until: Option<DateTime<Utc>>,
-    last_contact_at: Option<DateTime<Utc>>,
-    last_error: Option<String>,
-    last_error_at: Option<DateTime<Utc>>,
-    pending_deliveries: i64,
-    keys: Vec<PeerKeyWire>,
-    replication: Option<ReplicationWire>,
-}
-
-#[derive(Serialize)]
-struct PeerKeyWire {
-    key_id: String,
-    fingerprint: String,
-    pinned_by: String,
-}
-
-fn peer_wire(view: PeerView, lag: Option<crate::service::federation::cursors::ReplicationLag>) -> PeerWire {
-    PeerWire {
-        replication: lag.map(replication_wire),
-        realm: view.peer.realm,
-        url: view.peer.base_url,
-        state: view.peer.state.as_str().to_owned(),
-        level: view.peer.level.as_str().to_owned(),
-        blocked_reason: view.peer.blocked_reason,
-        blocked_until: view.peer.blocked_until,
-        last_contact_at: view.peer.last_contact_at,
-        last_error: view.peer.last_error,
-        last_error_at: view.peer.last_error_at,
-        pending_deliveries: view.pending_deliveries,
-        keys: view
-            .keys
-            .into_iter()
-            .map(|key| PeerKeyWire {
-                key_id: key.key_id,
-                fingerprint: key.fingerprint,
-                pinned_by: key.pinned_by,
-            })
-            .collect(),
-    }
-}
-
 fn level(text: &str) -> Result<PeerLevel, ApiError> {
     PeerLevel::parse(text.trim()).ok_or_else(|| {
         ApiError(ServiceError::validation(
@@ -201,28 +123,11 @@ fn level(text: &str) -> Result<PeerLevel, ApiError> {
 }
 
 async fn list_peers(State(state): State<AdminState>) -> Result<Response, ApiError> {
-    let service = state.outgoing.service();
-    let mut lags = service.replication_lag().await?;
-    let peers: Vec<PeerWire> = service
-        .list_peers()
-        .await?
-        .into_iter()
-        .map(|view| {
-            let lag = lags
-                .iter()
-                .position(|lag| lag.replication.peer_realm == view.peer.realm)
-                .map(|at| lags.swap_remove(at));
-            peer_wire(view, lag)
-        })
-        .collect();
-    Ok(axum::Json(json!({ "peers": peers })).into_response())
+    Ok(axum::Json(views::peers(state.outgoing.service()).await?).into_response())
 }
 
 async fn show_peer(State(state): State<AdminState>, Path(realm): Path<String>) -> Result<Response, ApiError> {
-    let service = state.outgoing.service();
-    let view = service.peer_view(&realm).await?;
-    let lag = service.peer_replication_lag(&view.peer.realm).await?;
-    Ok(axum::Json(peer_wire(view, lag)).into_response())
+    Ok(axum::Json(views::peer(state.outgoing.service(), &realm).await?).into_response())
 }
 
 #[derive(Deserialize)]
@@ -362,24 +267,7 @@ async fn remove_peer(State(state): State<AdminState>, Path(realm): Path<String>)
 }
 
 async fn identity(State(state): State<AdminState>) -> Result<Response, ApiError> {
-    let service = state.outgoing.service();
-    let signing = service.signing_key().await?;
-    let keys: Vec<_> = service
-        .published_instance_keys()
-        .await?
-        .into_iter()
-        .map(|key| {
-            json!({
-                "key_id": key.description.key_id,
-                "fingerprint": key.description.public_key.fingerprint(),
-                "signing": key.description.key_id == signing.key_id,
-            })
-        })
-        .collect();
-    Ok(
-        axum::Json(json!({ "actor": service.instance_actor_url(), "realm": service.realm(), "keys": keys }))
-            .into_response(),
-    )
+    Ok(axum::Json(views::identity(state.outgoing.service()).await?).into_response())
 }
 
 #[derive(Deserialize)]
@@ -388,36 +276,18 @@ struct DeadLetterQuery {
     peer: Option<String>,
 }
 
-fn delivery_json(row: &crate::service::federation::delivery::DeliveryRow) -> serde_json::Value {
-    json!({
-        "id": row.id,
-        "peer": row.peer_realm,
-        "activity_id": row.activity_id,
-        "activity_type": row.activity_type,
-        "state": row.state,
-        "error": row.last_error,
-        "created_at": row.created_at,
-        "finished_at": row.finished_at,
-    })
-}
-
 async fn dead_letters(
     State(state): State<AdminState>,
     axum::extract::Query(query): axum::extract::Query<DeadLetterQuery>,
 ) -> Result<Response, ApiError> {
-    let rows = state
-        .outgoing
-        .service()
-        .dead_letters(query.peer.as_deref(), 1000)
-        .await?;
-    let rows: Vec<_> = rows.iter().map(delivery_json).collect();
-    Ok(axum::Json(json!({ "dead_letters": rows })).into_response())
+    let answer = views::dead_letters(state.outgoing.service(), query.peer.as_deref()).await?;
+    Ok(axum::Json(answer).into_response())
 }
 
 async fn replay_dead_letter(State(state): State<AdminState>, Path(id): Path<String>) -> Result<Response, ApiError> {
     let row = state.outgoing.service().replay_dead_letter(&id).await?;
     deliver_now(&state, &row.peer_realm).await;
-    Ok(axum::Json(delivery_json(&row)).into_response())
+    Ok(axum::Json(views::delivery_wire(&row)).into_response())
 }
 
 async fn drop_dead_letter(State(state): State<AdminState>, Path(id): Path<String>) -> Result<Response, ApiError> {
@@ -425,21 +295,8 @@ async fn drop_dead_letter(State(state): State<AdminState>, Path(id): Path<String
     Ok(StatusCode::NO_CONTENT.into_response())
 }
 
-fn space_json(space: &crate::domain::knowledge::Space) -> serde_json::Value {
-    json!({
-        "id": space.id.as_str(),
-        "name": space.name,
-        "description": space.description,
-        "visibility": space.visibility.as_str(),
-        "origin": space.origin,
-        "created_at": space.created_at,
-    })
-}
-
 async fn list_spaces(State(state): State<AdminState>) -> Result<Response, ApiError> {
-    let spaces = state.outgoing.service().list_spaces().await?;
-    let spaces: Vec<_> = spaces.iter().map(space_json).collect();
-    Ok(axum::Json(json!({ "spaces": spaces })).into_response())
+    Ok(axum::Json(views::spaces(state.outgoing.service()).await?).into_response())
 }
 
 #[derive(Deserialize)]
@@ -474,7 +331,7 @@ async fn create_space(
             },
         )
         .await?;
-    Ok((StatusCode::CREATED, axum::Json(space_json(&space))).into_response())
+    Ok((StatusCode::CREATED, axum::Json(views::space_wire(&space))).into_response())
 }
 
 #[derive(Deserialize)]

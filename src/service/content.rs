@@ -1292,3 +1292,83 @@ pub(super) fn content_hash(content: &ValidatedContent) -> String {
     });
     hex::encode(Sha256::digest(canonical.to_string().as_bytes()))
 }
+
+/// What `interai admin content list` and `GET /admin/content` ask for, as given: every filter optional, checked here.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ContentQuery {
+    /// Only items of this space (a `spc_` ID).
+    pub space: Option<String>,
+    /// Only items made by this realm.
+    pub origin: Option<String>,
+    /// Only items in this state: `deleted`, or a trust status of the current revision (`unverified`, `supported`, …).
+    pub status: Option<String>,
+    /// The `next_cursor` of the previous page.
+    pub cursor: Option<String>,
+    /// Items per page (default and bounds in `paging`).
+    pub limit: Option<u32>,
+}
+
+/// One page of content items, newest first.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ContentPage {
+    /// The items.
+    pub items: Vec<store::knowledge::ContentListing>,
+    /// Where the next page starts, when there is one.
+    pub next_cursor: Option<String>,
+}
+
+/// The longest realm name an origin filter may give (a DNS name).
+const MAX_ORIGIN_FILTER_CHARACTERS: usize = 253;
+
+impl Service {
+    /// A page of content items (this realm's and replicated ones, deleted ones too) that the query's filters select,
+    /// newest first.
+    pub async fn list_content(&self, query: ContentQuery) -> Result<ContentPage, ServiceError> {
+        use store::knowledge::ContentStatusFilter;
+        let limit = super::paging::page_size(query.limit)?;
+        let origin = optional_text("origin", query.origin.as_deref(), MAX_ORIGIN_FILTER_CHARACTERS)?;
+        let status = match query.status.as_deref().map(str::trim).filter(|text| !text.is_empty()) {
+            None => None,
+            Some("deleted") => Some(ContentStatusFilter::Deleted),
+            Some(text) => Some(ContentStatusFilter::Trust(TrustStatus::parse(text).ok_or_else(
+                || {
+                    let names: Vec<&str> = TrustStatus::ALL.iter().map(|status| status.as_str()).collect();
+                    ServiceError::validation(
+                        "status",
+                        format!("status must be deleted or a trust status: {}", names.join(", ")),
+                    )
+                },
+            )?)),
+        };
+        let after = super::paging::decode_cursor(query.cursor.as_deref())?;
+        let mut reader = self.store().reader().await?;
+        let space_id = match query.space.as_deref().map(str::trim).filter(|text| !text.is_empty()) {
+            None => None,
+            Some(space) => {
+                let space_id = super::validation::parse_target("space", space, &[IdKind::Space], "the space filter")?;
+                // An unknown space is named rather than answered with an empty page, which would look like silence.
+                store::knowledge::find_space(&mut reader.conn(), &space_id)
+                    .await?
+                    .ok_or_else(|| ServiceError::not_found(space_id.as_str()))?;
+                Some(space_id)
+            }
+        };
+        let filter = store::knowledge::ContentFilter {
+            space_id,
+            origin,
+            status,
+            after,
+        };
+        let mut items = store::knowledge::list_content(&mut reader.conn(), &filter, i64::from(limit) + 1).await?;
+        let more = items.len() > limit as usize;
+        items.truncate(limit as usize);
+        let next_cursor = if more {
+            items
+                .last()
+                .map(|last| super::paging::encode_cursor(last.content.created_at, last.content.id.as_str()))
+        } else {
+            None
+        };
+        Ok(ContentPage { items, next_cursor })
+    }
+}

@@ -35,6 +35,21 @@ pub enum ErrorCode {
 }
 
 impl ErrorCode {
+    /// Every code, in the spec's order.
+    pub const ALL: [ErrorCode; 11] = [
+        ErrorCode::Unauthenticated,
+        ErrorCode::NotFound,
+        ErrorCode::InvalidTarget,
+        ErrorCode::ValidationFailed,
+        ErrorCode::SelfReview,
+        ErrorCode::NotAuthor,
+        ErrorCode::IdempotencyConflict,
+        ErrorCode::ForbiddenScope,
+        ErrorCode::RateLimited,
+        ErrorCode::ContentRejected,
+        ErrorCode::InternalError,
+    ];
+
     /// The wire code.
     pub fn as_str(self) -> &'static str {
         match self {

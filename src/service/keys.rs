@@ -9,7 +9,10 @@ use sha2::{Digest, Sha256};
 
 use super::{ErrorCode, Service, ServiceError};
 use crate::domain::{AuthenticatedActor, IdKind, PublicId, ScopeSet};
-use crate::store::{self, keys::ApiKeyRecord};
+use crate::store;
+
+/// A stored key as the service returns it (never with its secret).
+pub use crate::store::keys::ApiKeyRecord;
 
 /// Every secret starts with this, so leaked keys are easy to recognise in scans.
 pub const SECRET_PREFIX: &str = "iak_";

@@ -18,8 +18,11 @@ pub mod keys;
 pub(crate) mod known_rows;
 pub mod limits;
 pub mod lookup;
+pub mod loop_health;
 pub mod markdown;
 pub mod origins;
+pub mod overview;
+pub mod paging;
 pub mod references;
 pub mod replication;
 pub mod revision_write;
@@ -88,6 +91,8 @@ struct ServiceInner {
     inbound_groups: federation::inbox_groups::InboundGroups,
     /// Pinned keys as decoded from their text (see `federation/inbox.rs`).
     decoded_keys: federation::inbox::DecodedKeys,
+    /// How this process's background loops are doing (see `loop_health.rs`).
+    background_loops: loop_health::BackgroundLoops,
 }
 
 impl std::fmt::Debug for Service {
@@ -116,6 +121,7 @@ impl Service {
                 outbox_appended: tokio::sync::Notify::new(),
                 inbound_groups: federation::inbox_groups::InboundGroups::default(),
                 decoded_keys: federation::inbox::DecodedKeys::default(),
+                background_loops: loop_health::BackgroundLoops::default(),
             }),
         }
     }

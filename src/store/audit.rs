@@ -54,6 +54,28 @@ struct McpCallRow {
     created_at: DateTime<Utc>,
 }
 
+impl McpCallRow {
+    fn into_record(self) -> Result<McpCallRecord, StoreError> {
+        let corrupt = |what: &str| StoreError::Corrupt(format!("mcp call {}: {what}", self.id));
+        Ok(McpCallRecord {
+            actor_id: PublicId::parse(&self.actor_id).map_err(|_| corrupt("bad actor_id"))?,
+            root_controller_id: PublicId::parse(&self.root_controller_id)
+                .map_err(|_| corrupt("bad root_controller_id"))?,
+            key_id: PublicId::parse(&self.key_id).map_err(|_| corrupt("bad key_id"))?,
+            id: self.id,
+            tool: self.tool,
+            is_write: self.is_write,
+            request: self.request.0,
+            outcome: self.outcome,
+            result_summary: self.result_summary,
+            duration_micros: self.duration_micros,
+            client_name: self.client_name,
+            client_version: self.client_version,
+            created_at: self.created_at,
+        })
+    }
+}
+
 const INSERT_COLUMNS: &str = "INSERT INTO mcp_calls (id, actor_id, root_controller_id, key_id, tool, is_write, request, \
      outcome, result_summary, duration_micros, client_name, client_version, created_at)";
 
@@ -256,25 +278,80 @@ pub async fn recent_for_actor(
         .fetch_all(&mut *connection)
         .await?
     });
-    rows.into_iter()
-        .map(|row| {
-            let corrupt = |what: &str| StoreError::Corrupt(format!("mcp call {}: {what}", row.id));
-            Ok(McpCallRecord {
-                actor_id: PublicId::parse(&row.actor_id).map_err(|_| corrupt("bad actor_id"))?,
-                root_controller_id: PublicId::parse(&row.root_controller_id)
-                    .map_err(|_| corrupt("bad root_controller_id"))?,
-                key_id: PublicId::parse(&row.key_id).map_err(|_| corrupt("bad key_id"))?,
-                id: row.id,
-                tool: row.tool,
-                is_write: row.is_write,
-                request: row.request.0,
-                outcome: row.outcome,
-                result_summary: row.result_summary,
-                duration_micros: row.duration_micros,
-                client_name: row.client_name,
-                client_version: row.client_version,
-                created_at: row.created_at,
-            })
-        })
-        .collect()
+    rows.into_iter().map(McpCallRow::into_record).collect()
+}
+
+/// Which audit records [`list_calls`] reads. Every filter is optional; `after` continues from the last record of the
+/// previous page.
+#[derive(Debug, Clone, Default)]
+pub struct CallFilter {
+    /// Only this actor's calls.
+    pub actor_id: Option<PublicId>,
+    /// Only calls of this tool.
+    pub tool: Option<String>,
+    /// Only calls with this outcome (`ok` or an error code).
+    pub outcome: Option<String>,
+    /// Only calls made at or after this instant.
+    pub from: Option<DateTime<Utc>>,
+    /// Only calls made before this instant.
+    pub until: Option<DateTime<Utc>>,
+    /// Only calls that come after this one (its time and ID) in newest-first order.
+    pub after: Option<(DateTime<Utc>, String)>,
+}
+
+/// The filter as SQL conditions, each bound: fixed fragments only, the values never in the text.
+fn push_call_filter<DB: sqlx::Database>(builder: &mut sqlx::QueryBuilder<DB>, filter: &CallFilter)
+where
+    String: for<'q> sqlx::Encode<'q, DB> + sqlx::Type<DB>,
+    DateTime<Utc>: for<'q> sqlx::Encode<'q, DB> + sqlx::Type<DB>,
+{
+    builder.push(" WHERE 1 = 1");
+    if let Some(actor_id) = &filter.actor_id {
+        builder.push(" AND actor_id = ").push_bind(actor_id.as_str().to_owned());
+    }
+    if let Some(tool) = &filter.tool {
+        builder.push(" AND tool = ").push_bind(tool.clone());
+    }
+    if let Some(outcome) = &filter.outcome {
+        builder.push(" AND outcome = ").push_bind(outcome.clone());
+    }
+    if let Some(from) = filter.from {
+        builder.push(" AND created_at >= ").push_bind(from);
+    }
+    if let Some(until) = filter.until {
+        builder.push(" AND created_at < ").push_bind(until);
+    }
+    if let Some((created_at, id)) = &filter.after {
+        builder
+            .push(" AND (created_at < ")
+            .push_bind(*created_at)
+            .push(" OR (created_at = ")
+            .push_bind(*created_at)
+            .push(" AND id < ")
+            .push_bind(id.clone())
+            .push("))");
+    }
+}
+
+/// The audit records `filter` selects, newest first (ties broken by ID), at most `limit` of them.
+pub async fn list_calls(
+    conn: &mut Conn<'_>,
+    filter: &CallFilter,
+    limit: i64,
+) -> Result<Vec<McpCallRecord>, StoreError> {
+    const SELECT: &str = "SELECT id, actor_id, root_controller_id, key_id, tool, is_write, request, outcome, \
+                          result_summary, duration_micros, client_name, client_version, created_at FROM mcp_calls";
+    let rows: Vec<McpCallRow> = dispatch!(conn, |connection| {
+        let mut builder = sqlx::QueryBuilder::new(SELECT);
+        push_call_filter(&mut builder, filter);
+        builder
+            .push(" ORDER BY created_at DESC, id DESC LIMIT ")
+            .push_bind(limit);
+        builder
+            .build_query_as()
+            .persistent(false)
+            .fetch_all(&mut *connection)
+            .await?
+    });
+    rows.into_iter().map(McpCallRow::into_record).collect()
 }

@@ -1090,3 +1090,122 @@ pub async fn find_claims(conn: &mut Conn<'_>, ids: &[PublicId]) -> Result<Vec<Cl
 fn id_strings(ids: &[PublicId]) -> Vec<String> {
     ids.iter().map(|id| id.as_str().to_owned()).collect()
 }
+
+// ---------------------------------------------------------------- content listed for an admin
+
+/// Which content items [`list_content`] reads. Every filter is optional; `after` continues from the last item of the
+/// previous page.
+#[derive(Debug, Clone, Default)]
+pub struct ContentFilter {
+    /// Only items of this space.
+    pub space_id: Option<PublicId>,
+    /// Only items made by this realm.
+    pub origin: Option<String>,
+    /// Only items in this state.
+    pub status: Option<ContentStatusFilter>,
+    /// Only items that come after this one (its creation time and ID) in newest-first order.
+    pub after: Option<(DateTime<Utc>, String)>,
+}
+
+/// The state a content listing is filtered by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ContentStatusFilter {
+    /// Deleted items (tombstones).
+    Deleted,
+    /// Items not deleted whose current revision has this trust status (`unverified` when none was computed yet).
+    Trust(crate::domain::TrustStatus),
+}
+
+/// A content item as an admin lists it: the item, its current revision's title and trust.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ContentListing {
+    /// The item.
+    pub content: ContentItem,
+    /// The current revision's title.
+    pub title: String,
+    /// The current revision's trust status, when one was computed.
+    pub trust_status: Option<String>,
+    /// The current revision's trust value, when one was computed.
+    pub trust_value: Option<f64>,
+}
+
+#[derive(sqlx::FromRow)]
+struct ContentListingRow {
+    #[sqlx(flatten)]
+    content: ContentRow,
+    title: String,
+    trust_status: Option<String>,
+    trust_value: Option<f64>,
+}
+
+fn push_content_filter<DB: sqlx::Database>(builder: &mut sqlx::QueryBuilder<DB>, filter: &ContentFilter)
+where
+    String: for<'q> sqlx::Encode<'q, DB> + sqlx::Type<DB>,
+    DateTime<Utc>: for<'q> sqlx::Encode<'q, DB> + sqlx::Type<DB>,
+{
+    builder.push(" WHERE 1 = 1");
+    if let Some(space_id) = &filter.space_id {
+        builder
+            .push(" AND ci.space_id = ")
+            .push_bind(space_id.as_str().to_owned());
+    }
+    if let Some(origin) = &filter.origin {
+        builder.push(" AND ci.origin = ").push_bind(origin.clone());
+    }
+    match filter.status {
+        Some(ContentStatusFilter::Deleted) => {
+            builder.push(" AND ci.deleted_at IS NOT NULL");
+        }
+        Some(ContentStatusFilter::Trust(status)) => {
+            builder
+                .push(" AND ci.deleted_at IS NULL AND COALESCE(t.status, 'unverified') = ")
+                .push_bind(status.as_str().to_owned());
+        }
+        None => {}
+    }
+    if let Some((created_at, id)) = &filter.after {
+        builder
+            .push(" AND (ci.created_at < ")
+            .push_bind(*created_at)
+            .push(" OR (ci.created_at = ")
+            .push_bind(*created_at)
+            .push(" AND ci.id < ")
+            .push_bind(id.clone())
+            .push("))");
+    }
+}
+
+/// The content items `filter` selects, newest first (ties broken by ID), at most `limit` of them.
+pub async fn list_content(
+    conn: &mut Conn<'_>,
+    filter: &ContentFilter,
+    limit: i64,
+) -> Result<Vec<ContentListing>, StoreError> {
+    const SELECT: &str = "SELECT ci.id, ci.content_type, ci.space_id, ci.author_id, ci.author_root_controller_id, \
+                          ci.origin, ci.current_revision_id, ci.current_revision_no, ci.created_at, ci.updated_at, \
+                          ci.received_at, ci.deleted_at, r.title, t.status AS trust_status, t.value AS trust_value \
+                          FROM content_items ci JOIN content_revisions r ON r.id = ci.current_revision_id \
+                          LEFT JOIN trust_summaries t ON t.target_id = ci.current_revision_id";
+    let rows: Vec<ContentListingRow> = dispatch!(conn, |connection| {
+        let mut builder = sqlx::QueryBuilder::new(SELECT);
+        push_content_filter(&mut builder, filter);
+        builder
+            .push(" ORDER BY ci.created_at DESC, ci.id DESC LIMIT ")
+            .push_bind(limit);
+        builder
+            .build_query_as()
+            .persistent(false)
+            .fetch_all(&mut *connection)
+            .await?
+    });
+    rows.into_iter()
+        .map(|row| {
+            Ok(ContentListing {
+                content: row.content.into_content()?,
+                title: row.title,
+                trust_status: row.trust_status,
+                trust_value: row.trust_value,
+            })
+        })
+        .collect()
+}

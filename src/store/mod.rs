@@ -15,6 +15,7 @@ pub mod keys;
 pub mod knowledge;
 mod merged_rows;
 pub mod outbox;
+pub mod overview;
 mod postgres_held;
 pub mod replication;
 pub mod search;
@@ -216,6 +217,16 @@ pub enum Backend {
     Postgres,
     /// Embedded SQLite.
     Sqlite,
+}
+
+impl Backend {
+    /// The backend's name as the instance overview shows it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Backend::Postgres => "postgresql",
+            Backend::Sqlite => "sqlite",
+        }
+    }
 }
 
 #[derive(Debug, Clone)]

@@ -5,6 +5,7 @@ use chrono::TimeDelta;
 use tokio::sync::watch;
 
 use crate::service::audit_retention::AuditPrune;
+use crate::service::loop_health::AUDIT_RETENTION_LOOP;
 use crate::service::{Service, ServiceError};
 
 /// How long the loop waits between two passes. Records then live at most an hour past their retention, and each
@@ -47,19 +48,28 @@ impl AuditRetention {
     /// A pass in progress stops between two batches.
     pub async fn run(self, mut stop: watch::Receiver<bool>) {
         tracing::debug!(retention_days = self.keep.num_days(), "audit retention started");
+        let health = self.service.background_loops();
         let mut next_pass = self.service.clock().now();
         loop {
             tokio::select! {
                 biased;
-                _ = stop.wait_for(|stopped| *stopped) => return,
+                _ = stop.wait_for(|stopped| *stopped) => {
+                    health.stopped(AUDIT_RETENTION_LOOP, self.service.now());
+                    return;
+                }
                 () = self.service.clock().wait_until(next_pass) => {}
             }
             let stopping = stop.clone();
-            match self
+            let pass = self
                 .service
                 .prune_audit_unless_stopped(self.keep, || *stopping.borrow())
-                .await
-            {
+                .await;
+            health.pass_finished(
+                AUDIT_RETENTION_LOOP,
+                self.service.now(),
+                pass.as_ref().err().map(ToString::to_string),
+            );
+            match pass {
                 Ok(prune) if prune.deleted > 0 => tracing::info!(
                     deleted = prune.deleted,
                     cutoff = %prune.cutoff.to_rfc3339(),

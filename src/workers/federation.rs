@@ -8,6 +8,7 @@ use chrono::TimeDelta;
 use tokio::sync::watch;
 
 use crate::apub::outgoing::Outgoing;
+use crate::service::loop_health::FEDERATION_LOOP;
 
 /// The longest the loop sleeps: work queued by another process (an admin command, a second instance process) is
 /// picked up within this time.
@@ -46,6 +47,8 @@ pub struct FederationLoop {
     settings: ReplicationSettings,
     last_purge: std::sync::Mutex<Option<chrono::DateTime<chrono::Utc>>>,
     last_inbox_purge: std::sync::Mutex<Option<chrono::DateTime<chrono::Utc>>>,
+    /// The last failure of the pass under way, for the loop's health record.
+    pass_failure: std::sync::Mutex<Option<String>>,
 }
 
 impl FederationLoop {
@@ -63,6 +66,7 @@ impl FederationLoop {
             settings,
             last_purge: std::sync::Mutex::new(None),
             last_inbox_purge: std::sync::Mutex::new(None),
+            pass_failure: std::sync::Mutex::new(None),
         }
     }
 
@@ -87,6 +91,7 @@ impl FederationLoop {
                     Ok(delivered) => delivered,
                     Err(error) => {
                         tracing::warn!(error = %error, cause = error.cause.as_deref().unwrap_or(""), "delivering failed");
+                        self.note_failure(&error);
                         0
                     }
                 }
@@ -99,6 +104,7 @@ impl FederationLoop {
                     Ok(pushed) => pushed,
                     Err(error) => {
                         tracing::warn!(error = %error, cause = error.cause.as_deref().unwrap_or(""), "pushing the outbox failed");
+                        self.note_failure(&error);
                         0
                     }
                 }
@@ -113,6 +119,7 @@ impl FederationLoop {
                     }
                     Err(error) => {
                         tracing::warn!(error = %error, cause = error.cause.as_deref().unwrap_or(""), "applying inbound activities failed");
+                        self.note_failure(&error);
                         0
                     }
                 }
@@ -122,6 +129,7 @@ impl FederationLoop {
                     Ok(pulled) => pulled,
                     Err(error) => {
                         tracing::warn!(error = %error, cause = error.cause.as_deref().unwrap_or(""), "pulling failed");
+                        self.note_failure(&error);
                         0
                     }
                 }
@@ -135,6 +143,14 @@ impl FederationLoop {
                 return handled;
             }
         }
+    }
+
+    /// Keeps a failure of this pass for the loop's health record (the log has already said it).
+    fn note_failure(&self, error: &crate::service::ServiceError) {
+        *self
+            .pass_failure
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(error.to_string());
     }
 
     async fn purge_inbox_if_due(&self) {
@@ -172,8 +188,15 @@ impl FederationLoop {
 
     /// Runs passes until `stop` turns true.
     pub async fn run(self, mut stop: watch::Receiver<bool>) {
+        let health = self.outgoing.service().background_loops();
         loop {
             self.run_once().await;
+            let failure = self
+                .pass_failure
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner())
+                .take();
+            health.pass_finished(FEDERATION_LOOP, self.outgoing.service().now(), failure);
             self.passes.send_modify(|passes| *passes += 1);
             let service = self.outgoing.service();
             let now = service.now();
@@ -186,7 +209,10 @@ impl FederationLoop {
             let deadline = next_due.map_or(now + POLL_INTERVAL, |due| due.min(now + POLL_INTERVAL).max(now));
             tokio::select! {
                 biased;
-                _ = stop.wait_for(|stopped| *stopped) => return,
+                _ = stop.wait_for(|stopped| *stopped) => {
+                    health.stopped(FEDERATION_LOOP, service.now());
+                    return;
+                }
                 () = self.inbox_handoff.work.notified() => {}
                 () = service.outbox_appended().notified() => {}
                 () = service.clock().wait_until(deadline) => {}

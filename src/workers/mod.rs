@@ -22,11 +22,18 @@ pub struct Workers {
 impl Workers {
     /// Starts every loop the configuration asks for.
     pub fn start(service: &Service, config: &Config, federation: federation::FederationLoop) -> Workers {
+        use crate::service::loop_health::{AUDIT_RETENTION_LOOP, FEDERATION_LOOP};
         let (stop, stopped) = watch::channel(false);
         let mut tasks = Vec::new();
+        // Recorded here, before any request is served, so the overview never reads a started loop as not running.
+        let health = service.background_loops();
+        health.started(FEDERATION_LOOP, federation::POLL_INTERVAL, service.now());
         tasks.push(tokio::spawn(federation.run(stopped.clone())));
         if let Some(retention) = audit_retention::AuditRetention::new(service.clone(), config.audit_retention_days) {
+            health.started(AUDIT_RETENTION_LOOP, audit_retention::PASS_INTERVAL, service.now());
             tasks.push(tokio::spawn(retention.run(stopped.clone())));
+        } else {
+            health.disabled(AUDIT_RETENTION_LOOP);
         }
         Workers { stop, tasks }
     }

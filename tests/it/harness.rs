@@ -199,6 +199,8 @@ pub struct ServedInstance {
     pub admin_key: String,
     /// The service layer of the served instance, for setting up fixtures.
     pub service: Service,
+    /// Its manual clock, which its background loops wait on.
+    pub clock: ManualClock,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
     task: Option<tokio::task::JoinHandle<()>>,
     _database: TestDatabase,
@@ -237,7 +239,7 @@ impl ServedInstance {
         let service = test_instance.service().clone();
         let TestInstance {
             instance,
-            clock: _,
+            clock,
             database,
             admin_key,
         } = test_instance;
@@ -253,6 +255,7 @@ impl ServedInstance {
             base_url,
             admin_key,
             service,
+            clock,
             stop: Some(stop),
             task: Some(task),
             _database: database,

@@ -1,0 +1,583 @@
+//! What every admin answer holds on the wire, built from the service in one place: the admin API returns these as
+//! its bodies and `interai admin … --json` prints them, so the two cannot drift apart. Each builder parses what the
+//! caller gave as text, calls the same service method for both, and converts by hand (wire types stay apart from
+//! domain types).
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+
+use crate::domain::Actor;
+use crate::service::audit::AuditQuery;
+use crate::service::content::ContentQuery;
+use crate::service::federation::cursors::ReplicationLag;
+use crate::service::federation::peering::PeerView;
+use crate::service::keys::ApiKeyRecord;
+use crate::service::{Service, ServiceError};
+
+// ---------------------------------------------------------------- actors
+
+/// An actor.
+#[derive(Debug, Serialize)]
+pub struct ActorWire {
+    id: String,
+    #[serde(rename = "type")]
+    actor_type: &'static str,
+    display_name: String,
+    controller: Option<String>,
+    root_controller: String,
+    origin: String,
+    created_at: DateTime<Utc>,
+}
+
+/// Converts an actor.
+pub fn actor_wire(actor: &Actor) -> ActorWire {
+    ActorWire {
+        id: actor.id.as_str().to_owned(),
+        actor_type: actor.actor_type.as_str(),
+        display_name: actor.display_name.clone(),
+        controller: actor.controller.as_ref().map(|id| id.as_str().to_owned()),
+        root_controller: actor.root_controller.as_str().to_owned(),
+        origin: actor.origin.clone(),
+        created_at: actor.created_at,
+    }
+}
+
+/// `GET /admin/actors`, `interai admin actor list --json`.
+#[derive(Debug, Serialize)]
+pub struct ActorsAnswer {
+    actors: Vec<ActorWire>,
+}
+
+/// Every actor of this realm, oldest first.
+pub async fn actors(service: &Service) -> Result<ActorsAnswer, ServiceError> {
+    let actors = service.list_actors().await?;
+    Ok(ActorsAnswer {
+        actors: actors.iter().map(actor_wire).collect(),
+    })
+}
+
+/// `GET /admin/actors/{id}`, `interai admin actor show ID --json`: one actor.
+pub async fn actor(service: &Service, id: &str) -> Result<ActorWire, ServiceError> {
+    let id = crate::service::validation::parse_id("id", id)?;
+    Ok(actor_wire(&service.find_actor(&id).await?))
+}
+
+// ---------------------------------------------------------------- API keys
+
+/// An API key, never with its secret.
+#[derive(Debug, Serialize)]
+pub struct KeyWire {
+    id: String,
+    actor: String,
+    scopes: Vec<&'static str>,
+    label: Option<String>,
+    /// `active`, `revoked` or `expired`, as of the answer.
+    state: &'static str,
+    created_at: DateTime<Utc>,
+    expires_at: Option<DateTime<Utc>>,
+    revoked_at: Option<DateTime<Utc>>,
+    last_used_at: Option<DateTime<Utc>>,
+}
+
+/// Converts a key; `now` decides whether it has expired.
+pub fn key_wire(key: &ApiKeyRecord, now: DateTime<Utc>) -> KeyWire {
+    let state = if key.revoked_at.is_some() {
+        "revoked"
+    } else if key.expires_at.is_some_and(|expires_at| expires_at <= now) {
+        "expired"
+    } else {
+        "active"
+    };
+    KeyWire {
+        id: key.id.as_str().to_owned(),
+        actor: key.actor_id.as_str().to_owned(),
+        scopes: key.scopes.names(),
+        label: key.label.clone(),
+        state,
+        created_at: key.created_at,
+        expires_at: key.expires_at,
+        revoked_at: key.revoked_at,
+        last_used_at: key.last_used_at,
+    }
+}
+
+/// `GET /admin/actors/{id}/keys`, `interai admin key list --actor ID --json`.
+#[derive(Debug, Serialize)]
+pub struct KeysAnswer {
+    actor: String,
+    keys: Vec<KeyWire>,
+}
+
+/// Every key of an actor, oldest first.
+pub async fn keys(service: &Service, actor: &str) -> Result<KeysAnswer, ServiceError> {
+    let actor_id = crate::service::validation::parse_id("actor", actor)?;
+    let keys = service.list_api_keys(&actor_id).await?;
+    let now = service.now();
+    Ok(KeysAnswer {
+        actor: actor_id.as_str().to_owned(),
+        keys: keys.iter().map(|key| key_wire(key, now)).collect(),
+    })
+}
+
+/// A key just issued, with its secret: the only answer that ever holds it.
+#[derive(Debug, Serialize)]
+pub struct IssuedKeyWire {
+    #[serde(flatten)]
+    key: KeyWire,
+    secret: String,
+}
+
+/// Converts a key just issued.
+pub fn issued_key_wire(issued: &crate::service::keys::IssuedApiKey, now: DateTime<Utc>) -> IssuedKeyWire {
+    IssuedKeyWire {
+        key: key_wire(&issued.key, now),
+        secret: issued.secret.clone(),
+    }
+}
+
+// ---------------------------------------------------------------- the audit log
+
+/// One audited call.
+#[derive(Debug, Serialize)]
+pub struct AuditRecordWire {
+    id: String,
+    actor: String,
+    root_controller: String,
+    key: String,
+    tool: String,
+    is_write: bool,
+    outcome: String,
+    result_summary: String,
+    duration_micros: i64,
+    client_name: Option<String>,
+    client_version: Option<String>,
+    created_at: DateTime<Utc>,
+    /// The request as audited: secrets and personal data already replaced by markers.
+    request: serde_json::Value,
+}
+
+/// `GET /admin/audit`, `interai admin audit list --json`: one page, newest first.
+#[derive(Debug, Serialize)]
+pub struct AuditAnswer {
+    records: Vec<AuditRecordWire>,
+    next_cursor: Option<String>,
+}
+
+/// A page of the audit log.
+pub async fn audit(service: &Service, query: AuditQuery) -> Result<AuditAnswer, ServiceError> {
+    let page = service.audit_log(query).await?;
+    Ok(AuditAnswer {
+        records: page
+            .records
+            .into_iter()
+            .map(|record| AuditRecordWire {
+                id: record.id,
+                actor: record.actor_id.as_str().to_owned(),
+                root_controller: record.root_controller_id.as_str().to_owned(),
+                key: record.key_id.as_str().to_owned(),
+                tool: record.tool,
+                is_write: record.is_write,
+                outcome: record.outcome,
+                result_summary: record.result_summary,
+                duration_micros: record.duration_micros,
+                client_name: record.client_name,
+                client_version: record.client_version,
+                created_at: record.created_at,
+                request: record.request,
+            })
+            .collect(),
+        next_cursor: page.next_cursor,
+    })
+}
+
+// ---------------------------------------------------------------- content
+
+/// A content item as listed.
+#[derive(Debug, Serialize)]
+pub struct ContentWire {
+    id: String,
+    title: String,
+    content_type: String,
+    space: String,
+    origin: String,
+    author: String,
+    revision_no: i32,
+    /// `deleted`, or the current revision's trust status.
+    status: String,
+    trust_value: Option<f64>,
+    created_at: DateTime<Utc>,
+    updated_at: DateTime<Utc>,
+    deleted_at: Option<DateTime<Utc>>,
+}
+
+/// `GET /admin/content`, `interai admin content list --json`: one page, newest first.
+#[derive(Debug, Serialize)]
+pub struct ContentAnswer {
+    items: Vec<ContentWire>,
+    next_cursor: Option<String>,
+}
+
+/// A page of content items.
+pub async fn content(service: &Service, query: ContentQuery) -> Result<ContentAnswer, ServiceError> {
+    let page = service.list_content(query).await?;
+    Ok(ContentAnswer {
+        items: page
+            .items
+            .into_iter()
+            .map(|listing| {
+                let item = listing.content;
+                let status = match item.deleted_at {
+                    Some(_) => "deleted".to_owned(),
+                    None => listing
+                        .trust_status
+                        .unwrap_or_else(|| crate::domain::TrustStatus::Unverified.as_str().to_owned()),
+                };
+                ContentWire {
+                    id: item.id.as_str().to_owned(),
+                    title: listing.title,
+                    content_type: item.content_type,
+                    space: item.space_id.as_str().to_owned(),
+                    origin: item.origin,
+                    author: item.author_id.as_str().to_owned(),
+                    revision_no: item.current_revision_no,
+                    status,
+                    trust_value: listing.trust_value,
+                    created_at: item.created_at,
+                    updated_at: item.updated_at,
+                    deleted_at: item.deleted_at,
+                }
+            })
+            .collect(),
+        next_cursor: page.next_cursor,
+    })
+}
+
+// ---------------------------------------------------------------- peers
+
+/// A peer's replication on the wire: what is waiting for it and how delivery and pulling went.
+#[derive(Debug, Serialize)]
+pub struct ReplicationWire {
+    undelivered: i64,
+    oldest_undelivered_at: Option<DateTime<Utc>>,
+    push_cursor: i64,
+    consecutive_failures: i32,
+    next_retry_at: Option<DateTime<Utc>>,
+    last_success_at: Option<DateTime<Utc>>,
+    last_error_class: Option<String>,
+    last_error: Option<String>,
+    last_error_at: Option<DateTime<Utc>>,
+    dead_letters: i64,
+    pull_cursor: Option<i64>,
+    backfilling: bool,
+    last_pull_at: Option<DateTime<Utc>>,
+    last_pull_error: Option<String>,
+}
+
+fn replication_wire(lag: ReplicationLag) -> ReplicationWire {
+    let row = lag.replication;
+    ReplicationWire {
+        undelivered: lag.undelivered,
+        oldest_undelivered_at: lag.oldest_undelivered_at,
+        push_cursor: row.push_cursor,
+        consecutive_failures: row.consecutive_failures,
+        next_retry_at: (row.consecutive_failures > 0).then_some(row.next_attempt_at),
+        last_success_at: row.last_success_at,
+        last_error_class: row.last_error_class,
+        last_error: row.last_error,
+        last_error_at: row.last_error_at,
+        dead_letters: lag.dead_letters,
+        backfilling: row.pull_cursor.is_none(),
+        pull_cursor: row.pull_cursor,
+        last_pull_at: row.last_pull_at,
+        last_pull_error: row.last_pull_error,
+    }
+}
+
+/// A peer on the wire.
+#[derive(Debug, Serialize)]
+pub struct PeerWire {
+    realm: String,
+    url: String,
+    state: String,
+    level: String,
+    blocked_reason: Option<String>,
+    blocked_until: Option<DateTime<Utc>>,
+    last_contact_at: Option<DateTime<Utc>>,
+    last_error: Option<String>,
+    last_error_at: Option<DateTime<Utc>>,
+    pending_deliveries: i64,
+    keys: Vec<PeerKeyWire>,
+    replication: Option<ReplicationWire>,
+}
+
+/// A key pinned for a peer.
+#[derive(Debug, Serialize)]
+pub struct PeerKeyWire {
+    key_id: String,
+    fingerprint: String,
+    pinned_by: String,
+}
+
+/// Converts a peer, with its replication when the caller read it.
+pub fn peer_wire(view: PeerView, lag: Option<ReplicationLag>) -> PeerWire {
+    PeerWire {
+        replication: lag.map(replication_wire),
+        realm: view.peer.realm,
+        url: view.peer.base_url,
+        state: view.peer.state.as_str().to_owned(),
+        level: view.peer.level.as_str().to_owned(),
+        blocked_reason: view.peer.blocked_reason,
+        blocked_until: view.peer.blocked_until,
+        last_contact_at: view.peer.last_contact_at,
+        last_error: view.peer.last_error,
+        last_error_at: view.peer.last_error_at,
+        pending_deliveries: view.pending_deliveries,
+        keys: view
+            .keys
+            .into_iter()
+            .map(|key| PeerKeyWire {
+                key_id: key.key_id,
+                fingerprint: key.fingerprint,
+                pinned_by: key.pinned_by,
+            })
+            .collect(),
+    }
+}
+
+/// `GET /admin/peers`, `interai admin peer list --json`.
+#[derive(Debug, Serialize)]
+pub struct PeersAnswer {
+    peers: Vec<PeerWire>,
+}
+
+/// Every peer with its replication.
+pub async fn peers(service: &Service) -> Result<PeersAnswer, ServiceError> {
+    let mut lags = service.replication_lag().await?;
+    let peers = service
+        .list_peers()
+        .await?
+        .into_iter()
+        .map(|view| {
+            let lag = lags
+                .iter()
+                .position(|lag| lag.replication.peer_realm == view.peer.realm)
+                .map(|at| lags.swap_remove(at));
+            peer_wire(view, lag)
+        })
+        .collect();
+    Ok(PeersAnswer { peers })
+}
+
+/// `GET /admin/peers/{realm}`: one peer with its replication.
+pub async fn peer(service: &Service, realm: &str) -> Result<PeerWire, ServiceError> {
+    let view = service.peer_view(realm).await?;
+    let lag = service.peer_replication_lag(&view.peer.realm).await?;
+    Ok(peer_wire(view, lag))
+}
+
+// ---------------------------------------------------------------- the federation identity and dead letters
+
+/// One of the instance's published keys.
+#[derive(Debug, Serialize)]
+pub struct InstanceKeyWire {
+    key_id: String,
+    fingerprint: String,
+    /// Whether it signs this instance's requests now (the others are still published for peers to check).
+    signing: bool,
+}
+
+/// `GET /admin/federation/identity`, `interai admin federation identity --json`.
+#[derive(Debug, Serialize)]
+pub struct IdentityAnswer {
+    actor: String,
+    realm: String,
+    keys: Vec<InstanceKeyWire>,
+}
+
+/// The instance's actor URL and published keys.
+pub async fn identity(service: &Service) -> Result<IdentityAnswer, ServiceError> {
+    let signing = service.signing_key().await?;
+    let keys = service
+        .published_instance_keys()
+        .await?
+        .into_iter()
+        .map(|key| InstanceKeyWire {
+            fingerprint: key.description.public_key.fingerprint(),
+            signing: key.description.key_id == signing.key_id,
+            key_id: key.description.key_id,
+        })
+        .collect();
+    Ok(IdentityAnswer {
+        actor: service.instance_actor_url(),
+        realm: service.realm().to_owned(),
+        keys,
+    })
+}
+
+/// A dead letter (or a delivery queued again).
+#[derive(Debug, Serialize)]
+pub struct DeliveryWire {
+    id: String,
+    peer: String,
+    activity_id: String,
+    activity_type: String,
+    state: String,
+    error: Option<String>,
+    created_at: DateTime<Utc>,
+    finished_at: Option<DateTime<Utc>>,
+}
+
+/// Converts a delivery.
+pub fn delivery_wire(row: &crate::service::federation::delivery::DeliveryRow) -> DeliveryWire {
+    DeliveryWire {
+        id: row.id.clone(),
+        peer: row.peer_realm.clone(),
+        activity_id: row.activity_id.clone(),
+        activity_type: row.activity_type.clone(),
+        state: row.state.clone(),
+        error: row.last_error.clone(),
+        created_at: row.created_at,
+        finished_at: row.finished_at,
+    }
+}
+
+/// `GET /admin/federation/dead-letters`, `interai admin federation dead-letters --json`.
+#[derive(Debug, Serialize)]
+pub struct DeadLettersAnswer {
+    dead_letters: Vec<DeliveryWire>,
+}
+
+/// How many dead letters a listing shows at most.
+pub const DEAD_LETTERS_SHOWN: i64 = 1000;
+
+/// The dead letters, of one peer or of all, newest first.
+pub async fn dead_letters(service: &Service, peer: Option<&str>) -> Result<DeadLettersAnswer, ServiceError> {
+    let rows = service.dead_letters(peer, DEAD_LETTERS_SHOWN).await?;
+    Ok(DeadLettersAnswer {
+        dead_letters: rows.iter().map(delivery_wire).collect(),
+    })
+}
+
+// ---------------------------------------------------------------- spaces
+
+/// A space.
+#[derive(Debug, Serialize)]
+pub struct SpaceWire {
+    id: String,
+    name: String,
+    description: String,
+    visibility: &'static str,
+    origin: String,
+    created_at: DateTime<Utc>,
+}
+
+/// Converts a space.
+pub fn space_wire(space: &crate::domain::knowledge::Space) -> SpaceWire {
+    SpaceWire {
+        id: space.id.as_str().to_owned(),
+        name: space.name.clone(),
+        description: space.description.clone(),
+        visibility: space.visibility.as_str(),
+        origin: space.origin.clone(),
+        created_at: space.created_at,
+    }
+}
+
+/// `GET /admin/spaces`, `interai admin space list --json`.
+#[derive(Debug, Serialize)]
+pub struct SpacesAnswer {
+    spaces: Vec<SpaceWire>,
+}
+
+/// Every space this instance knows.
+pub async fn spaces(service: &Service) -> Result<SpacesAnswer, ServiceError> {
+    let spaces = service.list_spaces().await?;
+    Ok(SpacesAnswer {
+        spaces: spaces.iter().map(space_wire).collect(),
+    })
+}
+
+// ---------------------------------------------------------------- the instance overview
+
+/// How much the instance holds.
+#[derive(Debug, Serialize)]
+pub struct CountsWire {
+    actors: i64,
+    active_api_keys: i64,
+    content: i64,
+    deleted_content: i64,
+    claims: i64,
+    evidence: i64,
+    peers: i64,
+}
+
+/// One background loop of the serving process.
+#[derive(Debug, Serialize)]
+pub struct LoopWire {
+    name: &'static str,
+    state: &'static str,
+    interval_seconds: Option<i64>,
+    started_at: Option<DateTime<Utc>>,
+    stopped_at: Option<DateTime<Utc>>,
+    passes: u64,
+    last_pass_at: Option<DateTime<Utc>>,
+    last_success_at: Option<DateTime<Utc>>,
+    consecutive_failures: u64,
+    last_error: Option<String>,
+    last_error_at: Option<DateTime<Utc>>,
+}
+
+/// `GET /admin/instance`.
+#[derive(Debug, Serialize)]
+pub struct InstanceAnswer {
+    realm: String,
+    version: &'static str,
+    backend: &'static str,
+    now: DateTime<Utc>,
+    counts: CountsWire,
+    peers_by_state: std::collections::BTreeMap<&'static str, i64>,
+    loops: Vec<LoopWire>,
+}
+
+/// The instance overview.
+pub async fn instance(service: &Service) -> Result<InstanceAnswer, ServiceError> {
+    let overview = service.instance_overview().await?;
+    let counts = overview.counts;
+    Ok(InstanceAnswer {
+        realm: overview.realm,
+        version: overview.version,
+        backend: overview.backend,
+        now: overview.now,
+        counts: CountsWire {
+            actors: counts.actors,
+            active_api_keys: counts.active_api_keys,
+            content: counts.content,
+            deleted_content: counts.deleted_content,
+            claims: counts.claims,
+            evidence: counts.evidence,
+            peers: counts.peers,
+        },
+        peers_by_state: overview
+            .peers_by_state
+            .into_iter()
+            .map(|(state, count)| (state.as_str(), count))
+            .collect(),
+        loops: overview
+            .loops
+            .into_iter()
+            .map(|record| LoopWire {
+                name: record.name,
+                state: record.state.as_str(),
+                interval_seconds: record.interval.map(|interval| interval.num_seconds()),
+                started_at: record.started_at,
+                stopped_at: record.stopped_at,
+                passes: record.passes,
+                last_pass_at: record.last_pass_at,
+                last_success_at: record.last_success_at,
+                consecutive_failures: record.consecutive_failures,
+                last_error: record.last_error,
+                last_error_at: record.last_error_at,
+            })
+            .collect(),
+    })
+}
