@@ -104,6 +104,11 @@ pub enum PeerCommand {
     },
     /// Every peer: state, level, last contact, last error, pending deliveries, pinned keys.
     List,
+    /// One peer: the same rows as `list` shows for it.
+    Show {
+        /// The peer's realm, e.g. beta.example.
+        realm: String,
+    },
     /// Accept a peer that asked to peer (pending_in).
     Approve {
         /// The peer's realm, e.g. beta.example.
@@ -584,24 +589,33 @@ fn confirm(question: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn print_peer(view: &crate::service::federation::peering::PeerView) {
+/// The header row of `peer list` and `peer show`.
+const PEER_HEADER: &str = "realm\tstate\tlevel\tlast_contact\tlast_error\tpending_deliveries";
+
+/// One peer as `peer list` and `peer show` print it: the status row (the state as shown, the newest failure of any
+/// channel with its class and time, everything waiting for the peer), its keys, then its outbox and pull lines.
+fn print_peer(view: &crate::service::federation::peering::PeerView, now: DateTime<Utc>) {
     let show = |instant: Option<DateTime<Utc>>| instant.map_or_else(|| "-".to_owned(), |value| value.to_rfc3339());
     let peer = &view.peer;
     let state = match (&peer.blocked_reason, peer.blocked_until) {
         (Some(reason), until) => format!(
             "{} ({reason}{})",
-            peer.state,
+            view.state,
             until.map_or(String::new(), |until| format!(" until {}", until.to_rfc3339()))
         ),
-        _ => peer.state.to_string(),
+        _ => view.state.to_string(),
     };
+    let last_error = view.last_error.as_ref().map_or_else(
+        || "-".to_owned(),
+        |failure| format!("{} ({}) at {}", failure.class, failure.detail, failure.at.to_rfc3339()),
+    );
     println!(
         "{}\t{}\t{}\t{}\t{}\t{}",
         peer.realm,
         state,
         peer.level,
         show(peer.last_contact_at),
-        peer.last_error.as_deref().unwrap_or("-"),
+        last_error,
         view.pending_deliveries
     );
     for key in &view.keys {
@@ -610,16 +624,21 @@ fn print_peer(view: &crate::service::federation::peering::PeerView) {
             key.key_id, key.fingerprint, key.pinned_by
         );
     }
+    println!("  queue\tpeering messages {}", view.pending_peering_messages);
+    if let Some(lag) = &view.replication {
+        print_lag(lag, view.undelivered_events, now);
+    }
 }
 
-fn print_lag(lag: &crate::service::federation::cursors::ReplicationLag, now: DateTime<Utc>) {
+fn print_lag(lag: &crate::service::federation::cursors::ReplicationLag, undelivered: i64, now: DateTime<Utc>) {
     let show = |instant: Option<DateTime<Utc>>| instant.map_or_else(|| "-".to_owned(), |value| value.to_rfc3339());
     let replication = &lag.replication;
     let oldest = lag
         .oldest_undelivered_at
+        .filter(|_| undelivered > 0)
         .map_or_else(|| "-".to_owned(), |at| format!("{}s", (now - at).num_seconds().max(0)));
     let error = match (&replication.last_error_class, &replication.last_error) {
-        (Some(class), Some(excerpt)) => format!("{class} ({excerpt})"),
+        (Some(class), Some(excerpt)) if replication.consecutive_failures > 0 => format!("{class} ({excerpt})"),
         _ => "-".to_owned(),
     };
     let next_retry = if replication.consecutive_failures > 0 {
@@ -628,8 +647,7 @@ fn print_lag(lag: &crate::service::federation::cursors::ReplicationLag, now: Dat
         "-".to_owned()
     };
     println!(
-        "  outbox\tundelivered {}\toldest {oldest}\tlast success {}\tlast error {error}\tnext retry {next_retry}\tdead letters {}",
-        lag.undelivered,
+        "  outbox\tundelivered {undelivered}\toldest {oldest}\tlast success {}\tfailing {error}\tnext retry {next_retry}\tdead letters {}",
         show(replication.last_success_at),
         lag.dead_letters
     );
@@ -683,15 +701,16 @@ async fn run_peer_command(instance: &Instance, command: PeerCommand) -> anyhow::
             println!("{}\t{}", view.peer.realm, view.peer.state);
         }
         PeerCommand::List => {
-            println!("realm\tstate\tlevel\tlast_contact\tlast_error\tpending_deliveries");
-            let lags = service.replication_lag().await?;
+            println!("{PEER_HEADER}");
             let now = service.now();
             for view in service.list_peers().await? {
-                print_peer(&view);
-                if let Some(lag) = lags.iter().find(|lag| lag.replication.peer_realm == view.peer.realm) {
-                    print_lag(lag, now);
-                }
+                print_peer(&view, now);
             }
+        }
+        PeerCommand::Show { realm } => {
+            let view = service.peer_view(&realm).await?;
+            println!("{PEER_HEADER}");
+            print_peer(&view, service.now());
         }
         PeerCommand::Approve {
             realm,

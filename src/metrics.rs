@@ -18,7 +18,7 @@
 //!   label takes the realms an admin peered with: bounded by the peer list);
 //! - `interai_inbox_queue_depth`: inbound activities waiting to be applied, set at each scrape.
 
-use crate::domain::PeerState;
+use crate::domain::ShownPeerState;
 use std::sync::Arc;
 
 use prometheus_client::encoding::EncodeLabelSet;
@@ -44,14 +44,16 @@ pub const TOOL_OUTCOME_UNKNOWN_TOOL: &str = "unknown_tool";
 /// The `reason` label of an inbox request that was not rejected.
 pub const NO_REASON: &str = "none";
 
-/// Every peer state. [`Metrics::set_peer_counts`] sets each of them.
-pub const PEER_STATES: [&str; 6] = [
-    PeerState::PendingOut.as_str(),
-    PeerState::PendingIn.as_str(),
-    PeerState::Active.as_str(),
-    PeerState::Blocked.as_str(),
-    PeerState::Unreachable.as_str(),
-    PeerState::Rejected.as_str(),
+/// Every peer state as shown (`peer list`, `/admin/peers`): the stored states and `blocked_by_peer`.
+/// [`Metrics::set_peer_counts`] sets each of them.
+pub const PEER_STATES: [&str; 7] = [
+    ShownPeerState::ALL[0].as_str(),
+    ShownPeerState::ALL[1].as_str(),
+    ShownPeerState::ALL[2].as_str(),
+    ShownPeerState::ALL[3].as_str(),
+    ShownPeerState::ALL[4].as_str(),
+    ShownPeerState::ALL[5].as_str(),
+    ShownPeerState::ALL[6].as_str(),
 ];
 
 /// What became of one request to the federation inbox.

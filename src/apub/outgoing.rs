@@ -419,6 +419,19 @@ pub(super) fn classify(response: &Response<Vec<u8>>) -> AttemptResult {
     }
 }
 
+/// The `reason` of a refusal in an interai peer's JSON body (`{"reason": "blocked_sender", …}`), when it is a
+/// snake_case word (anything else is not taken as a class).
+pub(super) fn refusal_reason(response: &Response<Vec<u8>>) -> Option<String> {
+    let body: serde_json::Value = serde_json::from_slice(response.body()).ok()?;
+    let reason = body.get("reason")?.as_str()?;
+    let is_word = !reason.is_empty()
+        && reason.len() <= 64
+        && reason
+            .bytes()
+            .all(|byte| byte.is_ascii_lowercase() || byte.is_ascii_digit() || byte == b'_');
+    is_word.then(|| reason.to_owned())
+}
+
 /// A nonce no other signature of this instance uses: 16 random bytes, base64url.
 fn random_nonce() -> String {
     use base64::Engine;

@@ -141,7 +141,8 @@ fn replication_wire(lag: crate::service::federation::cursors::ReplicationLag) ->
     }
 }
 
-/// A peer on the wire.
+/// A peer on the wire: the same status `interai admin peer list` prints (the state as shown, the newest failure of
+/// any channel, everything waiting for the peer).
 #[derive(Serialize)]
 struct PeerWire {
     realm: String,
@@ -152,8 +153,11 @@ struct PeerWire {
     blocked_until: Option<DateTime<Utc>>,
     last_contact_at: Option<DateTime<Utc>>,
     last_error: Option<String>,
+    last_error_class: Option<String>,
     last_error_at: Option<DateTime<Utc>>,
     pending_deliveries: i64,
+    pending_peering_messages: i64,
+    undelivered_events: i64,
     keys: Vec<PeerKeyWire>,
     replication: Option<ReplicationWire>,
 }
@@ -165,19 +169,22 @@ struct PeerKeyWire {
     pinned_by: String,
 }
 
-fn peer_wire(view: PeerView, lag: Option<crate::service::federation::cursors::ReplicationLag>) -> PeerWire {
+fn peer_wire(view: PeerView) -> PeerWire {
     PeerWire {
-        replication: lag.map(replication_wire),
+        replication: view.replication.map(replication_wire),
         realm: view.peer.realm,
         url: view.peer.base_url,
-        state: view.peer.state.as_str().to_owned(),
+        state: view.state.as_str().to_owned(),
         level: view.peer.level.as_str().to_owned(),
         blocked_reason: view.peer.blocked_reason,
         blocked_until: view.peer.blocked_until,
         last_contact_at: view.peer.last_contact_at,
-        last_error: view.peer.last_error,
-        last_error_at: view.peer.last_error_at,
+        last_error: view.last_error.as_ref().map(|failure| failure.detail.clone()),
+        last_error_class: view.last_error.as_ref().map(|failure| failure.class.clone()),
+        last_error_at: view.last_error.as_ref().map(|failure| failure.at),
         pending_deliveries: view.pending_deliveries,
+        pending_peering_messages: view.pending_peering_messages,
+        undelivered_events: view.undelivered_events,
         keys: view
             .keys
             .into_iter()
@@ -200,28 +207,20 @@ fn level(text: &str) -> Result<PeerLevel, ApiError> {
 }
 
 async fn list_peers(State(state): State<AdminState>) -> Result<Response, ApiError> {
-    let service = state.outgoing.service();
-    let mut lags = service.replication_lag().await?;
-    let peers: Vec<PeerWire> = service
+    let peers: Vec<PeerWire> = state
+        .outgoing
+        .service()
         .list_peers()
         .await?
         .into_iter()
-        .map(|view| {
-            let lag = lags
-                .iter()
-                .position(|lag| lag.replication.peer_realm == view.peer.realm)
-                .map(|at| lags.swap_remove(at));
-            peer_wire(view, lag)
-        })
+        .map(peer_wire)
         .collect();
     Ok(axum::Json(json!({ "peers": peers })).into_response())
 }
 
 async fn show_peer(State(state): State<AdminState>, Path(realm): Path<String>) -> Result<Response, ApiError> {
-    let service = state.outgoing.service();
-    let view = service.peer_view(&realm).await?;
-    let lag = service.peer_replication_lag(&view.peer.realm).await?;
-    Ok(axum::Json(peer_wire(view, lag)).into_response())
+    let view = state.outgoing.service().peer_view(&realm).await?;
+    Ok(axum::Json(peer_wire(view)).into_response())
 }
 
 #[derive(Deserialize)]
@@ -269,7 +268,7 @@ async fn add_peer(
     let view = state.outgoing.service().add_peer(&introduction, level).await?;
     deliver_now(&state, &view.peer.realm).await;
     let view = state.outgoing.service().peer_view(&view.peer.realm).await?;
-    Ok((StatusCode::CREATED, axum::Json(peer_wire(view, None))).into_response())
+    Ok((StatusCode::CREATED, axum::Json(peer_wire(view))).into_response())
 }
 
 /// Sends what an operation queued for `realm` right away; failures stay queued for the federation loop.
@@ -301,13 +300,13 @@ async fn approve_peer(
         .approve_peer(&realm, level, body.fingerprint.as_deref())
         .await?;
     deliver_now(&state, &view.peer.realm).await;
-    Ok(axum::Json(peer_wire(view, None)).into_response())
+    Ok(axum::Json(peer_wire(view)).into_response())
 }
 
 async fn reject_peer(State(state): State<AdminState>, Path(realm): Path<String>) -> Result<Response, ApiError> {
     let view = state.outgoing.service().reject_peer(&realm).await?;
     deliver_now(&state, &view.peer.realm).await;
-    Ok(axum::Json(peer_wire(view, None)).into_response())
+    Ok(axum::Json(peer_wire(view)).into_response())
 }
 
 #[derive(Deserialize)]
@@ -328,11 +327,11 @@ async fn block_peer(
         .service()
         .block_peer(&realm, &body.reason, body.until)
         .await?;
-    Ok(axum::Json(peer_wire(view, None)).into_response())
+    Ok(axum::Json(peer_wire(view)).into_response())
 }
 
 async fn unblock_peer(State(state): State<AdminState>, Path(realm): Path<String>) -> Result<Response, ApiError> {
-    Ok(axum::Json(peer_wire(state.outgoing.service().unblock_peer(&realm).await?, None)).into_response())
+    Ok(axum::Json(peer_wire(state.outgoing.service().unblock_peer(&realm).await?)).into_response())
 }
 
 #[derive(Deserialize)]
@@ -347,11 +346,7 @@ async fn set_level(
     axum::Json(body): axum::Json<LevelBody>,
 ) -> Result<Response, ApiError> {
     let level = level(&body.level)?;
-    Ok(axum::Json(peer_wire(
-        state.outgoing.service().set_peer_level(&realm, level).await?,
-        None,
-    ))
-    .into_response())
+    Ok(axum::Json(peer_wire(state.outgoing.service().set_peer_level(&realm, level).await?)).into_response())
 }
 
 async fn remove_peer(State(state): State<AdminState>, Path(realm): Path<String>) -> Result<Response, ApiError> {

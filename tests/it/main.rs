@@ -1,6 +1,7 @@
 //! The integration test binary: whole instances in one process, on SQLite by default and on PostgreSQL
 //! when `INTERAI_TEST_DATABASE_URL` is set.
 
+mod admin_truth;
 mod cli;
 mod discovery;
 mod documents;
