@@ -282,6 +282,24 @@ pub struct CreateKeyArguments {
     pub label: Option<String>,
 }
 
+/// An error as the command line prints it: the error and each of its causes once. Many errors already say their cause
+/// in their own text (`database: database error: …`), so a cause whose text was already said is left out; before,
+/// a PostgreSQL error was printed four times.
+pub fn error_text(error: &anyhow::Error) -> String {
+    let mut text = String::new();
+    for cause in error.chain() {
+        let said = cause.to_string();
+        if said.is_empty() || text.contains(&said) {
+            continue;
+        }
+        if !text.is_empty() {
+            text.push_str(": ");
+        }
+        text.push_str(&said);
+    }
+    text
+}
+
 /// Runs a parsed command line.
 pub async fn run(cli: Cli) -> anyhow::Result<()> {
     let mut config = Config::load(cli.config.as_deref())?;
@@ -313,6 +331,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             let instance = if init {
                 Instance::open(config, clock).await?
             } else {
+                let config = with_stored_realm(cli.config.as_deref(), config).await?;
                 Instance::open_existing(config, clock).await?
             };
             instance.bootstrap().await?;
@@ -322,6 +341,40 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+/// The configuration an admin command runs with. An admin command manages the realm its database holds, so when
+/// neither `INTERAI_REALM` nor the configuration file names a realm, the realm is read from the database (before, the
+/// default realm was assumed, and every command on a database of another realm failed with "a realm cannot be
+/// renamed"). A realm that is named and differs from the stored one is still refused, once, by the bootstrap.
+async fn with_stored_realm(file: Option<&std::path::Path>, config: Config) -> anyhow::Result<Config> {
+    let environment: std::collections::BTreeMap<String, String> = std::env::vars()
+        .filter(|(name, _)| name.starts_with("INTERAI_"))
+        .collect();
+    if environment.contains_key("INTERAI_REALM") {
+        return Ok(config);
+    }
+    let file_path = file
+        .map(std::path::Path::to_path_buf)
+        .or_else(|| environment.get("INTERAI_CONFIG").map(PathBuf::from));
+    // `Config::load` read this file a moment ago and accepted it.
+    let file_text = file_path.as_deref().map(std::fs::read_to_string).transpose()?;
+    let file_names_realm = file_text
+        .as_deref()
+        .and_then(|text| toml::from_str::<toml::Table>(text).ok())
+        .is_some_and(|table| table.contains_key("realm"));
+    if file_names_realm {
+        return Ok(config);
+    }
+    let stored = crate::store::settings::peek(&config.database_url, crate::service::bootstrap::SETTING_REALM).await?;
+    match stored {
+        Some(stored) if stored != config.realm => {
+            let mut environment = environment;
+            environment.insert("INTERAI_REALM".to_owned(), stored);
+            Ok(Config::from_sources(file_text.as_deref(), &environment)?)
+        }
+        _ => Ok(config),
+    }
 }
 
 async fn run_admin(instance: &Instance, command: AdminCommand) -> anyhow::Result<()> {
