@@ -355,7 +355,13 @@ impl Outgoing {
         let leased = self.service.lease_deliveries(limit, only_peer).await?;
         let attempts = leased.len();
         for delivery in leased {
+            let started = std::time::Instant::now();
             let result = self.deliver(&delivery).await?;
+            self.metrics.record_peer_delivery(
+                &delivery.row.peer_realm,
+                super::replicate::delivery_outcome(&result),
+                Some(started.elapsed().as_secs_f64()),
+            );
             self.service.finish_delivery(&delivery.row, result).await?;
         }
         Ok(attempts)

@@ -192,6 +192,7 @@ impl Outgoing {
                 let slots = Arc::clone(&slots);
                 let urls = urls.clone();
                 let failed_anywhere = Arc::clone(&failed_anywhere);
+                let peer_realm = leased.peer.realm.clone();
                 tasks.spawn(async move {
                     // The object's earlier events first: a failure there holds this window's events back too (a
                     // task that ended without telling, on a rendering error, fails the round anyway).
@@ -214,9 +215,15 @@ impl Outgoing {
                                 (PushResult::Postponed, false)
                             }
                             (None, Some(body)) => {
+                                let started = std::time::Instant::now();
                                 let (result, auth_refresh) = outgoing
                                     .post_replicated(&inbox, body.clone().into_bytes(), &key, may_refresh_auth)
                                     .await;
+                                outgoing.metrics().record_peer_delivery(
+                                    &peer_realm,
+                                    delivery_outcome(&result),
+                                    Some(started.elapsed().as_secs_f64()),
+                                );
                                 let result = PushResult::Attempted(result);
                                 if matches!(result, PushResult::Attempted(AttemptResult::Retry { .. })) {
                                     failed_anywhere.store(true, Ordering::Relaxed);
@@ -486,6 +493,15 @@ impl Outgoing {
             }
         };
         Ok((queued, progress))
+    }
+}
+
+/// The `outcome` label of one delivery attempt.
+pub(super) fn delivery_outcome(result: &AttemptResult) -> &'static str {
+    match result {
+        AttemptResult::Delivered => "delivered",
+        AttemptResult::Retry { .. } => "retried",
+        AttemptResult::Refused { .. } => "dead_lettered",
     }
 }
 

@@ -86,6 +86,7 @@ async fn require_admin(State(state): State<AdminState>, mut request: Request, ne
         .unwrap_or_default();
     match state.outgoing.service().authenticate(&presented).await {
         Ok(caller) if caller.scopes.contains(Scope::Admin) => {
+            super::request_log::record_caller(request.extensions(), &caller);
             request.extensions_mut().insert(AdminCaller(caller.actor.id.clone()));
             next.run(request).await
         }

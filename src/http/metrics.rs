@@ -32,7 +32,9 @@ pub async fn count_request(State(metrics): State<Metrics>, mut request: Request,
         .get::<MatchedPath>()
         .map(|matched| matched.as_str().to_owned());
     request.extensions_mut().insert(metrics.clone());
+    let started = std::time::Instant::now();
     let response = next.run(request).await;
+    metrics.record_http_duration(route.as_deref(), started.elapsed().as_secs_f64());
     metrics.record_http_request(route.as_deref(), response.status().as_u16());
     response
 }
@@ -94,6 +96,7 @@ async fn render_metrics(
         }
         Err(error) => tracing::warn!(error = %error, "replication lag for /metrics could not be read"),
     }
+    endpoint.metrics.refresh_process_metrics();
     match endpoint.service.inbound_queue_depth().await {
         Ok(depth) => endpoint.metrics.set_inbox_queue_depth(depth),
         Err(error) => tracing::warn!(error = %error, "the inbox queue depth for /metrics could not be read"),

@@ -123,11 +123,41 @@ async fn a_peer_that_blocked_this_instance_reads_blocked_by_peer_everywhere_with
     assert_eq!(view.state, ShownPeerState::Stored(PeerState::Active), "{view:?}");
     assert_eq!(view.pending_deliveries, 0, "{view:?}");
     let text = metrics_text(alpha, &key).await;
+    let value = |name: &str, labels: &[(&str, &str)]| crate::metrics::value_of(&text, name, labels);
+    assert_eq!(value("interai_peers", &[("state", "active")]), 1.0, "{text}");
+    // Per peer: the held attempts and the delivery, and how long the requests took.
+    let deliveries = "interai_federation_deliveries_total";
+    assert!(
+        value(deliveries, &[("peer", "beta.test"), ("outcome", "retried")]) >= 1.0,
+        "{text}"
+    );
+    assert!(
+        value(deliveries, &[("peer", "beta.test"), ("outcome", "delivered")]) >= 1.0,
+        "{text}"
+    );
+    assert!(
+        value(
+            "interai_federation_delivery_duration_seconds_count",
+            &[("peer", "beta.test")]
+        ) >= 2.0,
+        "{text}"
+    );
+    assert!(
+        value(
+            "interai_http_request_duration_seconds_count",
+            &[("route", "/admin/peers")]
+        ) >= 1.0,
+        "{text}"
+    );
     assert_eq!(
-        crate::metrics::value_of(&text, "interai_peers", &[("state", "active")]),
+        value("interai_build_info", &[("version", env!("CARGO_PKG_VERSION"))]),
         1.0,
         "{text}"
     );
+    if cfg!(target_os = "linux") {
+        assert!(value("process_open_fds", &[]) > 0.0, "{text}");
+        assert!(value("process_resident_memory_bytes", &[]) > 0.0, "{text}");
+    }
 }
 
 #[tokio::test]
@@ -322,4 +352,96 @@ async fn a_failing_push_is_logged_once_at_warn_its_repeats_at_debug_and_its_reco
         log.events()
     );
     assert_eq!(log.count("WARN", "pushing to the peer fails", "beta.test"), 1);
+}
+
+/// `interai admin …` run on `node`'s database, the realm read from it (no `INTERAI_REALM`).
+fn admin_command(node: &Node, arguments: &[&str]) -> String {
+    let config = node.instance.config();
+    let mut all = vec!["admin"];
+    all.extend_from_slice(arguments);
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_interai"))
+        .args(&all)
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("INTERAI_DATA_DIR", &config.data_dir)
+        .env("INTERAI_DATABASE_URL", &config.database_url)
+        .env("INTERAI_FEDERATION_ALLOW_HTTP", "true")
+        .env("INTERAI_LOG", "warn")
+        .output()
+        .expect("the interai binary runs");
+    assert!(
+        output.status.success(),
+        "{all:?}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout).expect("utf-8")
+}
+
+#[tokio::test]
+async fn peer_list_and_show_print_the_same_status_in_their_header_row() {
+    let network = Network::start(&["alpha.test", "beta.test"]).await;
+    peered(&network, "alpha.test", "beta.test").await;
+    let (alpha, beta) = (network.node("alpha.test"), network.node("beta.test"));
+    let author = agent(alpha.service(), "author").await;
+    beta.service()
+        .block_peer("alpha.test", "too chatty", None)
+        .await
+        .expect("blocked");
+    publish_procedure(alpha.service(), &author, "held for beta", &[]).await;
+    network.settle().await;
+
+    for listing in [
+        admin_command(alpha, &["peer", "list"]),
+        admin_command(alpha, &["peer", "show", "beta.test"]),
+    ] {
+        let mut lines = listing.lines();
+        assert_eq!(
+            lines.next(),
+            Some("realm\tstate\tlevel\tlast_contact\tlast_error\tpending_deliveries")
+        );
+        let row: Vec<&str> = lines.next().expect("beta's row").split('\t').collect();
+        assert_eq!(row[0], "beta.test", "{listing}");
+        assert_eq!(row[1], "blocked_by_peer", "{listing}");
+        assert!(row[4].starts_with("blocked_sender ("), "{listing}");
+        assert_eq!(row[5], "1", "the held event is pending: {listing}");
+        assert!(listing.contains("  outbox\tundelivered 1\t"), "{listing}");
+    }
+}
+
+#[tokio::test]
+async fn the_request_line_names_the_actor_key_and_tool_and_never_the_secret() {
+    let network = Network::start(&["alpha.test"]).await;
+    let alpha = network.node("alpha.test");
+    let caller = agent(alpha.service(), "Logged agent").await;
+    let log = CapturedLog::default();
+    let _guard = tracing::subscriber::set_default(capturing(&log));
+    let request = http::Request::builder()
+        .method(Method::POST)
+        .uri("/mcp")
+        .header("host", &alpha.realm)
+        .header("authorization", format!("Bearer {}", caller.key))
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .body(Body::from(
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"whoami","arguments":{}}}"#,
+        ))
+        .expect("request");
+    let response = alpha.router.clone().oneshot(request).await.expect("router answers");
+    assert_eq!(response.status(), StatusCode::OK);
+    let _ = axum::body::to_bytes(response.into_body(), 1024 * 1024).await;
+
+    let lines: Vec<Value> = log
+        .events()
+        .into_iter()
+        .filter(|event| event["fields"]["message"] == "request" && event["fields"]["path"] == "/mcp")
+        .collect();
+    assert_eq!(lines.len(), 1, "{:?}", log.events());
+    let fields = &lines[0]["fields"];
+    assert_eq!(fields["actor"], caller.caller.actor.id.as_str(), "{fields}");
+    assert_eq!(fields["key_id"], caller.caller.key_id.as_str(), "{fields}");
+    assert_eq!(fields["tool"], "whoami", "{fields}");
+    assert_eq!(fields["status"], 200, "{fields}");
+    assert!(fields.get("client").is_none(), "no address in process: {fields}");
+    let everything = serde_json::to_string(&log.events()).expect("json");
+    assert!(!everything.contains(&caller.key), "the secret is never logged");
 }
