@@ -220,6 +220,15 @@ async fn a_peer_that_answers_unknown_sender_for_an_hour_ends_rejected_with_its_r
         Some("unknown_sender")
     );
     assert_eq!(view.pending_deliveries, 0, "{view:?}");
+    let key = admin_key(alpha).await;
+    let text = metrics_text(alpha, &key).await;
+    let value = |name: &str, labels: &[(&str, &str)]| crate::metrics::value_of(&text, name, labels);
+    assert_eq!(value("interai_peers", &[("state", "rejected")]), 1.0, "{text}");
+    assert_eq!(
+        value("interai_outbox_undelivered", &[("peer", "beta.test")]),
+        0.0,
+        "{text}"
+    );
     let letters = alpha
         .service()
         .dead_letters(Some("beta.test"), 10)
