@@ -108,6 +108,11 @@ pub enum PeerCommand {
     },
     /// Every peer: state, level, last contact, last error, pending deliveries, pinned keys.
     List,
+    /// One peer: the same rows as `list` shows for it.
+    Show {
+        /// The peer's realm, e.g. beta.example.
+        realm: String,
+    },
     /// Accept a peer that asked to peer (pending_in).
     Approve {
         /// The peer's realm, e.g. beta.example.
@@ -337,6 +342,24 @@ pub struct CreateKeyArguments {
     pub label: Option<String>,
 }
 
+/// An error as the command line prints it: the error and each of its causes once. Many errors already say their cause
+/// in their own text (`database: database error: …`), so a cause whose text was already said is left out; before,
+/// a PostgreSQL error was printed four times.
+pub fn error_text(error: &anyhow::Error) -> String {
+    let mut text = String::new();
+    for cause in error.chain() {
+        let said = cause.to_string();
+        if said.is_empty() || text.contains(&said) {
+            continue;
+        }
+        if !text.is_empty() {
+            text.push_str(": ");
+        }
+        text.push_str(&said);
+    }
+    text
+}
+
 /// Runs a parsed command line.
 pub async fn run(cli: Cli) -> anyhow::Result<()> {
     let mut config = Config::load(cli.config.as_deref())?;
@@ -368,6 +391,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             let instance = if init {
                 Instance::open(config, clock).await?
             } else {
+                let config = with_stored_realm(cli.config.as_deref(), config).await?;
                 Instance::open_existing(config, clock).await?
             };
             instance.bootstrap().await?;
@@ -523,6 +547,40 @@ fn content_query(arguments: &ContentListArguments) -> crate::service::content::C
 fn print_next_cursor(next_cursor: Option<&str>) {
     if let Some(cursor) = next_cursor {
         eprintln!("more: --cursor {cursor}");
+    }
+}
+
+/// The configuration an admin command runs with. An admin command manages the realm its database holds, so when
+/// neither `INTERAI_REALM` nor the configuration file names a realm, the realm is read from the database (before, the
+/// default realm was assumed, and every command on a database of another realm failed with "a realm cannot be
+/// renamed"). A realm that is named and differs from the stored one is still refused, once, by the bootstrap.
+async fn with_stored_realm(file: Option<&std::path::Path>, config: Config) -> anyhow::Result<Config> {
+    let environment: std::collections::BTreeMap<String, String> = std::env::vars()
+        .filter(|(name, _)| name.starts_with("INTERAI_"))
+        .collect();
+    if environment.contains_key("INTERAI_REALM") {
+        return Ok(config);
+    }
+    let file_path = file
+        .map(std::path::Path::to_path_buf)
+        .or_else(|| environment.get("INTERAI_CONFIG").map(PathBuf::from));
+    // `Config::load` read this file a moment ago and accepted it.
+    let file_text = file_path.as_deref().map(std::fs::read_to_string).transpose()?;
+    let file_names_realm = file_text
+        .as_deref()
+        .and_then(|text| toml::from_str::<toml::Table>(text).ok())
+        .is_some_and(|table| table.contains_key("realm"));
+    if file_names_realm {
+        return Ok(config);
+    }
+    let stored = crate::store::settings::peek(&config.database_url, crate::service::bootstrap::SETTING_REALM).await?;
+    match stored {
+        Some(stored) if stored != config.realm => {
+            let mut environment = environment;
+            environment.insert("INTERAI_REALM".to_owned(), stored);
+            Ok(Config::from_sources(file_text.as_deref(), &environment)?)
+        }
+        _ => Ok(config),
     }
 }
 
@@ -812,24 +870,33 @@ fn confirm(question: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn print_peer(view: &crate::service::federation::peering::PeerView) {
+/// The header row of `peer list` and `peer show`.
+const PEER_HEADER: &str = "realm\tstate\tlevel\tlast_contact\tlast_error\tpending_deliveries";
+
+/// One peer as `peer list` and `peer show` print it: the status row (the state as shown, the newest failure of any
+/// channel with its class and time, everything waiting for the peer), its keys, then its outbox and pull lines.
+fn print_peer(view: &crate::service::federation::peering::PeerView, now: DateTime<Utc>) {
     let show = |instant: Option<DateTime<Utc>>| instant.map_or_else(|| "-".to_owned(), |value| value.to_rfc3339());
     let peer = &view.peer;
     let state = match (&peer.blocked_reason, peer.blocked_until) {
         (Some(reason), until) => format!(
             "{} ({reason}{})",
-            peer.state,
+            view.state,
             until.map_or(String::new(), |until| format!(" until {}", until.to_rfc3339()))
         ),
-        _ => peer.state.to_string(),
+        _ => view.state.to_string(),
     };
+    let last_error = view.last_error.as_ref().map_or_else(
+        || "-".to_owned(),
+        |failure| format!("{} ({}) at {}", failure.class, failure.detail, failure.at.to_rfc3339()),
+    );
     println!(
         "{}\t{}\t{}\t{}\t{}\t{}",
         peer.realm,
         state,
         peer.level,
         show(peer.last_contact_at),
-        peer.last_error.as_deref().unwrap_or("-"),
+        last_error,
         view.pending_deliveries
     );
     for key in &view.keys {
@@ -838,16 +905,21 @@ fn print_peer(view: &crate::service::federation::peering::PeerView) {
             key.key_id, key.fingerprint, key.pinned_by
         );
     }
+    println!("  queue\tpeering messages {}", view.pending_peering_messages);
+    if let Some(lag) = &view.replication {
+        print_lag(lag, view.undelivered_events, now);
+    }
 }
 
-fn print_lag(lag: &crate::service::federation::cursors::ReplicationLag, now: DateTime<Utc>) {
+fn print_lag(lag: &crate::service::federation::cursors::ReplicationLag, undelivered: i64, now: DateTime<Utc>) {
     let show = |instant: Option<DateTime<Utc>>| instant.map_or_else(|| "-".to_owned(), |value| value.to_rfc3339());
     let replication = &lag.replication;
     let oldest = lag
         .oldest_undelivered_at
+        .filter(|_| undelivered > 0)
         .map_or_else(|| "-".to_owned(), |at| format!("{}s", (now - at).num_seconds().max(0)));
     let error = match (&replication.last_error_class, &replication.last_error) {
-        (Some(class), Some(excerpt)) => format!("{class} ({excerpt})"),
+        (Some(class), Some(excerpt)) if replication.consecutive_failures > 0 => format!("{class} ({excerpt})"),
         _ => "-".to_owned(),
     };
     let next_retry = if replication.consecutive_failures > 0 {
@@ -856,8 +928,7 @@ fn print_lag(lag: &crate::service::federation::cursors::ReplicationLag, now: Dat
         "-".to_owned()
     };
     println!(
-        "  outbox\tundelivered {}\toldest {oldest}\tlast success {}\tlast error {error}\tnext retry {next_retry}\tdead letters {}",
-        lag.undelivered,
+        "  outbox\tundelivered {undelivered}\toldest {oldest}\tlast success {}\tfailing {error}\tnext retry {next_retry}\tdead letters {}",
         show(replication.last_success_at),
         lag.dead_letters
     );
@@ -911,15 +982,16 @@ async fn run_peer_command(instance: &Instance, command: PeerCommand) -> anyhow::
             println!("{}\t{}", view.peer.realm, view.peer.state);
         }
         PeerCommand::List => {
-            println!("realm\tstate\tlevel\tlast_contact\tlast_error\tpending_deliveries");
-            let lags = service.replication_lag().await?;
+            println!("{PEER_HEADER}");
             let now = service.now();
             for view in service.list_peers().await? {
-                print_peer(&view);
-                if let Some(lag) = lags.iter().find(|lag| lag.replication.peer_realm == view.peer.realm) {
-                    print_lag(lag, now);
-                }
+                print_peer(&view, now);
             }
+        }
+        PeerCommand::Show { realm } => {
+            let view = service.peer_view(&realm).await?;
+            println!("{PEER_HEADER}");
+            print_peer(&view, service.now());
         }
         PeerCommand::Approve {
             realm,

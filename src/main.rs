@@ -15,8 +15,8 @@ async fn main() -> std::process::ExitCode {
     match interai::cli::run(cli).await {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(error) => {
-            // One clear line: the error and its causes, without a backtrace.
-            eprintln!("error: {error:#}");
+            // One clear line: the error and its causes, each said once, without a backtrace.
+            eprintln!("error: {}", interai::cli::error_text(&error));
             std::process::ExitCode::FAILURE
         }
     }

@@ -16,15 +16,26 @@
 //! - `interai_outbox_undelivered{peer}` and `interai_outbox_lag_seconds{peer}`: per peer, the outbox events not yet
 //!   delivered and the age of the oldest, gauges set at each scrape by [`Metrics::set_replication_lag`] (the `peer`
 //!   label takes the realms an admin peered with: bounded by the peer list);
-//! - `interai_inbox_queue_depth`: inbound activities waiting to be applied, set at each scrape.
+//! - `interai_inbox_queue_depth`: inbound activities waiting to be applied, set at each scrape;
+//! - `interai_federation_deliveries_total{peer, outcome}`: every request that carried an activity to a peer
+//!   (replicated activities and peering messages), by peer and outcome ([`DELIVERY_OUTCOMES`]);
+//! - `interai_federation_delivery_duration_seconds{peer}`: how long each of those requests took, a histogram;
+//! - `interai_http_request_duration_seconds{route}`: how long each HTTP request took until its response head, a
+//!   histogram by route template (never by raw path);
+//! - `interai_build_info{version}`: 1, labelled with the running version;
+//! - `process_resident_memory_bytes`, `process_open_fds`, `process_start_time_seconds`: the process's own figures in
+//!   the names every Prometheus client uses, read from `/proc/self` at each scrape (Linux only: absent elsewhere).
+//!
+//! Every family is documented in docs/configuration.md ("Metrics"); a test checks that each one rendered is.
 
-use crate::domain::PeerState;
+use crate::domain::ShownPeerState;
 use std::sync::Arc;
 
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
 
 /// The `route` label of a request that matched no route (a 404 for an unknown path): one series for every such
@@ -44,14 +55,16 @@ pub const TOOL_OUTCOME_UNKNOWN_TOOL: &str = "unknown_tool";
 /// The `reason` label of an inbox request that was not rejected.
 pub const NO_REASON: &str = "none";
 
-/// Every peer state. [`Metrics::set_peer_counts`] sets each of them.
-pub const PEER_STATES: [&str; 6] = [
-    PeerState::PendingOut.as_str(),
-    PeerState::PendingIn.as_str(),
-    PeerState::Active.as_str(),
-    PeerState::Blocked.as_str(),
-    PeerState::Unreachable.as_str(),
-    PeerState::Rejected.as_str(),
+/// Every peer state as shown (`peer list`, `/admin/peers`): the stored states and `blocked_by_peer`.
+/// [`Metrics::set_peer_counts`] sets each of them.
+pub const PEER_STATES: [&str; 7] = [
+    ShownPeerState::ALL[0].as_str(),
+    ShownPeerState::ALL[1].as_str(),
+    ShownPeerState::ALL[2].as_str(),
+    ShownPeerState::ALL[3].as_str(),
+    ShownPeerState::ALL[4].as_str(),
+    ShownPeerState::ALL[5].as_str(),
+    ShownPeerState::ALL[6].as_str(),
 ];
 
 /// What became of one request to the federation inbox.
@@ -140,6 +153,28 @@ struct PeerRealmLabels {
     peer: String,
 }
 
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct PeerOutcomeLabels {
+    peer: String,
+    outcome: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct RouteLabels {
+    route: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct VersionLabels {
+    version: &'static str,
+}
+
+/// Request durations: 1 ms to about 16 s, doubling (a tool call takes milliseconds, a slow search or a peer that
+/// answers late takes seconds).
+fn duration_histogram() -> Histogram {
+    Histogram::new(exponential_buckets(0.001, 2.0, 15))
+}
+
 /// The outcomes of a replicated activity's delivery attempt: 2xx, a failure retried later, a permanent refusal
 /// kept as a dead letter.
 pub const DELIVERY_OUTCOMES: [&str; 3] = ["delivered", "retried", "dead_lettered"];
@@ -167,6 +202,12 @@ struct MetricsInner {
     outbox_undelivered: Family<PeerRealmLabels, Gauge>,
     outbox_lag_seconds: Family<PeerRealmLabels, Gauge>,
     inbox_queue_depth: Gauge,
+    peer_deliveries: Family<PeerOutcomeLabels, Counter>,
+    peer_delivery_seconds: Family<PeerRealmLabels, Histogram, fn() -> Histogram>,
+    http_request_seconds: Family<RouteLabels, Histogram, fn() -> Histogram>,
+    process_resident_memory_bytes: Gauge,
+    process_open_fds: Gauge,
+    process_start_time_seconds: Gauge,
 }
 
 impl std::fmt::Debug for Metrics {
@@ -184,7 +225,30 @@ impl Default for Metrics {
 impl Metrics {
     /// A fresh registry with every family registered: counters empty, every peer state at 0.
     pub fn new() -> Metrics {
-        let mut registry = Registry::with_prefix("interai");
+        // The process's figures keep the names every Prometheus client gives them; the instance's own families are
+        // under `interai_`.
+        let mut root = Registry::default();
+        let process_resident_memory_bytes = Gauge::default();
+        let process_open_fds = Gauge::default();
+        let process_start_time_seconds = Gauge::default();
+        if cfg!(target_os = "linux") {
+            root.register(
+                "process_resident_memory_bytes",
+                "Resident memory size in bytes",
+                process_resident_memory_bytes.clone(),
+            );
+            root.register(
+                "process_open_fds",
+                "Number of open file descriptors",
+                process_open_fds.clone(),
+            );
+            root.register(
+                "process_start_time_seconds",
+                "Start time of the process since the Unix epoch in seconds",
+                process_start_time_seconds.clone(),
+            );
+        }
+        let registry = root.sub_registry_with_prefix("interai");
         let http_requests = Family::<HttpRequestLabels, Counter>::default();
         registry.register(
             "http_requests",
@@ -248,9 +312,42 @@ impl Metrics {
             "Inbound activities accepted and waiting to be applied",
             inbox_queue_depth.clone(),
         );
+        let peer_deliveries = Family::<PeerOutcomeLabels, Counter>::default();
+        registry.register(
+            "federation_deliveries",
+            "Requests that carried an activity to a peer (replicated activities and peering messages), by peer and \
+             outcome (delivered, retried, dead_lettered)",
+            peer_deliveries.clone(),
+        );
+        let peer_delivery_seconds: Family<PeerRealmLabels, Histogram, fn() -> Histogram> =
+            Family::new_with_constructor(duration_histogram);
+        registry.register(
+            "federation_delivery_duration_seconds",
+            "Time each request carrying an activity to a peer took until the peer answered, by peer",
+            peer_delivery_seconds.clone(),
+        );
+        let http_request_seconds: Family<RouteLabels, Histogram, fn() -> Histogram> =
+            Family::new_with_constructor(duration_histogram);
+        registry.register(
+            "http_request_duration_seconds",
+            "Time each HTTP request took until its response head, by matched route template (\"unmatched\" when \
+             none matched)",
+            http_request_seconds.clone(),
+        );
+        let build_info = Family::<VersionLabels, Gauge>::default();
+        registry.register(
+            "build_info",
+            "Always 1, labelled with the running version of interai",
+            build_info.clone(),
+        );
+        build_info
+            .get_or_create(&VersionLabels {
+                version: env!("CARGO_PKG_VERSION"),
+            })
+            .set(1);
         Metrics {
             inner: Arc::new(MetricsInner {
-                registry,
+                registry: root,
                 http_requests,
                 tool_calls,
                 inbox_requests,
@@ -260,6 +357,12 @@ impl Metrics {
                 outbox_undelivered,
                 outbox_lag_seconds,
                 inbox_queue_depth,
+                peer_deliveries,
+                peer_delivery_seconds,
+                http_request_seconds,
+                process_resident_memory_bytes,
+                process_open_fds,
+                process_start_time_seconds,
             }),
         }
     }
@@ -272,6 +375,54 @@ impl Metrics {
             status,
         };
         self.inner.http_requests.get_or_create(&labels).inc();
+    }
+
+    /// Records how long an HTTP request took until its response head, under its route template (`None`: counted as
+    /// [`UNMATCHED_ROUTE`]).
+    pub fn record_http_duration(&self, route: Option<&str>, seconds: f64) {
+        let labels = RouteLabels {
+            route: route.unwrap_or(UNMATCHED_ROUTE).to_owned(),
+        };
+        self.inner.http_request_seconds.get_or_create(&labels).observe(seconds);
+    }
+
+    /// Counts one request that carried an activity to `peer` with its `outcome` (one of [`DELIVERY_OUTCOMES`]) and
+    /// records how long it took (`None` when no request went out).
+    pub fn record_peer_delivery(&self, peer: &str, outcome: &'static str, seconds: Option<f64>) {
+        debug_assert!(
+            DELIVERY_OUTCOMES.contains(&outcome),
+            "unknown delivery outcome {outcome:?}"
+        );
+        self.inner
+            .peer_deliveries
+            .get_or_create(&PeerOutcomeLabels {
+                peer: peer.to_owned(),
+                outcome,
+            })
+            .inc();
+        if let Some(seconds) = seconds {
+            self.inner
+                .peer_delivery_seconds
+                .get_or_create(&PeerRealmLabels { peer: peer.to_owned() })
+                .observe(seconds);
+        }
+    }
+
+    /// Reads the process's resident memory, open file descriptors and start time from `/proc/self` (Linux; a
+    /// figure that cannot be read keeps its last value). Called at each scrape.
+    pub fn refresh_process_metrics(&self) {
+        if !cfg!(target_os = "linux") {
+            return;
+        }
+        if let Some(bytes) = process::resident_memory_bytes() {
+            self.inner.process_resident_memory_bytes.set(bytes);
+        }
+        if let Some(count) = process::open_file_descriptors() {
+            self.inner.process_open_fds.set(count);
+        }
+        if let Some(start) = process::start_time_seconds() {
+            self.inner.process_start_time_seconds.set(start);
+        }
     }
 
     /// Counts one tool call of `tool` (a tool's own name, or [`UNKNOWN_TOOL`]) with its `outcome`:
@@ -379,6 +530,44 @@ impl Metrics {
     }
 }
 
+/// The process's own figures, read from Linux's `/proc` (no crate and no unsafe call needed).
+mod process {
+    /// `VmRSS` of `/proc/self/status`, which the kernel gives in kB.
+    pub(super) fn resident_memory_bytes() -> Option<i64> {
+        let status = std::fs::read_to_string("/proc/self/status").ok()?;
+        let line = status.lines().find(|line| line.starts_with("VmRSS:"))?;
+        let kilobytes: i64 = line.split_whitespace().nth(1)?.parse().ok()?;
+        kilobytes.checked_mul(1024)
+    }
+
+    /// The entries of `/proc/self/fd`.
+    pub(super) fn open_file_descriptors() -> Option<i64> {
+        let entries = std::fs::read_dir("/proc/self/fd").ok()?;
+        i64::try_from(entries.count()).ok()
+    }
+
+    /// Clock ticks per second of `/proc`'s times: `USER_HZ`, which the kernel fixes at 100 for user space on every
+    /// architecture Linux supports today (`sysconf(_SC_CLK_TCK)` returns it; calling it would need unsafe code).
+    const USER_HZ: i64 = 100;
+
+    /// The boot time (`btime` of `/proc/stat`) plus the process's start in ticks after boot (field 22 of
+    /// `/proc/self/stat`, counted after the parenthesised command name, which may contain spaces).
+    pub(super) fn start_time_seconds() -> Option<i64> {
+        let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+        let after_name = &stat[stat.rfind(')')? + 1..];
+        // Fields after the name start with field 3 (state); the start time is field 22.
+        let ticks: i64 = after_name.split_whitespace().nth(22 - 3)?.parse().ok()?;
+        let boot = std::fs::read_to_string("/proc/stat").ok()?;
+        let boot_seconds: i64 = boot
+            .lines()
+            .find_map(|line| line.strip_prefix("btime "))?
+            .trim()
+            .parse()
+            .ok()?;
+        Some(boot_seconds + ticks / USER_HZ)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -477,6 +666,41 @@ mod tests {
             "{text}"
         );
         assert!(!text.contains("# EOF"), "{text}");
+    }
+
+    #[test]
+    fn build_info_process_figures_and_durations_render() {
+        let metrics = Metrics::new();
+        metrics.refresh_process_metrics();
+        metrics.record_http_duration(Some("/mcp"), 0.004);
+        metrics.record_peer_delivery("beta.test", "delivered", Some(0.02));
+        metrics.record_peer_delivery("beta.test", "retried", None);
+        let text = metrics.render_as(ExpositionFormat::PrometheusText);
+        let lines = lines_of(&text);
+        let build = format!("interai_build_info{{version=\"{}\"}} 1", env!("CARGO_PKG_VERSION"));
+        for expected in [
+            build.as_str(),
+            "interai_federation_deliveries_total{peer=\"beta.test\",outcome=\"delivered\"} 1",
+            "interai_federation_deliveries_total{peer=\"beta.test\",outcome=\"retried\"} 1",
+            "interai_federation_delivery_duration_seconds_count{peer=\"beta.test\"} 1",
+            "interai_http_request_duration_seconds_count{route=\"/mcp\"} 1",
+        ] {
+            assert!(lines.contains(&expected), "{expected} missing from\n{text}");
+        }
+        if cfg!(target_os = "linux") {
+            let value = |name: &str| -> f64 {
+                lines
+                    .iter()
+                    .find_map(|line| line.strip_prefix(&format!("{name} ")))
+                    .and_then(|value| value.parse().ok())
+                    .unwrap_or_else(|| panic!("{name} missing from\n{text}"))
+            };
+            assert!(value("process_resident_memory_bytes") > 1_000_000.0, "{text}");
+            assert!(value("process_open_fds") >= 3.0, "{text}");
+            // After 2020 and not in the future of any plausible test run.
+            let start = value("process_start_time_seconds");
+            assert!(start > 1_577_836_800.0 && start < 4_102_444_800.0, "{text}");
+        }
     }
 
     #[test]

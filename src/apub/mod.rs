@@ -306,12 +306,20 @@ async fn outbox(
         {
             sender
         }
-        Ok(_) => {
+        // The inbox's reasons, so that a peer reading them learns what its pushes learn: blocked, not (or no
+        // longer) a peer at all, or a peering that is not active.
+        Ok(Some(sender)) if sender.peer.state == PeerState::Blocked => {
+            return (StatusCode::FORBIDDEN, axum::Json(json!({ "reason": "blocked_sender" }))).into_response();
+        }
+        Ok(Some(_)) => {
             return (
                 StatusCode::FORBIDDEN,
-                axum::Json(json!({ "reason": "not_an_active_peer" })),
+                axum::Json(json!({ "reason": "peer_not_active" })),
             )
                 .into_response();
+        }
+        Ok(None) => {
+            return (StatusCode::FORBIDDEN, axum::Json(json!({ "reason": "unknown_sender" }))).into_response();
         }
         Err(error) => return failure(&error.to_string()),
     };

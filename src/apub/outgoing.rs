@@ -355,7 +355,13 @@ impl Outgoing {
         let leased = self.service.lease_deliveries(limit, only_peer).await?;
         let attempts = leased.len();
         for delivery in leased {
+            let started = std::time::Instant::now();
             let result = self.deliver(&delivery).await?;
+            self.metrics.record_peer_delivery(
+                &delivery.row.peer_realm,
+                super::replicate::delivery_outcome(&result),
+                Some(started.elapsed().as_secs_f64()),
+            );
             self.service.finish_delivery(&delivery.row, result).await?;
         }
         Ok(attempts)
@@ -417,6 +423,19 @@ pub(super) fn classify(response: &Response<Vec<u8>>) -> AttemptResult {
     } else {
         AttemptResult::Refused { error }
     }
+}
+
+/// The `reason` of a refusal in an interai peer's JSON body (`{"reason": "blocked_sender", …}`), when it is a
+/// snake_case word (anything else is not taken as a class).
+pub(super) fn refusal_reason(response: &Response<Vec<u8>>) -> Option<String> {
+    let body: serde_json::Value = serde_json::from_slice(response.body()).ok()?;
+    let reason = body.get("reason")?.as_str()?;
+    let is_word = !reason.is_empty()
+        && reason.len() <= 64
+        && reason
+            .bytes()
+            .all(|byte| byte.is_ascii_lowercase() || byte.is_ascii_digit() || byte == b'_');
+    is_word.then(|| reason.to_owned())
 }
 
 /// A nonce no other signature of this instance uses: 16 random bytes, base64url.

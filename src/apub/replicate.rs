@@ -18,7 +18,7 @@ use url::Url;
 
 use super::documents::InstanceUrls;
 use super::objects::{activity_document, activity_kind, is_replication, read_replicated, signed_object};
-use super::outgoing::{Outgoing, classify};
+use super::outgoing::{Outgoing, classify, refusal_reason};
 use crate::service::federation::cursors::{
     LeasedPeer, PUSH_CONCURRENCY, PUSH_ROUND_TIME, PUSH_ROUND_WINDOWS, PullProgress, PushResult, PushedEvent,
 };
@@ -192,6 +192,7 @@ impl Outgoing {
                 let slots = Arc::clone(&slots);
                 let urls = urls.clone();
                 let failed_anywhere = Arc::clone(&failed_anywhere);
+                let peer_realm = leased.peer.realm.clone();
                 tasks.spawn(async move {
                     // The object's earlier events first: a failure there holds this window's events back too (a
                     // task that ended without telling, on a rendering error, fails the round anyway).
@@ -214,9 +215,15 @@ impl Outgoing {
                                 (PushResult::Postponed, false)
                             }
                             (None, Some(body)) => {
+                                let started = std::time::Instant::now();
                                 let (result, auth_refresh) = outgoing
                                     .post_replicated(&inbox, body.clone().into_bytes(), &key, may_refresh_auth)
                                     .await;
+                                outgoing.metrics().record_peer_delivery(
+                                    &peer_realm,
+                                    delivery_outcome(&result),
+                                    Some(started.elapsed().as_secs_f64()),
+                                );
                                 let result = PushResult::Attempted(result);
                                 if matches!(result, PushResult::Attempted(AttemptResult::Retry { .. })) {
                                     failed_anywhere.store(true, Ordering::Relaxed);
@@ -309,12 +316,10 @@ impl Outgoing {
             Ok(response) => {
                 let status = response.status();
                 if status == StatusCode::UNAUTHORIZED || status == StatusCode::FORBIDDEN {
-                    let reason = serde_json::from_slice::<Value>(response.body())
-                        .ok()
-                        .and_then(|body| body.get("reason").and_then(Value::as_str).map(str::to_owned))
-                        .unwrap_or_default();
-                    let error = format!("http_{}: {reason}", status.as_u16());
+                    let reason = refusal_reason(&response).unwrap_or_default();
                     if PEER_LEVEL_REASONS.contains(&reason.as_str()) {
+                        // The peering is the problem: the class is the peer's reason, which says which.
+                        let error = format!("{reason}: HTTP {} from the peer's inbox", status.as_u16());
                         return (
                             AttemptResult::Retry {
                                 error,
@@ -323,6 +328,7 @@ impl Outgoing {
                             false,
                         );
                     }
+                    let error = format!("http_{}: {reason}", status.as_u16());
                     if may_refresh_auth {
                         return (
                             AttemptResult::Retry {
@@ -370,10 +376,8 @@ impl Outgoing {
                     );
                     (count + usize::from(more), Ok(progress))
                 }
-                Err(error) => {
-                    tracing::info!(peer = %peer.peer.realm, error = %error, "pull failed");
-                    (0, Err(error))
-                }
+                // Logged by `finish_pull`, once per class of failure.
+                Err(error) => (0, Err(error)),
             };
             queued += count;
             self.service().finish_pull(&peer, progress, interval).await?;
@@ -414,10 +418,15 @@ impl Outgoing {
             .await
             .map_err(|error| format!("{}: {error}", error.class()))?;
         if !response.status().is_success() {
-            return Err(format!(
-                "http_{}: the outbox did not answer",
-                response.status().as_u16()
-            ));
+            // The peer's reason when it gave one (`blocked_sender`, `unknown_sender`, …): a refusal is an answer,
+            // and says more than the status.
+            return Err(match refusal_reason(&response) {
+                Some(reason) => format!("{reason}: HTTP {} from the peer's outbox", response.status().as_u16()),
+                None => match classify(&response) {
+                    AttemptResult::Retry { error, .. } | AttemptResult::Refused { error } => error,
+                    AttemptResult::Delivered => format!("http_{}", response.status().as_u16()),
+                },
+            });
         }
         let value = integrity::parse_i_json(response.body()).map_err(|error| format!("not_i_json: {error}"))?;
         let page: OutboxPage = serde_json::from_value(value).map_err(|error| format!("not an outbox page: {error}"))?;
@@ -484,6 +493,15 @@ impl Outgoing {
             }
         };
         Ok((queued, progress))
+    }
+}
+
+/// The `outcome` label of one delivery attempt.
+pub(super) fn delivery_outcome(result: &AttemptResult) -> &'static str {
+    match result {
+        AttemptResult::Delivered => "delivered",
+        AttemptResult::Retry { .. } => "retried",
+        AttemptResult::Refused { .. } => "dead_lettered",
     }
 }
 

@@ -67,6 +67,45 @@ impl fmt::Display for PeerState {
     }
 }
 
+/// The state an admin is shown for a peer, the same in `interai admin peer list`, `/admin/peers` and the
+/// `interai_peers` gauge: the stored [`PeerState`], except that an active (or unreachable) peer that refuses this
+/// instance's requests as blocked (403 `blocked_sender`) shows as `blocked_by_peer`. That condition is not stored: it
+/// lasts as long as the peer's answers say so, and the peering is still active here.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ShownPeerState {
+    /// The stored state.
+    Stored(PeerState),
+    /// Active here, but the peer blocked this instance: its inbox or outbox answers 403 `blocked_sender`.
+    BlockedByPeer,
+}
+
+impl ShownPeerState {
+    /// Every state shown, in the order `peer list` and the metrics use.
+    pub const ALL: [ShownPeerState; 7] = [
+        ShownPeerState::Stored(PeerState::PendingOut),
+        ShownPeerState::Stored(PeerState::PendingIn),
+        ShownPeerState::Stored(PeerState::Active),
+        ShownPeerState::Stored(PeerState::Blocked),
+        ShownPeerState::Stored(PeerState::Unreachable),
+        ShownPeerState::Stored(PeerState::Rejected),
+        ShownPeerState::BlockedByPeer,
+    ];
+
+    /// The displayed name.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            ShownPeerState::Stored(state) => state.as_str(),
+            ShownPeerState::BlockedByPeer => "blocked_by_peer",
+        }
+    }
+}
+
+impl fmt::Display for ShownPeerState {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        formatter.write_str(self.as_str())
+    }
+}
+
 /// The admin's base trust in a peer (trust model: instance trust).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum PeerLevel {

@@ -97,6 +97,7 @@ async fn require_admin(State(state): State<AdminState>, mut request: Request, ne
         .unwrap_or_default();
     match state.outgoing.service().authenticate(&presented).await {
         Ok(caller) if caller.scopes.contains(Scope::Admin) => {
+            super::request_log::record_caller(request.extensions(), &caller);
             request.extensions_mut().insert(AdminCaller(caller.actor.id.clone()));
             next.run(request).await
         }
@@ -175,7 +176,7 @@ async fn add_peer(
     let view = state.outgoing.service().add_peer(&introduction, level).await?;
     deliver_now(&state, &view.peer.realm).await;
     let view = state.outgoing.service().peer_view(&view.peer.realm).await?;
-    Ok((StatusCode::CREATED, axum::Json(peer_wire(view, None))).into_response())
+    Ok((StatusCode::CREATED, axum::Json(peer_wire(view))).into_response())
 }
 
 /// Sends what an operation queued for `realm` right away; failures stay queued for the federation loop.
@@ -207,13 +208,13 @@ async fn approve_peer(
         .approve_peer(&realm, level, body.fingerprint.as_deref())
         .await?;
     deliver_now(&state, &view.peer.realm).await;
-    Ok(axum::Json(peer_wire(view, None)).into_response())
+    Ok(axum::Json(peer_wire(view)).into_response())
 }
 
 async fn reject_peer(State(state): State<AdminState>, Path(realm): Path<String>) -> Result<Response, ApiError> {
     let view = state.outgoing.service().reject_peer(&realm).await?;
     deliver_now(&state, &view.peer.realm).await;
-    Ok(axum::Json(peer_wire(view, None)).into_response())
+    Ok(axum::Json(peer_wire(view)).into_response())
 }
 
 #[derive(Deserialize)]
@@ -234,11 +235,11 @@ async fn block_peer(
         .service()
         .block_peer(&realm, &body.reason, body.until)
         .await?;
-    Ok(axum::Json(peer_wire(view, None)).into_response())
+    Ok(axum::Json(peer_wire(view)).into_response())
 }
 
 async fn unblock_peer(State(state): State<AdminState>, Path(realm): Path<String>) -> Result<Response, ApiError> {
-    Ok(axum::Json(peer_wire(state.outgoing.service().unblock_peer(&realm).await?, None)).into_response())
+    Ok(axum::Json(peer_wire(state.outgoing.service().unblock_peer(&realm).await?)).into_response())
 }
 
 #[derive(Deserialize)]
@@ -253,11 +254,7 @@ async fn set_level(
     JsonBody(body): JsonBody<LevelBody>,
 ) -> Result<Response, ApiError> {
     let level = level(&body.level)?;
-    Ok(axum::Json(peer_wire(
-        state.outgoing.service().set_peer_level(&realm, level).await?,
-        None,
-    ))
-    .into_response())
+    Ok(axum::Json(peer_wire(state.outgoing.service().set_peer_level(&realm, level).await?)).into_response())
 }
 
 async fn remove_peer(State(state): State<AdminState>, Path(realm): Path<String>) -> Result<Response, ApiError> {

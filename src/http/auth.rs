@@ -52,6 +52,7 @@ pub async fn require_bearer_key(State(state): State<AuthState>, mut request: Req
         .unwrap_or_default();
     match state.service.authenticate(&presented).await {
         Ok(caller) => {
+            super::request_log::record_caller(request.extensions(), &caller);
             request.extensions_mut().insert(caller);
             next.run(request).await
         }

@@ -115,6 +115,9 @@ pub async fn guard(State(max_bytes): State<usize>, request: Request, next: Next)
         Ok(message) => message,
         Err(refusal) => return refusal.into_response(),
     };
+    if let Some(tool) = &message.tool {
+        super::request_log::record_tool(&parts.extensions, tool);
+    }
     let response = next.run(Request::from_parts(parts, Body::from(bytes))).await;
     if response.status() == StatusCode::UNSUPPORTED_MEDIA_TYPE {
         // The media type was JSON (checked above), so rmcp could not deserialize the message itself.
@@ -184,6 +187,8 @@ fn header_revision(headers: &HeaderMap) -> Option<&'static rmcp::model::Protocol
 struct CheckedMessage {
     id: Option<Value>,
     method: Option<String>,
+    /// The tool a `tools/call` names, for the request's log line.
+    tool: Option<String>,
 }
 
 /// Whether `Content-Type` is `application/json` (with any parameters).
@@ -278,7 +283,11 @@ fn check_message(
         Some(_) => return Err(Refusal::new(INVALID_REQUEST, id.as_ref(), "method must be a string").field("method")),
         None if id.is_some() && (object.contains_key("result") || object.contains_key("error")) => {
             // A response to a request of the server's.
-            return Ok(CheckedMessage { id, method: None });
+            return Ok(CheckedMessage {
+                id,
+                method: None,
+                tool: None,
+            });
         }
         None => {
             return Err(Refusal::new(
@@ -294,9 +303,19 @@ fn check_message(
         refuse_initialize_without_handshake(object.get("params"), header_revision, id.as_ref())?;
     }
     check_params(&method, object.get("params"), id.as_ref())?;
+    let tool = (method == "tools/call")
+        .then(|| {
+            object
+                .get("params")
+                .and_then(|params| params.get("name"))
+                .and_then(Value::as_str)
+        })
+        .flatten()
+        .map(str::to_owned);
     Ok(CheckedMessage {
         id,
         method: Some(method),
+        tool,
     })
 }
 

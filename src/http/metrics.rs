@@ -32,7 +32,9 @@ pub async fn count_request(State(metrics): State<Metrics>, mut request: Request,
         .get::<MatchedPath>()
         .map(|matched| matched.as_str().to_owned());
     request.extensions_mut().insert(metrics.clone());
+    let started = std::time::Instant::now();
     let response = next.run(request).await;
+    metrics.record_http_duration(route.as_deref(), started.elapsed().as_secs_f64());
     metrics.record_http_request(route.as_deref(), response.status().as_u16());
     response
 }
@@ -70,30 +72,30 @@ async fn render_metrics(
     if let Err(error) = endpoint.service.require_scope(&caller, Scope::Admin) {
         return auth::error_response(None, &error);
     }
-    // The peer gauge is read from the database at each scrape, so every process on it reports the same counts.
-    match endpoint.service.peer_counts().await {
-        Ok(counts) => {
-            let counts: Vec<(&str, i64)> = counts.iter().map(|(state, count)| (state.as_str(), *count)).collect();
+    // The peer gauges are read from the database at each scrape, so every process on it reports the same, and from
+    // the one status `peer list` and `/admin/peers` show: a peer's state and what waits for it agree everywhere (a
+    // rejected peer has nothing waiting, whatever its old cursor says).
+    match endpoint.service.list_peers().await {
+        Ok(views) => {
+            let counts: Vec<(&str, i64)> = views.iter().map(|view| (view.state.as_str(), 1)).collect();
             endpoint.metrics.set_peer_counts(&counts);
-        }
-        Err(error) => tracing::warn!(error = %error, "peer counts for /metrics could not be read"),
-    }
-    match endpoint.service.replication_lag().await {
-        Ok(lags) => {
             let now = endpoint.service.now();
-            let lags: Vec<(String, i64, i64)> = lags
-                .into_iter()
-                .map(|lag| {
+            let lags: Vec<(String, i64, i64)> = views
+                .iter()
+                .filter_map(|view| {
+                    let lag = view.replication.as_ref()?;
                     let age = lag
                         .oldest_undelivered_at
+                        .filter(|_| view.undelivered_events > 0)
                         .map_or(0, |at| (now - at).num_seconds().max(0));
-                    (lag.replication.peer_realm, lag.undelivered, age)
+                    Some((view.peer.realm.clone(), view.undelivered_events, age))
                 })
                 .collect();
             endpoint.metrics.set_replication_lag(&lags);
         }
-        Err(error) => tracing::warn!(error = %error, "replication lag for /metrics could not be read"),
+        Err(error) => tracing::warn!(error = %error, "the peers' status for /metrics could not be read"),
     }
+    endpoint.metrics.refresh_process_metrics();
     match endpoint.service.inbound_queue_depth().await {
         Ok(depth) => endpoint.metrics.set_inbox_queue_depth(depth),
         Err(error) => tracing::warn!(error = %error, "the inbox queue depth for /metrics could not be read"),

@@ -1027,6 +1027,17 @@ pub async fn count_dead_letters(conn: &mut Conn<'_>, realm: &str) -> Result<i64,
     Ok(count)
 }
 
+/// How many peering messages wait for delivery to a peer (queued, not yet delivered or given up).
+pub async fn count_pending_deliveries(conn: &mut Conn<'_>, realm: &str) -> Result<i64, StoreError> {
+    let count: i64 = dispatch!(conn, |connection| {
+        sqlx::query_scalar("SELECT COUNT(*) FROM federation_deliveries WHERE state = 'pending' AND peer_realm = $1")
+            .bind(realm)
+            .fetch_one(&mut *connection)
+            .await?
+    });
+    Ok(count)
+}
+
 /// Deletes a dead letter; `false` when there is none with this ID.
 pub async fn delete_dead_letter(conn: &mut Conn<'_>, id: &str) -> Result<bool, StoreError> {
     let affected = dispatch!(conn, |connection| {

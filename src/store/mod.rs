@@ -90,9 +90,11 @@ pub(crate) use fetch_where_in;
 /// except for the constraint violations it can explain.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
-    /// The database reported an error.
-    #[error("database error: {0}")]
-    Database(#[from] sqlx::Error),
+    /// The database reported an error. Its text is said here and the sqlx error is not a separate cause, so a printed
+    /// error chain says it once; the server's own message is shown without the source line PostgreSQL adds ("at line
+    /// 948" names a line of PostgreSQL's C code, not of anything the operator wrote).
+    #[error("database error: {}", database_message(.0))]
+    Database(sqlx::Error),
     /// Applying the embedded migrations failed.
     #[error("migration failed: {0}")]
     Migration(#[from] sqlx::migrate::MigrateError),
@@ -123,6 +125,24 @@ pub enum StoreError {
         /// The underlying error.
         source: std::io::Error,
     },
+}
+
+impl From<sqlx::Error> for StoreError {
+    fn from(error: sqlx::Error) -> StoreError {
+        StoreError::Database(error)
+    }
+}
+
+/// What a database error says: the server's message (with its SQLSTATE code) for an error the server returned,
+/// sqlx's text otherwise.
+fn database_message(error: &sqlx::Error) -> String {
+    match error {
+        sqlx::Error::Database(database) => match database.code() {
+            Some(code) => format!("{} (SQLSTATE {code})", database.message()),
+            None => database.message().to_owned(),
+        },
+        other => other.to_string(),
+    }
 }
 
 /// Registers the full-text ranking function that the SQLite search statements call (see `search::SQLITE_BM25`) on

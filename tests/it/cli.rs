@@ -470,3 +470,79 @@ async fn spaces_content_deletion_and_dead_letters_are_managed_from_the_command_l
     let error = cli.fail(&["admin", "federation", "replay", "no-such-letter"]);
     assert!(error.contains("no-such-letter"), "{error}");
 }
+
+/// Runs `interai` with exactly the given `INTERAI_*` variables.
+fn run_with(variables: &[(&str, &str)], arguments: &[&str]) -> Output {
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_interai"));
+    command
+        .args(arguments)
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("INTERAI_LOG", "warn");
+    for (name, value) in variables {
+        command.env(name, value);
+    }
+    command.output().expect("the interai binary runs")
+}
+
+/// The one line of standard error of a command that must fail.
+fn one_error_line(output: &Output) -> String {
+    assert!(!output.status.success(), "should have failed");
+    let error = String::from_utf8_lossy(&output.stderr).into_owned();
+    let lines: Vec<&str> = error.lines().filter(|line| !line.trim().is_empty()).collect();
+    assert_eq!(lines.len(), 1, "expected one clear line, got: {error}");
+    lines[0].to_owned()
+}
+
+#[tokio::test]
+async fn admin_commands_read_the_realm_from_the_database_and_errors_say_each_thing_once() {
+    let database = TestDatabase::create().await;
+    let directory = database.directory.path().display().to_string();
+    let place = [
+        ("INTERAI_DATA_DIR", directory.as_str()),
+        ("INTERAI_DATABASE_URL", database.url.as_str()),
+    ];
+    // A failure with a cause says the cause once.
+    let line = one_error_line(&run_with(
+        &[
+            ("INTERAI_DATA_DIR", directory.as_str()),
+            ("INTERAI_DATABASE_URL", "sqlite:///proc/no-such-directory/interai.db"),
+        ],
+        &["admin", "--init", "actor", "list"],
+    ));
+    assert_eq!(line.matches("No such file or directory").count(), 1, "{line}");
+
+    // On PostgreSQL, a database that does not exist: its message once, without PostgreSQL's source line.
+    if database.url.starts_with("postgres") {
+        let missing = match database.url.rsplit_once('/') {
+            Some((server, _)) => format!("{server}/interai_no_such_database"),
+            None => panic!("a database URL has a path"),
+        };
+        let line = one_error_line(&run_with(
+            &[
+                ("INTERAI_DATA_DIR", directory.as_str()),
+                ("INTERAI_DATABASE_URL", missing.as_str()),
+            ],
+            &["admin", "--init", "actor", "list"],
+        ));
+        assert_eq!(line.matches("does not exist").count(), 1, "{line}");
+        assert!(!line.contains("at line"), "{line}");
+    }
+
+    let mut named = place.to_vec();
+    named.push(("INTERAI_REALM", "cli.test"));
+    assert!(run_with(&named, &["admin", "--init", "actor", "list"]).status.success());
+
+    // Without INTERAI_REALM an admin command manages the realm its database holds.
+    let output = run_with(&place, &["admin", "actor", "list"]);
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let listing = String::from_utf8_lossy(&output.stdout);
+    assert!(listing.contains("\tcli.test\t"), "the realm's organization: {listing}");
+
+    // Another realm named explicitly is refused, in one line that says so once.
+    let mut other = place.to_vec();
+    other.push(("INTERAI_REALM", "other.test"));
+    let line = one_error_line(&run_with(&other, &["admin", "actor", "list"]));
+    assert_eq!(line.matches("cannot be renamed").count(), 1, "{line}");
+    assert!(line.contains("cli.test") && line.contains("other.test"), "{line}");
+}

@@ -2,6 +2,7 @@
 //! when `INTERAI_TEST_DATABASE_URL` is set.
 
 mod admin_api;
+mod admin_truth;
 mod cli;
 mod discovery;
 mod documents;

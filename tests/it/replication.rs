@@ -813,7 +813,7 @@ async fn a_peer_blocked_mid_stream_stops_receiving_at_once() {
         .expect("state");
     assert_eq!(lag.undelivered, 1);
     assert_eq!(lag.dead_letters, 0);
-    assert_eq!(lag.replication.last_error_class.as_deref(), Some("http_403"));
+    assert_eq!(lag.replication.last_error_class.as_deref(), Some("blocked_sender"));
 }
 
 #[tokio::test]

@@ -152,3 +152,52 @@ fn the_trust_engine_is_pure() {
     );
     assert!(found.is_empty(), "{found:?}");
 }
+
+/// Every metric family `/metrics` can render is documented in docs/configuration.md, and every peer state an admin
+/// can be shown is documented in docs/federation/peering.md.
+#[test]
+fn every_metric_family_and_every_peer_state_is_documented() {
+    use interai::metrics::{ExpositionFormat, InboxOutcome, Metrics};
+    let metrics = Metrics::new();
+    // One sample of each family, so that every family renders.
+    metrics.record_http_request(Some("/mcp"), 200);
+    metrics.record_http_duration(Some("/mcp"), 0.01);
+    metrics.record_tool_call("whoami", interai::metrics::TOOL_OUTCOME_OK);
+    metrics.record_inbox(InboxOutcome::Accepted);
+    metrics.record_delivery("delivered");
+    metrics.record_peer_delivery("beta.test", "delivered", Some(0.01));
+    metrics.record_intake_batch("single");
+    metrics.set_replication_lag(&[("beta.test".to_owned(), 1, 1)]);
+    metrics.set_inbox_queue_depth(1);
+    metrics.refresh_process_metrics();
+    let text = metrics.render_as(ExpositionFormat::PrometheusText);
+    let documented = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/configuration.md"))
+        .expect("docs/configuration.md");
+    let families: Vec<&str> = text
+        .lines()
+        .filter_map(|line| line.strip_prefix("# TYPE "))
+        .filter_map(|line| line.split_whitespace().next())
+        .collect();
+    assert!(families.len() >= 15, "{text}");
+    let undocumented: Vec<&&str> = families
+        .iter()
+        .filter(|family| !documented.contains(&format!("| `{family}` |")))
+        .collect();
+    assert!(
+        undocumented.is_empty(),
+        "families missing from the table in docs/configuration.md: {undocumented:?}"
+    );
+
+    let peering = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/federation/peering.md"))
+        .expect("docs/federation/peering.md");
+    for state in interai::domain::ShownPeerState::ALL {
+        assert!(
+            peering.contains(&format!("| `{state}` |")),
+            "the peer state {state} has no row in docs/federation/peering.md"
+        );
+        assert!(
+            documented.contains(&format!("`{state}`")),
+            "the peer state {state} is not named in docs/configuration.md's interai_peers row"
+        );
+    }
+}

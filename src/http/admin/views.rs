@@ -293,7 +293,8 @@ fn replication_wire(lag: ReplicationLag) -> ReplicationWire {
     }
 }
 
-/// A peer on the wire.
+/// A peer on the wire: the same status `interai admin peer list` prints (the state as shown, the newest failure of
+/// any channel, everything waiting for the peer).
 #[derive(Debug, Serialize)]
 pub struct PeerWire {
     realm: String,
@@ -304,8 +305,11 @@ pub struct PeerWire {
     blocked_until: Option<DateTime<Utc>>,
     last_contact_at: Option<DateTime<Utc>>,
     last_error: Option<String>,
+    last_error_class: Option<String>,
     last_error_at: Option<DateTime<Utc>>,
     pending_deliveries: i64,
+    pending_peering_messages: i64,
+    undelivered_events: i64,
     keys: Vec<PeerKeyWire>,
     replication: Option<ReplicationWire>,
 }
@@ -318,20 +322,23 @@ pub struct PeerKeyWire {
     pinned_by: String,
 }
 
-/// Converts a peer, with its replication when the caller read it.
-pub fn peer_wire(view: PeerView, lag: Option<ReplicationLag>) -> PeerWire {
+/// Converts a peer's status (with its replication, which the view carries when there is any).
+pub fn peer_wire(view: PeerView) -> PeerWire {
     PeerWire {
-        replication: lag.map(replication_wire),
+        replication: view.replication.map(replication_wire),
         realm: view.peer.realm,
         url: view.peer.base_url,
-        state: view.peer.state.as_str().to_owned(),
+        state: view.state.as_str().to_owned(),
         level: view.peer.level.as_str().to_owned(),
         blocked_reason: view.peer.blocked_reason,
         blocked_until: view.peer.blocked_until,
         last_contact_at: view.peer.last_contact_at,
-        last_error: view.peer.last_error,
-        last_error_at: view.peer.last_error_at,
+        last_error: view.last_error.as_ref().map(|failure| failure.detail.clone()),
+        last_error_class: view.last_error.as_ref().map(|failure| failure.class.clone()),
+        last_error_at: view.last_error.as_ref().map(|failure| failure.at),
         pending_deliveries: view.pending_deliveries,
+        pending_peering_messages: view.pending_peering_messages,
+        undelivered_events: view.undelivered_events,
         keys: view
             .keys
             .into_iter()
@@ -350,29 +357,15 @@ pub struct PeersAnswer {
     peers: Vec<PeerWire>,
 }
 
-/// Every peer with its replication.
+/// Every peer with its status.
 pub async fn peers(service: &Service) -> Result<PeersAnswer, ServiceError> {
-    let mut lags = service.replication_lag().await?;
-    let peers = service
-        .list_peers()
-        .await?
-        .into_iter()
-        .map(|view| {
-            let lag = lags
-                .iter()
-                .position(|lag| lag.replication.peer_realm == view.peer.realm)
-                .map(|at| lags.swap_remove(at));
-            peer_wire(view, lag)
-        })
-        .collect();
+    let peers = service.list_peers().await?.into_iter().map(peer_wire).collect();
     Ok(PeersAnswer { peers })
 }
 
-/// `GET /admin/peers/{realm}`: one peer with its replication.
+/// `GET /admin/peers/{realm}`: one peer with its status.
 pub async fn peer(service: &Service, realm: &str) -> Result<PeerWire, ServiceError> {
-    let view = service.peer_view(realm).await?;
-    let lag = service.peer_replication_lag(&view.peer.realm).await?;
-    Ok(peer_wire(view, lag))
+    Ok(peer_wire(service.peer_view(realm).await?))
 }
 
 // ---------------------------------------------------------------- the federation identity and dead letters

@@ -11,6 +11,7 @@ use chrono::{DateTime, TimeDelta, Utc};
 use super::super::{Service, ServiceError};
 use super::inbox::VerifiedActivity;
 use super::peer_state::normalize_realm;
+use super::peer_status::{UNKNOWN_SENDER, failure_class};
 use super::peering::PeeringMessage;
 use super::retry::{AttemptResult, BACKOFF_CAP, DELIVERY_HORIZON, LEASE, backoff_bound, jitter};
 use crate::domain::PeerState;
@@ -38,6 +39,10 @@ pub const PUSH_LEASE: TimeDelta = TimeDelta::seconds(30);
 /// How long a 401 or 403 answer is believed to be fixable by signing again with a freshly read key: one such
 /// answer per interval is retried at once, a second is final (a dead letter).
 pub const AUTH_REFRESH_INTERVAL: TimeDelta = TimeDelta::hours(1);
+/// How long a peer's inbox may answer `unknown_sender` to every push round before this instance concludes that the
+/// peer forgot it (its admin removed the peering and the `Reject` never arrived) and ends the peering: long enough
+/// for a peer restored from a backup, or re-added by its admin, to know this instance again.
+pub const FORGOTTEN_GRACE: TimeDelta = TimeDelta::hours(1);
 /// Outbox events purged per statement at most (retention runs often; a bounded delete keeps each one short).
 pub const PURGE_BATCH: i64 = 10_000;
 
@@ -186,6 +191,17 @@ impl Service {
             return Ok(());
         };
         let mut cursor = row.push_cursor.max(leased.replication.push_cursor);
+        // The class the peer was failing with before this round, if it was: a failure of the same class is logged
+        // once, when it begins, and the recovery once, when it ends.
+        let failing_before = (row.consecutive_failures > 0)
+            .then(|| row.last_error_class.clone())
+            .flatten();
+        // A peer whose inbox has answered `unknown_sender` for the whole grace no longer knows this instance (its
+        // admin removed the peering, and its `Reject` or `Undo` never arrived): another such answer ends the
+        // peering here, and what it refused becomes dead letters instead of being retried forever.
+        let forgotten_before = failing_before.as_deref() == Some(UNKNOWN_SENDER)
+            && row.failing_since.is_some_and(|since| now - since >= FORGOTTEN_GRACE);
+        let mut forgotten_by_peer = false;
         let mut delivered = 0_usize;
         let mut failure: Option<(String, Option<TimeDelta>)> = None;
         let mut auth_refresh = false;
@@ -205,6 +221,14 @@ impl Service {
                         .await?;
                     cursor = event.seq;
                 }
+                PushResult::Attempted(AttemptResult::Retry { error, .. })
+                    if forgotten_before && failure_class(error) == UNKNOWN_SENDER =>
+                {
+                    self.store_dead_letter(&mut transaction.conn(), leased, event, error, now)
+                        .await?;
+                    forgotten_by_peer = true;
+                    cursor = event.seq;
+                }
                 PushResult::Attempted(AttemptResult::Retry { error, retry_after }) => {
                     auth_refresh = event.auth_refresh;
                     failure = Some((error.clone(), *retry_after));
@@ -216,50 +240,81 @@ impl Service {
         row.leased_until = None;
         row.updated_at = now;
         let mut peer = store::federation::find_peer(&mut transaction.conn(), &leased.peer.realm).await?;
-        match failure {
-            Some((error, retry_after)) => {
-                row.consecutive_failures = row.consecutive_failures.saturating_add(1);
-                let failing_since = *row.failing_since.get_or_insert(now);
-                let wait = if auth_refresh {
-                    row.auth_refreshed_at = Some(now);
-                    TimeDelta::zero()
-                } else {
-                    let jittered = jitter(backoff_bound(row.consecutive_failures));
-                    retry_after.map_or(jittered, |asked| asked.min(BACKOFF_CAP).max(jittered))
-                };
-                row.next_attempt_at = now + wait;
-                let class = error.split(':').next().unwrap_or("error").trim().to_owned();
-                row.last_error_class = Some(class);
-                row.last_error = Some(excerpt(&error));
-                row.last_error_at = Some(now);
-                if let Some(peer) = peer.as_mut()
-                    && peer.state == PeerState::Active
-                    && now - failing_since >= DELIVERY_HORIZON
-                {
-                    tracing::warn!(peer = %peer.realm, "deliveries have failed for the delivery horizon: the peer is unreachable");
-                    peer.state = PeerState::Unreachable;
-                    peer.updated_at = now;
-                    store::federation::save_peer(&mut transaction.conn(), peer).await?;
-                }
+        if forgotten_by_peer {
+            let error = format!(
+                "{UNKNOWN_SENDER}: the peer has not known this instance for {} hours (its admin removed the \
+                 peering); nothing more is pushed to it, and what it refused is kept as dead letters",
+                FORGOTTEN_GRACE.num_hours()
+            );
+            tracing::warn!(peer = %leased.peer.realm, class = UNKNOWN_SENDER, "the peer no longer knows this instance: the peering ended");
+            row.consecutive_failures = 0;
+            row.failing_since = None;
+            row.last_error_class = Some(UNKNOWN_SENDER.to_owned());
+            row.last_error = Some(excerpt(&error));
+            row.last_error_at = Some(now);
+            if let Some(peer) = peer.as_mut() {
+                peer.state = PeerState::Rejected;
+                peer.last_error = Some(excerpt(&error));
+                peer.last_error_at = Some(now);
+                peer.updated_at = now;
+                store::federation::save_peer(&mut transaction.conn(), peer).await?;
             }
-            None => {
-                row.consecutive_failures = 0;
-                row.failing_since = None;
-                row.next_attempt_at = now;
-                if delivered > 0 {
-                    row.last_success_at = Some(now);
-                    // The peer's contact time is kept to the minute (as the inbox keeps it): a round every few
-                    // milliseconds does not rewrite the peer's row each time.
-                    if let Some(peer) = peer.as_mut().filter(|peer| {
-                        peer.state == PeerState::Unreachable
-                            || peer.last_contact_at.is_none_or(|at| now - at >= TimeDelta::minutes(1))
-                    }) {
-                        peer.last_contact_at = Some(now);
-                        if peer.state == PeerState::Unreachable {
-                            peer.state = PeerState::Active;
+        } else {
+            match failure {
+                Some((error, retry_after)) => {
+                    row.consecutive_failures = row.consecutive_failures.saturating_add(1);
+                    let failing_since = *row.failing_since.get_or_insert(now);
+                    let wait = if auth_refresh {
+                        row.auth_refreshed_at = Some(now);
+                        TimeDelta::zero()
+                    } else {
+                        let jittered = jitter(backoff_bound(row.consecutive_failures));
+                        retry_after.map_or(jittered, |asked| asked.min(BACKOFF_CAP).max(jittered))
+                    };
+                    row.next_attempt_at = now + wait;
+                    let class = failure_class(&error).to_owned();
+                    if failing_before.as_deref() == Some(class.as_str()) {
+                        tracing::debug!(peer = %leased.peer.realm, class = %class, error = %error, failures = row.consecutive_failures, "pushing to the peer still fails");
+                    } else {
+                        tracing::warn!(peer = %leased.peer.realm, class = %class, error = %error, "pushing to the peer fails");
+                    }
+                    row.last_error_class = Some(class);
+                    row.last_error = Some(excerpt(&error));
+                    row.last_error_at = Some(now);
+                    if let Some(peer) = peer.as_mut() {
+                        // The peer's own row carries the newest failure of every channel, which `peer list` shows.
+                        peer.last_error = Some(excerpt(&error));
+                        peer.last_error_at = Some(now);
+                        if peer.state == PeerState::Active && now - failing_since >= DELIVERY_HORIZON {
+                            tracing::warn!(peer = %peer.realm, "deliveries have failed for the delivery horizon: the peer is unreachable");
+                            peer.state = PeerState::Unreachable;
                         }
                         peer.updated_at = now;
                         store::federation::save_peer(&mut transaction.conn(), peer).await?;
+                    }
+                }
+                None => {
+                    if let Some(class) = &failing_before {
+                        tracing::info!(peer = %leased.peer.realm, class = %class, failures = row.consecutive_failures, "pushing to the peer works again");
+                    }
+                    row.consecutive_failures = 0;
+                    row.failing_since = None;
+                    row.next_attempt_at = now;
+                    if delivered > 0 {
+                        row.last_success_at = Some(now);
+                        // The peer's contact time is kept to the minute (as the inbox keeps it): a round every few
+                        // milliseconds does not rewrite the peer's row each time.
+                        if let Some(peer) = peer.as_mut().filter(|peer| {
+                            peer.state == PeerState::Unreachable
+                                || peer.last_contact_at.is_none_or(|at| now - at >= TimeDelta::minutes(1))
+                        }) {
+                            peer.last_contact_at = Some(now);
+                            if peer.state == PeerState::Unreachable {
+                                peer.state = PeerState::Active;
+                            }
+                            peer.updated_at = now;
+                            store::federation::save_peer(&mut transaction.conn(), peer).await?;
+                        }
                     }
                 }
             }
@@ -317,6 +372,11 @@ impl Service {
         };
         row.pull_leased_until = None;
         row.updated_at = now;
+        let failing_before = row
+            .last_pull_error
+            .as_deref()
+            .map(|error| failure_class(error).to_owned());
+        let recovered = progress.is_ok();
         match progress {
             Ok(PullProgress::Backfilling { after, head, finished }) => {
                 row.last_pull_at = Some(now);
@@ -339,9 +399,27 @@ impl Service {
                 row.next_pull_at = if more { now } else { now + interval };
             }
             Err(error) => {
+                let class = failure_class(&error);
+                if failing_before.as_deref() == Some(class) {
+                    tracing::debug!(peer = %leased.peer.realm, class, error = %error, "pulling from the peer still fails");
+                } else {
+                    tracing::warn!(peer = %leased.peer.realm, class, error = %error, "pulling from the peer fails");
+                }
                 row.last_pull_error = Some(excerpt(&error));
                 row.next_pull_at = now + interval;
+                // The peer's own row carries the newest failure of every channel, which `peer list` shows.
+                if let Some(mut peer) =
+                    store::federation::find_peer(&mut transaction.conn(), &leased.peer.realm).await?
+                {
+                    peer.last_error = Some(excerpt(&error));
+                    peer.last_error_at = Some(now);
+                    peer.updated_at = now;
+                    store::federation::save_peer(&mut transaction.conn(), &peer).await?;
+                }
             }
+        }
+        if recovered && let Some(class) = &failing_before {
+            tracing::info!(peer = %leased.peer.realm, class = %class, "pulling from the peer works again");
         }
         store::replication::save_pull_state(&mut transaction.conn(), &row).await?;
         transaction.commit().await?;

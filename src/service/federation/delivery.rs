@@ -5,6 +5,7 @@
 use chrono::{DateTime, Utc};
 
 use super::super::{Service, ServiceError};
+use super::peer_status::failure_class;
 use super::peering::PeeringMessage;
 use super::retry::{AttemptResult, BACKOFF_CAP, DELIVERY_HORIZON, LEASE, backoff_bound, jitter};
 use crate::domain::PeerState;
@@ -113,7 +114,28 @@ impl Service {
             store::federation::save_peer(&mut transaction.conn(), peer).await?;
         }
         transaction.commit().await?;
-        tracing::info!(peer = %delivery.peer_realm, activity_type = %delivery.activity_type, attempt = delivery.attempts, result = ?result, "delivery attempt finished");
+        // Each failure class is logged once when it begins (WARN), its repeats at DEBUG, the recovery once (INFO).
+        let failing_before = delivery.last_error.as_deref().map(failure_class);
+        let realm = &delivery.peer_realm;
+        let activity_type = &delivery.activity_type;
+        let attempt = delivery.attempts;
+        match &result {
+            AttemptResult::Delivered => match failing_before {
+                Some(class) => {
+                    tracing::info!(peer = %realm, activity_type = %activity_type, attempt, class, "delivering to the peer works again");
+                }
+                None => tracing::info!(peer = %realm, activity_type = %activity_type, attempt, "delivered to the peer"),
+            },
+            AttemptResult::Retry { error, .. } if failing_before == Some(failure_class(error)) => {
+                tracing::debug!(peer = %realm, activity_type = %activity_type, attempt, class = failure_class(error), error = %error, "delivering to the peer still fails");
+            }
+            AttemptResult::Retry { error, .. } => {
+                tracing::warn!(peer = %realm, activity_type = %activity_type, attempt, class = failure_class(error), error = %error, "delivering to the peer fails; retried after the backoff");
+            }
+            AttemptResult::Refused { error } => {
+                tracing::warn!(peer = %realm, activity_type = %activity_type, attempt, class = failure_class(error), error = %error, "the peer refused a message for good: dead letter");
+            }
+        }
         Ok(())
     }
 

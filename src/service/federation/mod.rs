@@ -9,5 +9,6 @@ pub mod inbox;
 pub(crate) mod inbox_groups;
 pub mod key_box;
 pub mod peer_state;
+pub mod peer_status;
 pub mod peering;
 pub mod retry;

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use super::super::{ErrorCode, Service, ServiceError};
 use super::peer_state::{block_has_lapsed, normalize_realm};
-use crate::domain::{PeerLevel, PeerState};
+use crate::domain::{PeerLevel, PeerState, ShownPeerState};
 use crate::store::federation::{DeliveryRow, PeerKeyRow, PeerRecord};
 use crate::store::{self, Transaction};
 
@@ -82,16 +82,7 @@ pub struct PeerIntroduction {
     pub keys: Vec<KeyDescription>,
 }
 
-/// A peer as `peer list` and the admin API show it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct PeerView {
-    /// The stored peer.
-    pub peer: PeerRecord,
-    /// Its pinned keys.
-    pub keys: Vec<PeerKeyRow>,
-    /// Peering messages not yet delivered to it.
-    pub pending_deliveries: i64,
-}
+pub use super::peer_status::PeerView;
 
 /// A key a peer announced in an `Update` of its actor, with the endorsement that lets a pinned key vouch for it.
 #[derive(Debug, Clone, PartialEq)]
@@ -451,7 +442,9 @@ impl Service {
         self.peer_view(&realm).await
     }
 
-    /// Removes a peer and its pinned keys; an `Undo` of this instance's `Follow` is sent first when there was one.
+    /// Removes a peer and its pinned keys, and tells the peer: a `Reject` of its `Follow` when it had asked (so a peer
+    /// whose `Follow` this side approved stops pushing at once instead of retrying against `unknown_sender`), and an
+    /// `Undo` of this instance's `Follow` when there was one.
     pub async fn remove_peer(&self, realm: &str) -> Result<(), ServiceError> {
         let realm = normalize_realm(realm);
         let mut transaction = self.store().begin().await?;
@@ -460,6 +453,15 @@ impl Service {
             .ok_or_else(|| not_found_peer(&realm))?;
         store::federation::delete_peer(&mut transaction.conn(), &realm).await?;
         store::replication::delete(&mut transaction.conn(), &realm).await?;
+        if let Some(follow_id) = peer.their_follow_id.clone()
+            && matches!(
+                peer.state,
+                PeerState::Active | PeerState::PendingIn | PeerState::Unreachable
+            )
+        {
+            self.queue_peering_message(&mut transaction, &peer, PeeringMessage::Reject { follow_id })
+                .await?;
+        }
         if let Some(follow_id) = peer.our_follow_id.clone()
             && matches!(
                 peer.state,
@@ -488,17 +490,7 @@ impl Service {
         if block_has_lapsed(&peer, self.now()) {
             lift_block(&mut peer, self.now());
         }
-        let keys = store::federation::list_peer_keys(&mut reader.conn(), &peer.realm).await?;
-        let pending_deliveries = store::federation::list_deliveries(&mut reader.conn(), Some(&peer.realm), 1000)
-            .await?
-            .iter()
-            .filter(|delivery| delivery.state == "pending")
-            .count();
-        Ok(PeerView {
-            peer,
-            keys,
-            pending_deliveries: i64::try_from(pending_deliveries).unwrap_or(i64::MAX),
-        })
+        super::peer_status::status_of(reader, peer).await
     }
 
     /// Every peer, by realm.
@@ -512,13 +504,14 @@ impl Service {
         Ok(views)
     }
 
-    /// How many peers are in each state (every state listed, lapsed blocks counted as lifted).
-    pub async fn peer_counts(&self) -> Result<Vec<(PeerState, i64)>, ServiceError> {
+    /// How many peers are in each state as shown (every state listed, lapsed blocks counted as lifted, a peer that
+    /// blocked this instance as `blocked_by_peer`): the same states `peer list` and `/admin/peers` show.
+    pub async fn peer_counts(&self) -> Result<Vec<(ShownPeerState, i64)>, ServiceError> {
         let views = self.list_peers().await?;
-        Ok(PeerState::ALL
+        Ok(ShownPeerState::ALL
             .into_iter()
             .map(|state| {
-                let count = views.iter().filter(|view| view.peer.state == state).count();
+                let count = views.iter().filter(|view| view.state == state).count();
                 (state, i64::try_from(count).unwrap_or(i64::MAX))
             })
             .collect())
