@@ -227,7 +227,7 @@ impl Instance {
         let (stop_sender, stop_receiver) = watch::channel(false);
         let grace = Duration::from_secs(self.config.shutdown_grace_seconds);
         let limits = ConnectionLimits::from_config(&self.config);
-        let server = serve_connections(listener, self.router(), limits, async move {
+        let server = serve_connections(listener, self.router(), limits, self.metrics.clone(), async move {
             shutdown.await;
             let _ = stop_sender.send(true);
             tracing::info!("shutting down: no new connections, finishing in-flight requests");
@@ -280,9 +280,17 @@ pub async fn serve_router(
     config: &Config,
     listener: TcpListener,
     router: axum::Router,
+    metrics: Metrics,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) {
-    serve_connections(listener, router, ConnectionLimits::from_config(config), shutdown).await;
+    serve_connections(
+        listener,
+        router,
+        ConnectionLimits::from_config(config),
+        metrics,
+        shutdown,
+    )
+    .await;
 }
 
 /// Accepts HTTP/1.1 connections and serves `router` on each until `shutdown` completes, then asks every connection
@@ -300,6 +308,7 @@ async fn serve_connections(
     listener: TcpListener,
     router: axum::Router,
     limits: ConnectionLimits,
+    metrics: Metrics,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) {
     let slots = Arc::new(Semaphore::new(
@@ -341,6 +350,7 @@ async fn serve_connections(
         };
         let Some(client_slot) = clients.admit(client_address.ip()) else {
             refuse_busy_client(&stream, &busy_answer, client_address);
+            metrics.record_connection_refused();
             continue;
         };
         // Answers go out as soon as they are written: with Nagle's algorithm a response written in two parts waits

@@ -208,6 +208,7 @@ struct MetricsInner {
     process_resident_memory_bytes: Gauge,
     process_open_fds: Gauge,
     process_start_time_seconds: Gauge,
+    connections_refused: Counter,
 }
 
 impl std::fmt::Debug for Metrics {
@@ -334,6 +335,13 @@ impl Metrics {
              none matched)",
             http_request_seconds.clone(),
         );
+        let connections_refused = Counter::default();
+        registry.register(
+            "http_connections_refused",
+            "Connections answered 503 and closed at once because their client address already held \
+             INTERAI_MAX_CONNECTIONS_PER_CLIENT connections",
+            connections_refused.clone(),
+        );
         let build_info = Family::<VersionLabels, Gauge>::default();
         registry.register(
             "build_info",
@@ -363,6 +371,7 @@ impl Metrics {
                 process_resident_memory_bytes,
                 process_open_fds,
                 process_start_time_seconds,
+                connections_refused,
             }),
         }
     }
@@ -468,6 +477,11 @@ impl Metrics {
                 .sum();
             self.inner.peers.get_or_create(&PeerLabels { state }).set(total);
         }
+    }
+
+    /// Counts one connection refused because its client held its share of connections.
+    pub fn record_connection_refused(&self) {
+        self.inner.connections_refused.inc();
     }
 
     /// Counts one delivery attempt of a replicated activity; `outcome` is one of [`DELIVERY_OUTCOMES`].

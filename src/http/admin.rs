@@ -106,7 +106,19 @@ async fn require_admin(State(state): State<AdminState>, mut request: Request, ne
             "the admin API needs a key with the admin scope",
         ))
         .into_response(),
-        Err(error) => ApiError(error).into_response(),
+        Err(error) => {
+            // RFC 6750 §3.1: the challenge names an error only when a token was sent.
+            let challenge = if presented.is_empty() {
+                "Bearer"
+            } else {
+                "Bearer error=\"invalid_token\""
+            };
+            let mut response = ApiError(error).into_response();
+            response
+                .headers_mut()
+                .insert(header::WWW_AUTHENTICATE, header::HeaderValue::from_static(challenge));
+            response
+        }
     }
 }
 

@@ -158,6 +158,26 @@ async fn actors_are_listed_created_and_shown_and_every_mistake_is_named() {
         401,
         "unauthenticated",
     );
+    // The admin API's 401 carries a Bearer challenge, naming an error only when a key was sent (RFC 6750 §3.1).
+    let client = reqwest::Client::new();
+    for (authorization, challenge) in [
+        (None, "Bearer"),
+        (Some("Bearer iak_wrong"), "Bearer error=\"invalid_token\""),
+    ] {
+        let mut request = client.get(format!("{}/admin/actors", served.base_url));
+        if let Some(authorization) = authorization {
+            request = request.header("authorization", authorization);
+        }
+        let response = request.send().await.expect("request");
+        assert_eq!(response.status(), 401);
+        assert_eq!(
+            response
+                .headers()
+                .get("www-authenticate")
+                .and_then(|value| value.to_str().ok()),
+            Some(challenge)
+        );
+    }
     let reader = crate::fixtures::agent_of_with_scopes(
         &served.service,
         &interai::domain::PublicId::parse(&owner_id).expect("id"),

@@ -30,8 +30,9 @@ async fn serve_node(node: &Node) -> (SocketAddr, tokio::sync::oneshot::Sender<()
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let config = node.instance.config().clone();
     let router = node.router.clone();
+    let metrics = node.instance.metrics().clone();
     tokio::spawn(async move {
-        interai::instance::serve_router(&config, listener, router, async move {
+        interai::instance::serve_router(&config, listener, router, metrics, async move {
             let _ = stopped.await;
         })
         .await;
@@ -184,6 +185,14 @@ async fn a_thousand_stalled_bodies_from_one_address_hold_nothing_up_and_are_clos
         }
     }
     let all_closed_after = opened.elapsed();
+    let scrape = beta.instance.metrics().render();
+    assert!(
+        scrape.contains(&format!(
+            "interai_http_connections_refused_total {}",
+            STALLED - per_client
+        )),
+        "the refusals are counted: {scrape}"
+    );
     assert_eq!(timed_out, per_client, "the requests the cap let in time out");
     assert_eq!(refused, STALLED - per_client);
     assert!(
