@@ -447,6 +447,9 @@ async fn json_answer(instance: &Instance, command: &AdminCommand, json: bool) ->
             .await
             .map(|answer| print_json(&answer)),
         AdminCommand::Peer(PeerCommand::List) => views::peers(service).await.map(|answer| print_json(&answer)),
+        AdminCommand::Peer(PeerCommand::Show { realm }) => {
+            views::peer(service, realm).await.map(|answer| print_json(&answer))
+        }
         AdminCommand::Federation(FederationCommand::Identity) => {
             views::identity(service).await.map(|answer| print_json(&answer))
         }

@@ -892,6 +892,7 @@ async fn every_list_and_show_command_prints_with_json_what_the_admin_api_answers
             "/admin/content?status=deleted&origin=alpha.test".to_owned(),
         ),
         (vec!["peer", "list"], "/admin/peers".to_owned()),
+        (vec!["peer", "show", "beta.test"], "/admin/peers/beta.test".to_owned()),
         (
             vec!["federation", "dead-letters"],
             "/admin/federation/dead-letters".to_owned(),

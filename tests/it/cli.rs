@@ -546,3 +546,55 @@ async fn admin_commands_read_the_realm_from_the_database_and_errors_say_each_thi
     assert_eq!(line.matches("cannot be renamed").count(), 1, "{line}");
     assert!(line.contains("cli.test") && line.contains("other.test"), "{line}");
 }
+
+#[tokio::test]
+async fn a_mistyped_variable_and_an_unreadable_config_file_are_named_as_they_were_given() {
+    let database = TestDatabase::create().await;
+    let cli = CommandLine { database: &database };
+    cli.initialize();
+    let run = |arguments: &[&str], extra: &[(&str, &str)]| {
+        let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_interai"));
+        command
+            .args(arguments)
+            .env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("INTERAI_DATA_DIR", database.directory.path())
+            .env("INTERAI_DATABASE_URL", &database.url)
+            .env("INTERAI_LOG", "warn");
+        for (name, value) in extra {
+            command.env(name, value);
+        }
+        let output = command.output().expect("the interai binary runs");
+        assert!(!output.status.success(), "{arguments:?} {extra:?} should have failed");
+        let error = String::from_utf8(output.stderr).expect("utf-8 output");
+        let lines: Vec<String> = error
+            .lines()
+            .filter(|line| !line.trim().is_empty())
+            .map(str::to_owned)
+            .collect();
+        assert_eq!(lines.len(), 1, "expected one clear line, got: {error}");
+        lines[0].clone()
+    };
+    // A typo in a variable is refused as the same typo in the file is, naming the closest setting.
+    let line = run(&["admin", "actor", "list"], &[("INTERAI_MAX_CONECTIONS", "30")]);
+    assert!(line.contains("INTERAI_MAX_CONECTIONS"), "{line}");
+    assert!(line.contains("did you mean INTERAI_MAX_CONNECTIONS?"), "{line}");
+    // A file named with --config is named so, not as INTERAI_CONFIG.
+    let line = run(
+        &["--config", "/nonexistent/interai.toml", "admin", "actor", "list"],
+        &[],
+    );
+    assert!(line.contains("--config /nonexistent/interai.toml"), "{line}");
+    assert!(!line.contains("INTERAI_CONFIG"), "{line}");
+    let line = run(
+        &["admin", "actor", "list"],
+        &[("INTERAI_CONFIG", "/nonexistent/interai.toml")],
+    );
+    assert!(line.contains("INTERAI_CONFIG /nonexistent/interai.toml"), "{line}");
+    // A file's own mistake says where, on that one line.
+    let file = database.directory.path().join("interai.toml");
+    std::fs::write(&file, "writes_per_hour = \"many\"\n").expect("file written");
+    let path = file.display().to_string();
+    let line = run(&["--config", &path, "admin", "actor", "list"], &[]);
+    assert!(line.contains(&format!("--config {path}: line 1, column 19:")), "{line}");
+}
