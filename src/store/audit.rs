@@ -321,15 +321,8 @@ where
     if let Some(until) = filter.until {
         builder.push(" AND created_at < ").push_bind(until);
     }
-    if let Some((created_at, id)) = &filter.after {
-        builder
-            .push(" AND (created_at < ")
-            .push_bind(*created_at)
-            .push(" OR (created_at = ")
-            .push_bind(*created_at)
-            .push(" AND id < ")
-            .push_bind(id.clone())
-            .push("))");
+    if let Some(after) = &filter.after {
+        super::keyset_page::push_newest_first_after(builder, "", after);
     }
 }
 

@@ -1163,15 +1163,8 @@ where
         }
         None => {}
     }
-    if let Some((created_at, id)) = &filter.after {
-        builder
-            .push(" AND (ci.created_at < ")
-            .push_bind(*created_at)
-            .push(" OR (ci.created_at = ")
-            .push_bind(*created_at)
-            .push(" AND ci.id < ")
-            .push_bind(id.clone())
-            .push("))");
+    if let Some(after) = &filter.after {
+        super::keyset_page::push_newest_first_after(builder, "ci.", after);
     }
 }
 

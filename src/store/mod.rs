@@ -12,6 +12,7 @@ pub mod federation;
 pub mod files;
 pub mod idempotency;
 pub mod keys;
+mod keyset_page;
 pub mod knowledge;
 mod merged_rows;
 pub mod outbox;
