@@ -454,3 +454,56 @@ async fn the_request_line_names_the_actor_key_and_tool_and_never_the_secret() {
     let everything = serde_json::to_string(&log.events()).expect("json");
     assert!(!everything.contains(&caller.key), "the secret is never logged");
 }
+
+#[tokio::test]
+async fn a_request_served_over_a_socket_names_its_client_address_in_the_request_line() {
+    let network = Network::start(&["alpha.test"]).await;
+    let alpha = network.node("alpha.test");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let address = listener.local_addr().expect("address");
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let log = CapturedLog::default();
+    // The test's runtime has one thread, so the served connection's task writes to this subscriber too.
+    let _guard = tracing::subscriber::set_default(capturing(&log));
+    let (config, router, metrics) = (
+        alpha.instance.config().clone(),
+        alpha.router.clone(),
+        alpha.instance.metrics().clone(),
+    );
+    let server = tokio::spawn(async move {
+        interai::instance::serve_router(&config, listener, router, metrics, async move {
+            let _ = stopped.await;
+        })
+        .await;
+    });
+    let client = tokio::net::TcpSocket::new_v4().expect("socket");
+    client
+        .bind(std::net::SocketAddr::from(([127, 0, 0, 4], 0)))
+        .expect("bind the client's address");
+    let mut stream = client.connect(address).await.expect("connect");
+    let client_address = stream.local_addr().expect("client address");
+    tokio::io::AsyncWriteExt::write_all(
+        &mut stream,
+        b"GET /.well-known/nodeinfo HTTP/1.1\r\nHost: alpha.test\r\nConnection: close\r\n\r\n",
+    )
+    .await
+    .expect("request sent");
+    let mut answer = Vec::new();
+    tokio::io::AsyncReadExt::read_to_end(&mut stream, &mut answer)
+        .await
+        .expect("answer read");
+    assert!(
+        answer.starts_with(b"HTTP/1.1 200"),
+        "{}",
+        String::from_utf8_lossy(&answer)
+    );
+    let _ = stop.send(());
+    server.await.expect("server stops");
+    let lines: Vec<Value> = log
+        .events()
+        .into_iter()
+        .filter(|event| event["fields"]["message"] == "request" && event["fields"]["path"] == "/.well-known/nodeinfo")
+        .collect();
+    assert_eq!(lines.len(), 1, "{:?}", log.events());
+    assert_eq!(lines[0]["fields"]["client"], client_address.to_string(), "{}", lines[0]);
+}
