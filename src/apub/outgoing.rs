@@ -359,7 +359,7 @@ impl Outgoing {
             let result = self.deliver(&delivery).await?;
             self.metrics.record_peer_delivery(
                 &delivery.row.peer_realm,
-                super::replicate::delivery_outcome(&result),
+                delivery_outcome(&result),
                 Some(started.elapsed().as_secs_f64()),
             );
             self.service.finish_delivery(&delivery.row, result).await?;
@@ -444,4 +444,13 @@ fn random_nonce() -> String {
     let mut bytes = [0_u8; 16];
     rand::Rng::fill_bytes(&mut rand::rng(), &mut bytes);
     base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
+}
+
+/// The `outcome` label of one delivery attempt.
+pub(super) fn delivery_outcome(result: &AttemptResult) -> &'static str {
+    match result {
+        AttemptResult::Delivered => "delivered",
+        AttemptResult::Retry { .. } => "retried",
+        AttemptResult::Refused { .. } => "dead_lettered",
+    }
 }

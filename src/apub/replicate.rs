@@ -221,7 +221,7 @@ impl Outgoing {
                                     .await;
                                 outgoing.metrics().record_peer_delivery(
                                     &peer_realm,
-                                    delivery_outcome(&result),
+                                    super::outgoing::delivery_outcome(&result),
                                     Some(started.elapsed().as_secs_f64()),
                                 );
                                 let result = PushResult::Attempted(result);
@@ -493,15 +493,6 @@ impl Outgoing {
             }
         };
         Ok((queued, progress))
-    }
-}
-
-/// The `outcome` label of one delivery attempt.
-pub(super) fn delivery_outcome(result: &AttemptResult) -> &'static str {
-    match result {
-        AttemptResult::Delivered => "delivered",
-        AttemptResult::Retry { .. } => "retried",
-        AttemptResult::Refused { .. } => "dead_lettered",
     }
 }
 

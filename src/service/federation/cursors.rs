@@ -10,8 +10,8 @@ use chrono::{DateTime, TimeDelta, Utc};
 
 use super::super::{Service, ServiceError};
 use super::inbox::VerifiedActivity;
+use super::peer_failure::{UNKNOWN_SENDER, failure_class};
 use super::peer_state::normalize_realm;
-use super::peer_status::{UNKNOWN_SENDER, failure_class};
 use super::peering::PeeringMessage;
 use super::retry::{AttemptResult, BACKOFF_CAP, DELIVERY_HORIZON, LEASE, backoff_bound, jitter};
 use crate::domain::PeerState;

@@ -5,7 +5,7 @@
 use chrono::{DateTime, Utc};
 
 use super::super::{Service, ServiceError};
-use super::peer_status::failure_class;
+use super::peer_failure::failure_class;
 use super::peering::PeeringMessage;
 use super::retry::{AttemptResult, BACKOFF_CAP, DELIVERY_HORIZON, LEASE, backoff_bound, jitter};
 use crate::domain::PeerState;

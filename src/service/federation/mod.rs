@@ -8,6 +8,7 @@ pub mod identity;
 pub mod inbox;
 pub(crate) mod inbox_groups;
 pub mod key_box;
+pub mod peer_failure;
 pub mod peer_state;
 pub mod peer_status;
 pub mod peering;

@@ -6,58 +6,12 @@
 //! peering deliveries only) and counted only peering messages, while its `outbox` line showed the push failures and
 //! the undelivered events, so one peer read as healthy and failing at once.
 
-use chrono::{DateTime, Utc};
-
 use super::super::ServiceError;
 use super::cursors::ReplicationLag;
+use super::peer_failure::{BLOCKED_SENDER, PeerFailure, failure_class};
 use crate::domain::{PeerState, ShownPeerState};
 use crate::store::federation::{PeerKeyRow, PeerRecord};
 use crate::store::{self, Reader};
-
-/// The refusal reason of a peer that blocked this instance, as its inbox and outbox give it.
-pub const BLOCKED_SENDER: &str = "blocked_sender";
-/// The refusal reason of a peer that does not know this instance (it removed the peering, or never had it).
-pub const UNKNOWN_SENDER: &str = "unknown_sender";
-
-/// A failure with a peer as an admin reads it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PeerFailure {
-    /// What kind of failure: the peer's refusal reason (`blocked_sender`, `unknown_sender`, …), `http_503`,
-    /// `network`, `timeout`, ….
-    pub class: String,
-    /// The rest of the stored text (an excerpt of the answer, or the error).
-    pub detail: String,
-    /// When it happened.
-    pub at: DateTime<Utc>,
-}
-
-impl PeerFailure {
-    /// Reads a stored error text (`class: detail`, as every channel writes it).
-    pub fn from_stored(text: &str, at: DateTime<Utc>) -> PeerFailure {
-        let class = failure_class(text).to_owned();
-        let detail = text
-            .split_once(':')
-            .filter(|(head, _)| head.trim() == class)
-            .map_or(text, |(_, rest)| rest)
-            .trim()
-            .to_owned();
-        PeerFailure { class, detail, at }
-    }
-}
-
-/// The class of a stored error text: the snake_case word before its first `:`, or `error` when it has none.
-pub fn failure_class(error: &str) -> &str {
-    let head = error.split(':').next().unwrap_or("").trim();
-    if !head.is_empty()
-        && head
-            .bytes()
-            .all(|byte| byte.is_ascii_lowercase() || byte.is_ascii_digit() || byte == b'_')
-    {
-        head
-    } else {
-        "error"
-    }
-}
 
 /// A peer with everything an admin is shown of it.
 #[derive(Debug, Clone, PartialEq)]
@@ -173,6 +127,8 @@ pub(super) async fn status_of(reader: &mut Reader, peer: PeerRecord) -> Result<P
 
 #[cfg(test)]
 mod tests {
+    use chrono::{DateTime, Utc};
+
     use super::*;
 
     #[test]
