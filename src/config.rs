@@ -263,10 +263,11 @@ pub const DEFAULT_MAX_REQUEST_BYTES: usize = 1024 * 1024;
 pub const DEFAULT_HEADER_READ_TIMEOUT_SECONDS: u64 = 10;
 /// Default cap on client connections served at once.
 pub const DEFAULT_MAX_CONNECTIONS: u32 = 1024;
-/// Default cap on the connections of one client address: a sixteenth of the default total, so that one host
-/// cannot take the instance's connections (behind a reverse proxy every client has the proxy's address: raise it to
-/// `INTERAI_MAX_CONNECTIONS` there, and let the proxy limit clients).
-pub const DEFAULT_MAX_CONNECTIONS_PER_CLIENT: u32 = 64;
+/// Default cap on the connections of one client address: an eighth of the default total, so that one host cannot
+/// take the instance's connections, and room for two processes of a peer pushing at once (each holds up to
+/// `service::federation::cursors::PUSH_CONCURRENCY`, 48, connections to a peer). Behind a reverse proxy every client
+/// has the proxy's address: raise it to `INTERAI_MAX_CONNECTIONS` there, and let the proxy limit clients.
+pub const DEFAULT_MAX_CONNECTIONS_PER_CLIENT: u32 = 128;
 /// Default deadline of a whole request: a 2 MiB inbox body at the minimum rate below fits with room to spare, and a
 /// tool call's statements are cut off long before (`INTERAI_STATEMENT_TIMEOUT_MS`).
 pub const DEFAULT_REQUEST_TIMEOUT_SECONDS: u64 = 30;
@@ -877,7 +878,7 @@ mod tests {
         assert_eq!(config.search_candidates, 2000);
         assert_eq!(config.header_read_timeout_seconds, 10);
         assert_eq!(config.max_connections, 1024);
-        assert_eq!(config.max_connections_per_client, 64);
+        assert_eq!(config.max_connections_per_client, 128);
         assert_eq!(config.request_timeout_seconds, 30);
         assert_eq!(config.min_body_bytes_per_second, 65_536);
         assert_eq!(config.audit_retention_days, 90);
