@@ -57,7 +57,14 @@ impl RequestDeadline {
 /// The layer: runs the request under the deadline with its body paced, and answers 408 when either is exceeded.
 pub async fn enforce(State(limits): State<RequestDeadline>, request: Request, next: Next) -> Response {
     let too_slow = Arc::new(AtomicBool::new(false));
-    let paced = request.map(|body| Body::new(PacedBody::new(body, limits, too_slow.clone())));
+    // A request without a body (most GETs) has nothing to pace: no timer for it.
+    let paced = request.map(|body| {
+        if body.is_end_stream() {
+            body
+        } else {
+            Body::new(PacedBody::new(body, limits, too_slow.clone()))
+        }
+    });
     match tokio::time::timeout(limits.timeout, next.run(paced)).await {
         // A handler that met the slow body's error answers with its own refusal (the inbox's 413, a JSON-RPC parse
         // error); what really happened is the timeout, so that is the answer.
