@@ -4,7 +4,7 @@ use clap::Parser;
 
 /// The process's memory allocator: mimalloc instead of the C library's. An instance allocates and frees many small
 /// buffers per federated activity (its JSON, its canonical form, its rows), and glibc's malloc spent a fifth of
-/// the replication benchmark's CPU in its own bookkeeping (docs/benchmarks.md, "Replication, fifth session"). This is the one
+/// the replication benchmark's CPU in its own bookkeeping (docs/benchmarks.md, "mimalloc allocator"). This is the one
 /// process-wide setting the binary makes; it holds no state of the instance, and the library sets nothing.
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;

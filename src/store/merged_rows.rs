@@ -4,7 +4,7 @@
 //! Why: a batch of replicated revisions writes the same seven tables for every revision. Sent as one statement
 //! per revision, PostgreSQL spent about half of its time per revision starting, planning and ending statements;
 //! the same rows as one multi-row statement per table cost half as much (measured with pgbench, docs/benchmarks.md,
-//! "Replication, tenth session").
+//! "PostgreSQL batched rows via unnest").
 //!
 //! A held insert is a candidate when its SQL is `… INSERT INTO table (columns) VALUES (…), (…) …` with exactly one
 //! `VALUES` list of nothing but placeholders numbered `$1…$n` in order, no placeholder elsewhere, and any

@@ -26,7 +26,7 @@ pub const PUSH_ROUND_WINDOWS: usize = 4;
 /// Requests in flight to one peer at once: most of the 64 an inbox of this software takes from one peer at once
 /// (`apub::inbox::PEER_CONCURRENCY`), the rest left for its other requests (peering, key updates). Each request
 /// waits for the receiver's commit, so requests in flight are what hides that wait: 48 delivered about a fifth
-/// more than 32 (docs/benchmarks.md, "Replication, fifth session"), 64 no more than 48.
+/// more than 32 (docs/benchmarks.md, "Push concurrency 48"), 64 no more than 48.
 pub const PUSH_CONCURRENCY: usize = 48;
 
 /// How long a push round starts requests: what is left then waits for the next round. With the transport's
