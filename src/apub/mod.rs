@@ -138,7 +138,7 @@ async fn instance_actor(State(state): State<ApubState>, headers: HeaderMap) -> R
         (Ok(keys), Ok(signing)) => (keys, signing),
         (Err(error), _) | (_, Err(error)) => return failure(&error.to_string()),
     };
-    let actor = documents::instance_actor(&state.urls(), service.realm(), &keys, &signing.key_id);
+    let actor = documents::instance_actor(&state.urls(), service.realm().as_str(), &keys, &signing.key_id);
     json_response(activity_media_type(&headers), &actor)
 }
 
@@ -151,7 +151,7 @@ async fn object(State(state): State<ApubState>, Path(id): Path<String>, headers:
         return not_found();
     };
     match state.outgoing.service().find_actor(&public_id).await {
-        Ok(actor) if actor.origin == state.outgoing.service().realm() => json_response(
+        Ok(actor) if state.outgoing.service().realm().is(&actor.origin) => json_response(
             activity_media_type(&headers),
             &documents::local_actor(&state.urls(), &actor),
         ),
@@ -208,7 +208,7 @@ async fn webfinger_answer(State(state): State<ApubState>, Query(query): Query<We
     };
     let service = state.outgoing.service();
     let urls = state.urls();
-    let realm = service.realm().to_ascii_lowercase();
+    let realm = service.realm().as_str().to_owned();
     if resource == urls.actor() || resource.eq_ignore_ascii_case(&format!("acct:{realm}@{realm}")) {
         return json_response(
             federation::protocol::discovery::JRD_MEDIA_TYPE,
@@ -228,7 +228,7 @@ async fn webfinger_answer(State(state): State<ApubState>, Query(query): Query<We
         return not_found();
     };
     match service.find_actor(&public_id).await {
-        Ok(actor) if actor.origin == service.realm() => json_response(
+        Ok(actor) if service.realm().is(&actor.origin) => json_response(
             federation::protocol::discovery::JRD_MEDIA_TYPE,
             &documents::webfinger(&resource, &urls.object(actor.id.as_str())),
         ),
@@ -245,12 +245,12 @@ async fn nodeinfo_links(State(state): State<ApubState>) -> Response {
 async fn nodeinfo(State(state): State<ApubState>) -> Response {
     let service = state.outgoing.service();
     let users = match service.list_actors().await {
-        Ok(actors) => actors.iter().filter(|actor| actor.origin == service.realm()).count(),
+        Ok(actors) => actors.iter().filter(|actor| service.realm().is(&actor.origin)).count(),
         Err(error) => return failure(&error.to_string()),
     };
     json_response(
         federation::protocol::discovery::NODEINFO_21_MEDIA_TYPE,
-        &documents::nodeinfo(&state.facts.software_version, users as u64, service.realm()),
+        &documents::nodeinfo(&state.facts.software_version, users as u64, service.realm().as_str()),
     )
 }
 

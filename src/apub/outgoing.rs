@@ -311,7 +311,7 @@ impl Outgoing {
         let keys = self.service.published_instance_keys().await?;
         let current = self.service.signing_key().await?;
         let published = crate::apub::rfc3339(self.service.now());
-        let realm = self.service.realm().to_owned();
+        let realm = self.service.realm().as_str().to_owned();
         let activity = outbound_activity(
             &delivery.message,
             &delivery.row.activity_id,

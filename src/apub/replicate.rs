@@ -24,8 +24,8 @@ use crate::service::federation::cursors::{
 };
 use crate::service::federation::identity::SigningKey;
 use crate::service::federation::inbox::{InboxSender, VerifiedActivity};
+use crate::service::federation::outbox::OutboxEntry;
 use crate::service::federation::retry::AttemptResult;
-use crate::service::replication::OutboxEntry;
 use crate::service::{Service, ServiceError};
 
 /// Peers worked on per pass.

@@ -50,7 +50,7 @@ impl Service {
                         "only a usr_ or org_ actor can be a controller",
                     ));
                 }
-                if controller.origin != self.realm() {
+                if !self.realm().is(&controller.origin) {
                     return Err(ServiceError::validation(
                         "controller",
                         "the controller must belong to this realm",
@@ -66,7 +66,7 @@ impl Service {
             display_name,
             controller: new_actor.controller,
             root_controller,
-            origin: self.realm().to_owned(),
+            origin: self.realm().as_str().to_owned(),
             verified_by_email: false,
             verified_by_domain: false,
             created_at: self.now(),
@@ -80,7 +80,7 @@ impl Service {
     /// Every actor of this realm, oldest first.
     pub async fn list_actors(&self) -> Result<Vec<Actor>, ServiceError> {
         let mut reader = self.store().reader().await?;
-        Ok(store::actors::list_by_origin(&mut reader.conn(), self.realm()).await?)
+        Ok(store::actors::list_by_origin(&mut reader.conn(), self.realm().as_str()).await?)
     }
 
     /// The actor with this ID.

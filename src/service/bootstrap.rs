@@ -37,7 +37,7 @@ impl Service {
     ) -> Result<BootstrapOutcome, ServiceError> {
         let mut transaction = self.store().begin().await?;
         if let Some(stored_realm) = store::settings::get(&mut transaction.conn(), SETTING_REALM).await? {
-            if stored_realm != self.realm() {
+            if !self.realm().is(&stored_realm) {
                 return Err(ServiceError::validation(
                     "INTERAI_REALM",
                     format!(
@@ -67,10 +67,10 @@ impl Service {
         let realm_organization = Actor {
             id: organization_id.clone(),
             actor_type: ActorType::Organization,
-            display_name: self.realm().to_owned(),
+            display_name: self.realm().as_str().to_owned(),
             controller: None,
             root_controller: organization_id.clone(),
-            origin: self.realm().to_owned(),
+            origin: self.realm().as_str().to_owned(),
             verified_by_email: false,
             verified_by_domain: true,
             created_at: now,
@@ -81,7 +81,7 @@ impl Service {
             display_name: "Administrator".to_owned(),
             controller: Some(organization_id.clone()),
             root_controller: organization_id.clone(),
-            origin: self.realm().to_owned(),
+            origin: self.realm().as_str().to_owned(),
             verified_by_email: false,
             verified_by_domain: false,
             created_at: now,
@@ -100,7 +100,7 @@ impl Service {
             )
             .await?;
         for (name, value) in [
-            (SETTING_REALM, self.realm().to_owned()),
+            (SETTING_REALM, self.realm().as_str().to_owned()),
             (SETTING_REALM_ORGANIZATION, organization_id.as_str().to_owned()),
             (SETTING_ADMIN_USER, admin_user.id.as_str().to_owned()),
         ] {
@@ -109,7 +109,7 @@ impl Service {
         self.ensure_default_space(&mut transaction, &organization_id).await?;
         persist_admin_secret(&issued.secret).map_err(ServiceError::internal)?;
         transaction.commit().await?;
-        tracing::info!(realm = self.realm(), organization = %realm_organization.id, admin = %admin_user.id, "realm bootstrapped");
+        tracing::info!(realm = %self.realm(), organization = %realm_organization.id, admin = %admin_user.id, "realm bootstrapped");
         Ok(BootstrapOutcome::Created {
             realm_organization,
             admin_user,

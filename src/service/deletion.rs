@@ -64,7 +64,7 @@ impl Service {
                 };
                 store::tombstones::insert(&mut unit.conn(), &tombstone).await?;
                 store::tombstones::mark_content_deleted(&mut unit.conn(), &content.id, now).await?;
-                if content.origin == self.realm() {
+                if self.realm().is(&content.origin) {
                     unit.emit(
                         self.new_internal_id(),
                         Change::ContentDeleted {

@@ -325,7 +325,7 @@ impl Service {
             created_at: self.now(),
         };
         let self_evidence = trust_target.author_root_controller == caller.actor.root_controller
-            && trust_target.author_origin == self.realm();
+            && self.realm().is(&trust_target.author_origin);
         let record = self.usage_record(&event);
         let change = self
             .apply_evidence_change(unit, &trust_target, EvidenceChange::Add(Box::new(record)))
@@ -398,7 +398,7 @@ impl Service {
         within_write!(self, caller, metadata, request.idempotency_key.as_deref(), |unit| {
             async {
             let PreparedEvidence { trust_target, target_revision, standing } = prepared.clone();
-            if trust_target.author_root_controller == caller.actor.root_controller && trust_target.author_origin == self.realm() {
+            if trust_target.author_root_controller == caller.actor.root_controller && self.realm().is(&trust_target.author_origin) {
                 return Err(ServiceError::new(
                     ErrorCode::SelfReview,
                     "you cannot review content or claims authored by yourself or by your own controller",
@@ -530,7 +530,7 @@ impl Service {
                     id: rating.id.into_string(),
                     // The aggregates leave out exactly the ratings of the target author's root controller.
                     self_evidence: author_root
-                        == self.controller_ref_for(self.realm(), caller.actor.root_controller.as_str()),
+                        == self.controller_ref_for(self.realm().as_str(), caller.actor.root_controller.as_str()),
                 })
             }
             .await
@@ -695,7 +695,7 @@ impl Service {
         RecordAuthor {
             actor_id: caller.actor.id.clone(),
             root_controller_id: caller.actor.root_controller.clone(),
-            origin: self.realm().to_owned(),
+            origin: self.realm().as_str().to_owned(),
             origin_proof_verified: true,
         }
     }
@@ -800,7 +800,7 @@ impl Service {
     }
 
     pub(super) fn controller_ref_for(&self, origin: &str, controller: &str) -> ControllerRef {
-        if origin == self.realm() {
+        if self.realm().is(&origin) {
             ControllerRef::first_party(controller)
         } else {
             ControllerRef::remote(origin, controller)
@@ -813,7 +813,7 @@ impl Service {
             record_id: rating.id.as_str().to_owned(),
             actor: rating.author.actor_id.as_str().to_owned(),
             root_controller: rating.author.root_controller_id.as_str().to_owned(),
-            origin: (rating.author.origin != self.realm()).then(|| rating.author.origin.clone()),
+            origin: (!self.realm().is(&rating.author.origin)).then(|| rating.author.origin.clone()),
             origin_signature_valid: rating.author.origin_proof_verified,
             recorded_at: rating.created_at,
             retracted: rating.status == RecordStatus::Retracted,

@@ -79,7 +79,7 @@ impl Service {
         let actor = store::actors::find(&mut transaction.conn(), &new_key.actor_id)
             .await?
             .ok_or_else(|| ServiceError::not_found(new_key.actor_id.as_str()))?;
-        if actor.origin != self.realm() {
+        if !self.realm().is(&actor.origin) {
             return Err(ServiceError::validation(
                 "actor",
                 "keys can only be issued to actors of this realm",

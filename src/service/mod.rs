@@ -9,6 +9,7 @@ pub mod audit_retention;
 pub mod bootstrap;
 pub mod compare;
 pub mod content;
+mod content_validation;
 pub mod deletion;
 pub mod error;
 pub mod evidence;
@@ -24,7 +25,6 @@ pub mod origins;
 pub mod overview;
 pub mod paging;
 pub mod references;
-pub mod replication;
 pub mod revision_write;
 pub mod scan;
 pub mod search;
@@ -70,6 +70,8 @@ pub struct Service {
 
 struct ServiceInner {
     store: Store,
+    /// The realm this instance serves, from the settings.
+    realm: crate::domain::Realm,
     clock: SharedClock,
     settings: ServiceSettings,
     /// Each controller's reputation snapshot of the day (see `trust.rs`).
@@ -110,6 +112,7 @@ impl Service {
         Service {
             inner: Arc::new(ServiceInner {
                 store,
+                realm: crate::domain::Realm::from_name(&settings.realm),
                 clock,
                 settings,
                 ulid_generator: std::sync::Mutex::new(ulid::Generator::new()),
@@ -137,8 +140,8 @@ impl Service {
     }
 
     /// The realm this instance serves.
-    pub fn realm(&self) -> &str {
-        &self.inner.settings.realm
+    pub fn realm(&self) -> &crate::domain::Realm {
+        &self.inner.realm
     }
 
     /// The settings in force.

@@ -60,7 +60,7 @@ impl Service {
         let mut foreign: Vec<ForeignOrigin> = Vec::new();
         let mut peers: Option<Vec<crate::store::federation::PeerRecord>> = None;
         for origin in origins {
-            if origin.eq_ignore_ascii_case(self.realm()) || foreign.iter().any(|known| known.realm == origin) {
+            if self.realm().is(origin) || foreign.iter().any(|known| known.realm == origin) {
                 continue;
             }
             if peers.is_none() {

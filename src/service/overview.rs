@@ -37,7 +37,7 @@ impl Service {
     pub async fn instance_overview(&self) -> Result<InstanceOverview, ServiceError> {
         let now = self.now();
         let mut reader = self.store().reader().await?;
-        let counts = store::overview::count_everything(&mut reader.conn(), self.realm(), now).await?;
+        let counts = store::overview::count_everything(&mut reader.conn(), self.realm().as_str(), now).await?;
         let by_state = store::federation::count_peers_by_state(&mut reader.conn()).await?;
         let peers_by_state = PeerState::ALL
             .iter()
@@ -50,7 +50,7 @@ impl Service {
             })
             .collect();
         Ok(InstanceOverview {
-            realm: self.realm().to_owned(),
+            realm: self.realm().as_str().to_owned(),
             version: env!("CARGO_PKG_VERSION"),
             backend: self.store().backend().name(),
             now,

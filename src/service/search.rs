@@ -510,7 +510,7 @@ impl Service {
         } else {
             None
         };
-        if hits.iter().any(|hit| hit.origin != self.realm()) {
+        if hits.iter().any(|hit| !self.realm().is(&hit.origin)) {
             let mut reader = self.store().reader().await?;
             let origins: Vec<String> = hits.iter().map(|hit| hit.origin.clone()).collect();
             let foreign = self

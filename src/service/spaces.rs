@@ -43,7 +43,7 @@ impl Service {
                 let taken = store::knowledge::list_spaces(&mut unit.conn())
                     .await?
                     .into_iter()
-                    .any(|space| space.origin == self.realm() && space.name == name);
+                    .any(|space| self.realm().is(&space.origin) && space.name == name);
                 if taken {
                     return Err(ServiceError::new(
                         ErrorCode::ValidationFailed,
@@ -58,7 +58,7 @@ impl Service {
                     description: description.clone(),
                     visibility: request.visibility,
                     is_default: false,
-                    origin: self.realm().to_owned(),
+                    origin: self.realm().as_str().to_owned(),
                     created_by: created_by.clone(),
                     created_at: now,
                     received_at: now,

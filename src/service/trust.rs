@@ -178,7 +178,7 @@ impl Service {
     }
 
     fn controller_ref(&self, origin: &str, controller: &str) -> ControllerRef {
-        if origin == self.realm() {
+        if self.realm().is(&origin) {
             ControllerRef::first_party(controller)
         } else {
             ControllerRef::remote(origin, controller)
@@ -372,7 +372,7 @@ impl Service {
             record_id: usage.id.as_str().to_owned(),
             actor: usage.author.actor_id.as_str().to_owned(),
             root_controller: usage.author.root_controller_id.as_str().to_owned(),
-            origin: (usage.author.origin != self.realm()).then(|| usage.author.origin.clone()),
+            origin: (!self.realm().is(&usage.author.origin)).then(|| usage.author.origin.clone()),
             origin_signature_valid: usage.author.origin_proof_verified,
             recorded_at: usage.created_at,
             retracted: usage.status == RecordStatus::Retracted,
@@ -394,7 +394,7 @@ impl Service {
             record_id: review.id.as_str().to_owned(),
             actor: review.author.actor_id.as_str().to_owned(),
             root_controller: review.author.root_controller_id.as_str().to_owned(),
-            origin: (review.author.origin != self.realm()).then(|| review.author.origin.clone()),
+            origin: (!self.realm().is(&review.author.origin)).then(|| review.author.origin.clone()),
             origin_signature_valid: review.author.origin_proof_verified,
             recorded_at: review.created_at,
             retracted: review.status == RecordStatus::Retracted,

@@ -402,7 +402,7 @@ pub async fn identity(service: &Service) -> Result<IdentityAnswer, ServiceError>
         .collect();
     Ok(IdentityAnswer {
         actor: service.instance_actor_url(),
-        realm: service.realm().to_owned(),
+        realm: service.realm().as_str().to_owned(),
         keys,
     })
 }

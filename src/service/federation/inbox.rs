@@ -7,9 +7,9 @@
 use chrono::{DateTime, TimeDelta, Utc};
 
 use super::super::known_rows::KnownRows;
-use super::super::replication::CheckedRevision;
 use super::super::unit_of_work::{UnitOfWork, within_unit_of_work};
 use super::super::{Service, ServiceError};
+use super::apply::CheckedRevision;
 use super::peer_state::{block_has_lapsed, normalize_realm};
 use super::peering::{InboundPeering, PeerIntroduction};
 use crate::bounded_memo::BoundedMemo;

@@ -32,9 +32,9 @@ use std::collections::HashSet;
 use chrono::{DateTime, Utc};
 use tokio::sync::oneshot;
 
-use super::super::replication::CheckedRevision;
 use super::super::unit_of_work::within_unit_of_work;
 use super::super::{Service, ServiceError};
+use super::apply::CheckedRevision;
 use super::inbox::{BatchApplied, InboundMessage, InboxNonce, Intake, VerifiedActivity, log_batch_outcomes};
 use crate::domain::replication::ReplicatedObject;
 use crate::store::federation::InboxActivityRow;

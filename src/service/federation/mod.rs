@@ -2,12 +2,14 @@
 //! peers' activities, and the delivery queue. Transport-free: the `apub` adapter and the workers do HTTP and
 //! ActivityStreams; this module uses the `federation` crate only for keys and their endorsements.
 
+pub mod apply;
 pub mod cursors;
 pub mod delivery;
 pub mod identity;
 pub mod inbox;
 pub(crate) mod inbox_groups;
 pub mod key_box;
+pub mod outbox;
 pub mod peer_failure;
 pub mod peer_state;
 pub mod peer_status;

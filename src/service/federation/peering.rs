@@ -195,7 +195,7 @@ impl Service {
             return Err(ServiceError::validation("manifest", "the peer's manifest lists no key"));
         }
         let realm = normalize_realm(&introduction.realm);
-        if realm == normalize_realm(self.realm()) {
+        if self.realm().is(&realm) {
             return Err(ServiceError::validation("url", "this is the instance itself"));
         }
         let now = self.now();
