@@ -351,7 +351,7 @@ async fn run_backend(options: &Options, backend: Backend, rows: &mut Vec<Row>) {
         beta.realm,
         peered.elapsed().as_secs_f64()
     );
-    let beta_view = alpha.service.peer_view(&beta.realm).await.expect("beta is a peer");
+    let beta_view = alpha.federation.peer_view(&beta.realm).await.expect("beta is a peer");
     let transport: SharedTransport = Arc::new(
         HttpTransport::new(OutgoingPolicy {
             allow_private_addresses: true,
@@ -364,9 +364,9 @@ async fn run_backend(options: &Options, backend: Backend, rows: &mut Vec<Row>) {
     let sender = Arc::new(Sender {
         outgoing: alpha.outgoing.clone(),
         transport,
-        key: alpha.service.signing_key().await.expect("alpha's key"),
+        key: alpha.federation.signing_key().await.expect("alpha's key"),
         inbox: Url::parse(&beta_view.peer.inbox_url).expect("beta's inbox URL"),
-        alpha_actor: alpha.service.instance_actor_url(),
+        alpha_actor: alpha.federation.instance_actor_url(),
         beta_actor: beta_view.peer.actor_url.clone(),
         alpha_base: alpha.base_url.clone(),
         beta_base: beta.base_url.clone(),

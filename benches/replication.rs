@@ -372,7 +372,7 @@ impl Reader {
 }
 
 async fn queue_depth(side: &Side) -> i64 {
-    side.service.inbound_queue_depth().await.expect("queue depth")
+    side.federation.inbound_queue_depth().await.expect("queue depth")
 }
 
 /// What beta's intake log says of alpha's activities: when each content item was applied (the line's stamp;
@@ -384,7 +384,7 @@ struct Intake {
 
 async fn intake(beta: &Side, alpha: &Side) -> Intake {
     let lines = beta
-        .service
+        .federation
         .intake_log(Some(&alpha.realm), 100_000_000)
         .await
         .expect("intake log");
@@ -789,7 +789,7 @@ async fn hold_push(
     for attempt in 0..50 {
         let primer = publish(&alpha.service, caller, item(&format!("{run}-primer"), attempt)).await;
         let leased = alpha
-            .service
+            .federation
             .lease_push(interai::apub::replicate::PEERS_PER_PASS)
             .await
             .expect("lease push");
@@ -799,7 +799,7 @@ async fn hold_push(
                 ours = Some(peer);
             } else {
                 alpha
-                    .service
+                    .federation
                     .finish_push_round(&peer, Vec::new())
                     .await
                     .expect("give a lease back");
@@ -823,7 +823,7 @@ async fn delivery(options: &Options, backend: Backend, run: &str) -> DeliveryRow
     let mut written = publish_many(&alpha.service, &callers, run, options.items).await;
     written.items.push(primer);
     let backlog = alpha
-        .service
+        .federation
         .peer_replication_lag(&beta.realm)
         .await
         .expect("lag")
@@ -853,7 +853,7 @@ async fn delivery(options: &Options, backend: Backend, run: &str) -> DeliveryRow
     let released_at = now();
     let released = Instant::now();
     alpha
-        .service
+        .federation
         .finish_push_round(&leased, Vec::new())
         .await
         .expect("give the lease back");
@@ -1100,7 +1100,7 @@ async fn backfill(options: &Options, backend: Backend) -> BackfillRow {
     let fingerprint = alpha.fingerprint().await;
     let cpu = CpuMeter::start();
     let started = Instant::now();
-    beta.service
+    beta.federation
         .approve_peer(&alpha.realm, None, Some(&fingerprint))
         .await
         .expect("beta approves alpha");
@@ -1111,7 +1111,7 @@ async fn backfill(options: &Options, backend: Backend) -> BackfillRow {
     let mut reported = Instant::now();
     loop {
         let state = beta
-            .service
+            .federation
             .peer_replication_lag(&alpha.realm)
             .await
             .expect("lag")

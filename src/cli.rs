@@ -446,22 +446,26 @@ async fn json_answer(instance: &Instance, command: &AdminCommand, json: bool) ->
         AdminCommand::Content(ContentCommand::List(arguments)) => views::content(service, content_query(arguments))
             .await
             .map(|answer| print_json(&answer)),
-        AdminCommand::Peer(PeerCommand::List) => views::peers(service).await.map(|answer| print_json(&answer)),
-        AdminCommand::Peer(PeerCommand::Show { realm }) => {
-            views::peer(service, realm).await.map(|answer| print_json(&answer))
-        }
-        AdminCommand::Federation(FederationCommand::Identity) => {
-            views::identity(service).await.map(|answer| print_json(&answer))
-        }
+        AdminCommand::Peer(PeerCommand::List) => views::peers(instance.federation())
+            .await
+            .map(|answer| print_json(&answer)),
+        AdminCommand::Peer(PeerCommand::Show { realm }) => views::peer(instance.federation(), realm)
+            .await
+            .map(|answer| print_json(&answer)),
+        AdminCommand::Federation(FederationCommand::Identity) => views::identity(instance.federation())
+            .await
+            .map(|answer| print_json(&answer)),
         AdminCommand::Federation(FederationCommand::RotateKey) => {
-            if let Err(error) = service.rotate_instance_key().await {
+            if let Err(error) = instance.federation().rotate_instance_key().await {
                 return Some(Err(error.into()));
             }
             deliver_now(instance).await;
-            views::identity(service).await.map(|answer| print_json(&answer))
+            views::identity(instance.federation())
+                .await
+                .map(|answer| print_json(&answer))
         }
         AdminCommand::Federation(FederationCommand::DeadLetters { peer }) => {
-            views::dead_letters(service, peer.as_deref())
+            views::dead_letters(instance.federation(), peer.as_deref())
                 .await
                 .map(|answer| print_json(&answer))
         }
@@ -682,9 +686,9 @@ async fn run_admin(instance: &Instance, command: AdminCommand) -> anyhow::Result
         }
         AdminCommand::Peer(command) => run_peer_command(instance, command).await?,
         AdminCommand::Federation(FederationCommand::Identity) => {
-            println!("actor\t{}", service.instance_actor_url());
-            let signing = service.signing_key().await?;
-            for key in service.published_instance_keys().await? {
+            println!("actor\t{}", instance.federation().instance_actor_url());
+            let signing = instance.federation().signing_key().await?;
+            for key in instance.federation().published_instance_keys().await? {
                 let marker = if key.description.key_id == signing.key_id {
                     "signing"
                 } else {
@@ -698,7 +702,7 @@ async fn run_admin(instance: &Instance, command: AdminCommand) -> anyhow::Result
             }
         }
         AdminCommand::Federation(FederationCommand::RotateKey) => {
-            let key = service.rotate_instance_key().await?;
+            let key = instance.federation().rotate_instance_key().await?;
             println!(
                 "{}\t{}",
                 key.description.key_id,
@@ -708,7 +712,7 @@ async fn run_admin(instance: &Instance, command: AdminCommand) -> anyhow::Result
         }
         AdminCommand::Federation(FederationCommand::DeadLetters { peer }) => {
             println!("id\tpeer\tactivity_type\tactivity_id\trefused_at\terror");
-            for row in service.dead_letters(peer.as_deref(), 1000).await? {
+            for row in instance.federation().dead_letters(peer.as_deref(), 1000).await? {
                 println!(
                     "{}\t{}\t{}\t{}\t{}\t{}",
                     row.id,
@@ -721,7 +725,8 @@ async fn run_admin(instance: &Instance, command: AdminCommand) -> anyhow::Result
             }
         }
         AdminCommand::Federation(FederationCommand::Replay { id }) => {
-            let row = service
+            let row = instance
+                .federation()
                 .replay_dead_letter(&id)
                 .await
                 .with_context(|| format!("dead letter {id}"))?;
@@ -729,7 +734,8 @@ async fn run_admin(instance: &Instance, command: AdminCommand) -> anyhow::Result
             deliver_now(instance).await;
         }
         AdminCommand::Federation(FederationCommand::Drop { id }) => {
-            service
+            instance
+                .federation()
                 .drop_dead_letter(&id)
                 .await
                 .with_context(|| format!("dead letter {id}"))?;
@@ -979,20 +985,20 @@ async fn run_peer_command(instance: &Instance, command: PeerCommand) -> anyhow::
                     introduction.realm
                 ))?,
             }
-            let view = service.add_peer(&introduction, level).await?;
+            let view = instance.federation().add_peer(&introduction, level).await?;
             deliver_now(instance).await;
-            let view = service.peer_view(&view.peer.realm).await?;
+            let view = instance.federation().peer_view(&view.peer.realm).await?;
             println!("{}\t{}", view.peer.realm, view.peer.state);
         }
         PeerCommand::List => {
             println!("{PEER_HEADER}");
             let now = service.now();
-            for view in service.list_peers().await? {
+            for view in instance.federation().list_peers().await? {
                 print_peer(&view, now);
             }
         }
         PeerCommand::Show { realm } => {
-            let view = service.peer_view(&realm).await?;
+            let view = instance.federation().peer_view(&realm).await?;
             println!("{PEER_HEADER}");
             print_peer(&view, service.now());
         }
@@ -1005,7 +1011,7 @@ async fn run_peer_command(instance: &Instance, command: PeerCommand) -> anyhow::
             let fingerprint = match fingerprint {
                 Some(fingerprint) => Some(fingerprint),
                 None => {
-                    let view = service.peer_view(&realm).await?;
+                    let view = instance.federation().peer_view(&realm).await?;
                     let provisional: Vec<&str> = view
                         .keys
                         .iter()
@@ -1022,12 +1028,15 @@ async fn run_peer_command(instance: &Instance, command: PeerCommand) -> anyhow::
                     }
                 }
             };
-            let view = service.approve_peer(&realm, level, fingerprint.as_deref()).await?;
+            let view = instance
+                .federation()
+                .approve_peer(&realm, level, fingerprint.as_deref())
+                .await?;
             deliver_now(instance).await;
             println!("{}\t{}", view.peer.realm, view.peer.state);
         }
         PeerCommand::Reject { realm } => {
-            let view = service.reject_peer(&realm).await?;
+            let view = instance.federation().reject_peer(&realm).await?;
             deliver_now(instance).await;
             println!("{}\t{}", view.peer.realm, view.peer.state);
         }
@@ -1036,19 +1045,22 @@ async fn run_peer_command(instance: &Instance, command: PeerCommand) -> anyhow::
                 .as_deref()
                 .map(|text| parse_instant("--until", text, service.now()))
                 .transpose()?;
-            let view = service.block_peer(&realm, &reason, until).await?;
+            let view = instance.federation().block_peer(&realm, &reason, until).await?;
             println!("{}\t{}", view.peer.realm, view.peer.state);
         }
         PeerCommand::Unblock { realm } => {
-            let view = service.unblock_peer(&realm).await?;
+            let view = instance.federation().unblock_peer(&realm).await?;
             println!("{}\t{}", view.peer.realm, view.peer.state);
         }
         PeerCommand::SetLevel { realm, level } => {
-            let view = service.set_peer_level(&realm, parse_level(&level)?).await?;
+            let view = instance
+                .federation()
+                .set_peer_level(&realm, parse_level(&level)?)
+                .await?;
             println!("{}\t{}", view.peer.realm, view.peer.level);
         }
         PeerCommand::Remove { realm } => {
-            service.remove_peer(&realm).await?;
+            instance.federation().remove_peer(&realm).await?;
             deliver_now(instance).await;
             println!("{realm}\tremoved");
         }

@@ -16,6 +16,7 @@ use crate::clock::SharedClock;
 use crate::config::{Config, LogFormat};
 use crate::metrics::Metrics;
 use crate::service::bootstrap::BootstrapOutcome;
+use crate::service::federation::Federation as FederationUseCases;
 use crate::service::{Service, ServiceError, ServiceSettings};
 use crate::store::{Store, StoreError};
 use crate::workers::Workers;
@@ -56,6 +57,8 @@ pub enum InstanceError {
 pub struct Instance {
     config: Config,
     service: Service,
+    /// The federation use cases, beside the agent-facing ones and sharing their store and clock.
+    federation: FederationUseCases,
     store: Store,
     transport: federation::transport::SharedTransport,
     inbox_handoff: Arc<crate::apub::handoff::InboxHandoff>,
@@ -98,11 +101,13 @@ impl Instance {
             },
         );
         // The instance's signing key exists from the first start on, also for a database made before federation.
-        service.ensure_instance_key().await?;
+        let federation = FederationUseCases::new(service.clone());
+        federation.ensure_instance_key().await?;
         let transport = http_transport(&config)?;
         Ok(Instance {
             config,
             service,
+            federation,
             store,
             transport,
             inbox_handoff: Arc::new(crate::apub::handoff::InboxHandoff::default()),
@@ -153,6 +158,11 @@ impl Instance {
         &self.service
     }
 
+    /// The instance's federation use cases (peers, keys, the inbox's and the intake's steps, cursors).
+    pub fn federation(&self) -> &FederationUseCases {
+        &self.federation
+    }
+
     /// The configuration in force.
     pub fn config(&self) -> &Config {
         &self.config
@@ -168,7 +178,7 @@ impl Instance {
     /// Signs and sends this instance's outgoing federation requests.
     pub fn outgoing(&self) -> crate::apub::outgoing::Outgoing {
         crate::apub::outgoing::Outgoing::new(
-            self.service.clone(),
+            self.federation.clone(),
             self.transport.clone(),
             self.config.federation_allow_http,
             self.metrics.clone(),

@@ -352,6 +352,7 @@ pub struct Side {
     pub realm: String,
     pub base_url: String,
     pub service: Service,
+    pub federation: interai::service::federation::Federation,
     pub outgoing: Outgoing,
     /// A second handle on the instance's federation loop, to run a pass at once instead of waiting for the served
     /// loop's next poll (leases keep the two from doing the same work twice).
@@ -399,6 +400,7 @@ impl Side {
             .expect("instance opens");
         instance.bootstrap().await.expect("instance bootstraps");
         let service = instance.service().clone();
+        let federation = instance.federation().clone();
         let outgoing = instance.outgoing();
         let federation_loop = instance.federation_loop();
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
@@ -414,6 +416,7 @@ impl Side {
             realm: address.to_string(),
             base_url,
             service,
+            federation,
             outgoing,
             federation_loop,
             stop,
@@ -428,12 +431,12 @@ impl Side {
     }
 
     pub async fn peer_state(&self, realm: &str) -> Option<PeerState> {
-        self.service.peer_view(realm).await.ok().map(|view| view.peer.state)
+        self.federation.peer_view(realm).await.ok().map(|view| view.peer.state)
     }
 
     /// The fingerprint of this instance's signing key, as its admin would read it out to a peer's admin.
     pub async fn fingerprint(&self) -> String {
-        self.service
+        self.federation
             .signing_key()
             .await
             .expect("the instance's key")
@@ -468,7 +471,7 @@ pub async fn introduce(alpha: &Side, beta: &Side) {
     let beta_url = alpha.outgoing.peer_url(&beta.base_url).expect("beta's URL");
     let introduction = alpha.outgoing.fetch_manifest(&beta_url).await.expect("beta's manifest");
     alpha
-        .service
+        .federation
         .add_peer(&introduction, PeerLevel::Standard)
         .await
         .expect("alpha adds beta");
@@ -483,7 +486,7 @@ pub async fn introduce(alpha: &Side, beta: &Side) {
 pub async fn peer(alpha: &Side, beta: &Side) {
     introduce(alpha, beta).await;
     let alpha_fingerprint = alpha.fingerprint().await;
-    beta.service
+    beta.federation
         .approve_peer(&alpha.realm, None, Some(&alpha_fingerprint))
         .await
         .expect("beta approves alpha");

@@ -214,7 +214,7 @@ async fn process(state: &ApubState, request: Request<Body>) -> InboxVerdict {
         Ok(signature) => signature,
         Err(rejection) => return InboxVerdict::from_rejection(&rejection),
     };
-    let service = state.outgoing.service();
+    let federation = state.outgoing.federation();
     // The body's own bound: its `Content-Length` as hyper read it (or the size of a body built in process).
     let announced_length = axum::body::HttpBody::size_hint(&body)
         .upper()
@@ -268,7 +268,7 @@ async fn process(state: &ApubState, request: Request<Body>) -> InboxVerdict {
         }
     };
     // 3. created and expires, against the injected clock.
-    let now = service.now();
+    let now = federation.now();
     if let Err(rejection) = signature.check_time(now.timestamp(), TIME_POLICY) {
         return InboxVerdict::from_rejection(&rejection);
     }
@@ -323,7 +323,7 @@ async fn process(state: &ApubState, request: Request<Body>) -> InboxVerdict {
     let (verified, replicated, _slot) = match checked {
         Ok(checked) => checked,
         Err(verdict) => {
-            return match service
+            return match federation
                 .record_inbox_nonce(&peer_realm, &nonce.nonce, nonce.expires_at)
                 .await
             {
@@ -336,8 +336,8 @@ async fn process(state: &ApubState, request: Request<Body>) -> InboxVerdict {
     // A known peer's activity is stored with the others waiting, and a replicated object applied with it when it
     // can be; an object that was queued instead is held for this process's intake (see `handoff`).
     let intake = match first_contact.as_ref() {
-        Some(introduction) => service.enqueue_inbound(&verified, &nonce, Some(introduction)).await,
-        None => match service
+        Some(introduction) => federation.enqueue_inbound(&verified, &nonce, Some(introduction)).await,
+        None => match federation
             .accept_inbound(&verified, &nonce, replicated.map(Box::new))
             .await
         {
@@ -486,8 +486,8 @@ async fn check_activity(
                 "only peers send objects",
             ));
         }
-        let service = state.outgoing.service();
-        match super::objects::read_replicated(service, &activity, known_sender).await {
+        let federation = state.outgoing.federation();
+        match super::objects::read_replicated(federation, &activity, known_sender).await {
             Ok(object) => replicated = Some(object),
             Err(refusal) if refusal.reason == "internal_error" => return Err(internal(&refusal.detail)),
             Err(refusal) => {
@@ -554,7 +554,7 @@ fn activity_id_is_senders(activity_id: &str, actor: &str) -> bool {
 /// The absolute target URI of a request as the sender signed it: this instance's public URL with the request's
 /// path and query (the server sees only `/inbox`).
 pub fn target_uri(state: &ApubState, uri: &axum::http::Uri) -> Option<Url> {
-    let base = Url::parse(state.outgoing.service().public_base_url()).ok()?;
+    let base = Url::parse(state.outgoing.federation().public_base_url()).ok()?;
     base.join(uri.path_and_query().map_or("/", |path| path.as_str())).ok()
 }
 
@@ -583,7 +583,7 @@ async fn refreshed_key(
     state: &ApubState,
     signature: &ParsedSignature,
 ) -> Result<Option<crate::service::federation::inbox::InboxSender>, InboxVerdict> {
-    let service = state.outgoing.service();
+    let federation = state.outgoing.federation();
     let Ok(mut actor_url) = state.outgoing.peer_url(&signature.key_id) else {
         return Ok(None);
     };
@@ -591,7 +591,7 @@ async fn refreshed_key(
     let Some(realm) = super::outgoing::realm_of(&actor_url) else {
         return Ok(None);
     };
-    let peer = match service.find_peer(&realm).await {
+    let peer = match federation.find_peer(&realm).await {
         Ok(Some(peer)) => peer,
         Ok(None) => return Ok(None),
         Err(error) => return Err(internal(&error.to_string())),
@@ -599,7 +599,7 @@ async fn refreshed_key(
     if peer.actor_url != actor_url.as_str() || peer.state == PeerState::Blocked {
         return Err(unknown_key());
     }
-    match service.claim_key_refresh(&realm).await {
+    match federation.claim_key_refresh(&realm).await {
         Ok(true) => {}
         Ok(false) => return Err(unknown_key()),
         Err(error) => return Err(internal(&error.to_string())),
@@ -608,10 +608,10 @@ async fn refreshed_key(
         tracing::info!(peer = %realm, error = %error, "re-reading a peer's keys failed");
         unknown_key()
     })?;
-    if let Err(error) = service.refresh_peer_keys(&realm, keys).await {
+    if let Err(error) = federation.refresh_peer_keys(&realm, keys).await {
         return Err(internal(&error.to_string()));
     }
-    match service.inbox_sender(&signature.key_id).await {
+    match federation.inbox_sender(&signature.key_id).await {
         Ok(Some(sender)) => Ok(Some(sender)),
         Ok(None) => Err(unknown_key()),
         Err(error) => Err(internal(&error.to_string())),
@@ -638,8 +638,8 @@ async fn sender_from_headers(
     signature: &ParsedSignature,
     announced_length: Option<usize>,
 ) -> Result<HeaderSender, InboxVerdict> {
-    let service = state.outgoing.service();
-    let sender = match service.inbox_sender(&signature.key_id).await {
+    let federation = state.outgoing.federation();
+    let sender = match federation.inbox_sender(&signature.key_id).await {
         Ok(Some(sender)) => Some(sender),
         Ok(None) => refreshed_key(state, signature).await?,
         Err(error) => return Err(internal(&error.to_string())),
@@ -652,7 +652,8 @@ async fn sender_from_headers(
                 "this instance has blocked the sender",
             ));
         }
-        if let Some(verdict) = key_outside_window_verdict(sender.key.valid_from, sender.key.valid_until, service.now())
+        if let Some(verdict) =
+            key_outside_window_verdict(sender.key.valid_from, sender.key.valid_until, federation.now())
         {
             return Err(verdict);
         }
@@ -667,7 +668,7 @@ async fn sender_from_headers(
     // key (an Update), never by fetching it.
     let realm = super::outgoing::realm_of(&actor_url)
         .ok_or_else(|| unknown("the sender is not a peer of this instance, and its keyid names no realm"))?;
-    match service.find_peer(&realm).await {
+    match federation.find_peer(&realm).await {
         Ok(None) => {}
         Ok(Some(_)) => return Err(unknown_key()),
         Err(error) => return Err(internal(&error.to_string())),
@@ -678,7 +679,7 @@ async fn sender_from_headers(
              {FIRST_CONTACT_MAX_BODY_BYTES} bytes"
         )));
     }
-    let now = service.now();
+    let now = federation.now();
     signature
         .check_time(now.timestamp(), TIME_POLICY)
         .and_then(|()| signature.check_coverage(true))
@@ -712,9 +713,9 @@ async fn first_contact(
             "the sender is not a peer of this instance",
         )
     };
-    let service = state.outgoing.service();
+    let federation = state.outgoing.federation();
     let activity: Activity = serde_json::from_slice(body).map_err(|_| unknown())?;
-    if activity.kind != ActivityKind::Follow || activity.object.id() != Some(service.instance_actor_url().as_str()) {
+    if activity.kind != ActivityKind::Follow || activity.object.id() != Some(federation.instance_actor_url().as_str()) {
         return Err(unknown());
     }
     if activity.actor != actor_url.as_str() {
@@ -727,7 +728,7 @@ async fn first_contact(
         body,
     )
     .map_err(|rejection| InboxVerdict::from_rejection(&rejection))?;
-    match state.outgoing.service().may_record_first_contact().await {
+    match state.outgoing.federation().may_record_first_contact().await {
         Ok(Ok(())) => {}
         Ok(Err(_)) => {
             return Err(InboxVerdict::rejected(

@@ -9,8 +9,9 @@ use federation::protocol::Activity;
 use super::convert::inbound_peering;
 use super::handoff::InboxHandoff;
 use super::objects::{is_replication, read_verified};
+use crate::service::ServiceError;
+use crate::service::federation::Federation;
 use crate::service::federation::inbox::{BatchApplied, InboundMessage};
-use crate::service::{Service, ServiceError};
 
 /// Activities read per pass at most.
 pub const BATCH: i64 = 256;
@@ -27,15 +28,15 @@ pub struct IntakePass {
 }
 
 /// One pass: applies up to [`BATCH`] due activities, oldest first.
-pub async fn apply_queued(service: &Service, handoff: &InboxHandoff) -> Result<IntakePass, ServiceError> {
-    let rows = service.due_inbound(BATCH).await?;
-    handoff.expire(service.now());
-    let our_actor = service.instance_actor_url();
+pub async fn apply_queued(federation: &Federation, handoff: &InboxHandoff) -> Result<IntakePass, ServiceError> {
+    let rows = federation.due_inbound(BATCH).await?;
+    handoff.expire(federation.now());
+    let our_actor = federation.instance_actor_url();
     let mut peer_actors: std::collections::HashMap<String, Option<String>> = std::collections::HashMap::new();
     let mut batch = Vec::with_capacity(rows.len());
     for row in rows {
         if !peer_actors.contains_key(&row.peer_realm) {
-            let actor = service.find_peer(&row.peer_realm).await?.map(|peer| peer.actor_url);
+            let actor = federation.find_peer(&row.peer_realm).await?.map(|peer| peer.actor_url);
             peer_actors.insert(row.peer_realm.clone(), actor);
         }
         let peer_actor = peer_actors.get(&row.peer_realm).cloned().flatten();
@@ -63,7 +64,7 @@ pub async fn apply_queued(service: &Service, handoff: &InboxHandoff) -> Result<I
         batch.push((row, message));
     }
     let taken = batch.len();
-    let lanes = service.intake_lanes();
+    let lanes = federation.intake_lanes();
     let only_objects = batch
         .iter()
         .all(|(_, message)| matches!(message, Ok(InboundMessage::Replicated(_))));
@@ -73,7 +74,7 @@ pub async fn apply_queued(service: &Service, handoff: &InboxHandoff) -> Result<I
     };
     if lanes < 2 || batch.len() <= APPLY_BATCH || !only_objects {
         for chunk in batch.chunks(APPLY_BATCH) {
-            pass.batches.push(service.apply_inbound_batch(chunk).await?);
+            pass.batches.push(federation.apply_inbound_batch(chunk).await?);
         }
         return Ok(pass);
     }
@@ -89,11 +90,11 @@ pub async fn apply_queued(service: &Service, handoff: &InboxHandoff) -> Result<I
     }
     let mut tasks = tokio::task::JoinSet::new();
     for lane in by_lane.into_iter().filter(|lane| !lane.is_empty()) {
-        let service = service.clone();
+        let federation = federation.clone();
         tasks.spawn(async move {
             let mut batches = Vec::new();
             for chunk in lane.chunks(APPLY_BATCH) {
-                batches.push(service.apply_inbound_batch(chunk).await?);
+                batches.push(federation.apply_inbound_batch(chunk).await?);
             }
             Ok::<_, ServiceError>(batches)
         });

@@ -33,7 +33,7 @@ use outgoing::Outgoing;
 /// What the federation routes share.
 #[derive(Clone)]
 pub struct ApubState {
-    /// Outgoing requests, and through them the service.
+    /// Outgoing requests, and through them the federation.
     pub outgoing: Outgoing,
     /// The facts the manifest is made of.
     pub facts: Arc<DocumentFacts>,
@@ -56,7 +56,7 @@ impl std::fmt::Debug for ApubState {
 impl ApubState {
     fn urls(&self) -> InstanceUrls {
         InstanceUrls {
-            base: self.outgoing.service().public_base_url().to_owned(),
+            base: self.outgoing.federation().public_base_url().to_owned(),
         }
     }
 
@@ -133,12 +133,15 @@ fn not_found() -> Response {
 }
 
 async fn instance_actor(State(state): State<ApubState>, headers: HeaderMap) -> Response {
-    let service = state.outgoing.service();
-    let (keys, signing) = match (service.published_instance_keys().await, service.signing_key().await) {
+    let federation = state.outgoing.federation();
+    let (keys, signing) = match (
+        federation.published_instance_keys().await,
+        federation.signing_key().await,
+    ) {
         (Ok(keys), Ok(signing)) => (keys, signing),
         (Err(error), _) | (_, Err(error)) => return failure(&error.to_string()),
     };
-    let actor = documents::instance_actor(&state.urls(), service.realm().as_str(), &keys, &signing.key_id);
+    let actor = documents::instance_actor(&state.urls(), federation.realm().as_str(), &keys, &signing.key_id);
     json_response(activity_media_type(&headers), &actor)
 }
 
@@ -151,7 +154,7 @@ async fn object(State(state): State<ApubState>, Path(id): Path<String>, headers:
         return not_found();
     };
     match state.outgoing.service().find_actor(&public_id).await {
-        Ok(actor) if state.outgoing.service().realm().is(&actor.origin) => json_response(
+        Ok(actor) if state.outgoing.federation().realm().is(&actor.origin) => json_response(
             activity_media_type(&headers),
             &documents::local_actor(&state.urls(), &actor),
         ),
@@ -206,9 +209,9 @@ async fn webfinger_answer(State(state): State<ApubState>, Query(query): Query<We
         )
             .into_response();
     };
-    let service = state.outgoing.service();
+    let federation = state.outgoing.federation();
     let urls = state.urls();
-    let realm = service.realm().as_str().to_owned();
+    let realm = federation.realm().as_str().to_owned();
     if resource == urls.actor() || resource.eq_ignore_ascii_case(&format!("acct:{realm}@{realm}")) {
         return json_response(
             federation::protocol::discovery::JRD_MEDIA_TYPE,
@@ -227,8 +230,8 @@ async fn webfinger_answer(State(state): State<ApubState>, Query(query): Query<We
     let Some(public_id) = actor_id(user) else {
         return not_found();
     };
-    match service.find_actor(&public_id).await {
-        Ok(actor) if service.realm().is(&actor.origin) => json_response(
+    match federation.service().find_actor(&public_id).await {
+        Ok(actor) if federation.realm().is(&actor.origin) => json_response(
             federation::protocol::discovery::JRD_MEDIA_TYPE,
             &documents::webfinger(&resource, &urls.object(actor.id.as_str())),
         ),
@@ -243,20 +246,23 @@ async fn nodeinfo_links(State(state): State<ApubState>) -> Response {
 }
 
 async fn nodeinfo(State(state): State<ApubState>) -> Response {
-    let service = state.outgoing.service();
-    let users = match service.list_actors().await {
-        Ok(actors) => actors.iter().filter(|actor| service.realm().is(&actor.origin)).count(),
+    let federation = state.outgoing.federation();
+    let users = match federation.service().list_actors().await {
+        Ok(actors) => actors
+            .iter()
+            .filter(|actor| federation.realm().is(&actor.origin))
+            .count(),
         Err(error) => return failure(&error.to_string()),
     };
     json_response(
         federation::protocol::discovery::NODEINFO_21_MEDIA_TYPE,
-        &documents::nodeinfo(&state.facts.software_version, users as u64, service.realm().as_str()),
+        &documents::nodeinfo(&state.facts.software_version, users as u64, federation.realm().as_str()),
     )
 }
 
 async fn manifest(State(state): State<ApubState>) -> Response {
-    let service = state.outgoing.service();
-    let keys = match service.published_instance_keys().await {
+    let federation = state.outgoing.federation();
+    let keys = match federation.published_instance_keys().await {
         Ok(keys) => keys,
         Err(error) => return failure(&error.to_string()),
     };
@@ -294,8 +300,8 @@ async fn outbox(
                 .into_response();
         }
     };
-    let service = state.outgoing.service();
-    let sender = match service.inbox_sender(&signature.key_id).await {
+    let federation = state.outgoing.federation();
+    let sender = match federation.inbox_sender(&signature.key_id).await {
         // A peer this instance asked to peer with (`pending_out`) may read too: our admin chose to share with it, and
         // it pulls as soon as its admin approved, which can be before its `Accept` reached us.
         Ok(Some(sender))
@@ -323,7 +329,7 @@ async fn outbox(
         }
         Err(error) => return failure(&error.to_string()),
     };
-    let now = service.now();
+    let now = federation.now();
     if let Some(verdict) = signing_time::key_outside_window(sender.key.valid_from, sender.key.valid_until, now) {
         return (
             StatusCode::UNAUTHORIZED,
@@ -362,7 +368,7 @@ async fn outbox(
             .into_response();
     }
     let expiry = now + chrono::TimeDelta::seconds(signing_time::TIME_POLICY.max_clock_skew * 2);
-    match service
+    match federation
         .record_inbox_nonce(&sender.peer.realm, &signature.nonce, expiry)
         .await
     {
@@ -377,14 +383,14 @@ async fn outbox(
         Err(error) => return failure(&error.to_string()),
     }
     let page = match (query.after, query.snapshot.unwrap_or(false)) {
-        (None, false) => replicate::outbox_collection(service).await,
+        (None, false) => replicate::outbox_collection(federation).await,
         (after, snapshot) => {
             let query = replicate::OutboxQuery {
                 snapshot,
                 after: after.unwrap_or_default(),
                 limit: query.limit.unwrap_or(replicate::PULL_PAGE),
             };
-            replicate::outbox_page(service, &sender.peer.realm, &query).await
+            replicate::outbox_page(federation, &sender.peer.realm, &query).await
         }
     };
     let collection = match page {

@@ -24,7 +24,7 @@ use crate::domain::replication::{
 };
 use crate::domain::tombstone::Tombstone;
 use crate::domain::{PeerState, PublicId};
-use crate::service::Service;
+use crate::service::federation::Federation;
 use crate::service::federation::identity::SigningKey;
 use crate::service::federation::inbox::InboxSender;
 
@@ -210,7 +210,7 @@ pub fn is_replication(activity: &Activity) -> bool {
 /// `known_sender` is the request's signer as the inbox already read it: when the proof names the same key, it is
 /// not read again.
 pub async fn read_replicated(
-    service: &Service,
+    federation: &Federation,
     activity: &Activity,
     known_sender: Option<&InboxSender>,
 ) -> Result<ReplicatedObject, ObjectRefusal> {
@@ -235,7 +235,7 @@ pub async fn read_replicated(
     let origin = document.realm().to_ascii_lowercase();
     let sender = match known_sender.filter(|sender| sender.key.key_id == key_id) {
         Some(sender) => sender.clone(),
-        None => service
+        None => federation
             .inbox_sender(&key_id)
             .await
             .map_err(|error| refusal("internal_error", error.to_string()))?
@@ -261,7 +261,7 @@ pub async fn read_replicated(
         ));
     }
     if let Some(verdict) =
-        super::signing_time::key_outside_window(sender.key.valid_from, sender.key.valid_until, service.now())
+        super::signing_time::key_outside_window(sender.key.valid_from, sender.key.valid_until, federation.now())
     {
         return Err(refusal(
             "invalid_origin_proof",

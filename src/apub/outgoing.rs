@@ -12,11 +12,12 @@ use url::Url;
 
 use super::convert::outbound_activity;
 use super::documents::{InstanceUrls, instance_actor};
+use crate::service::ServiceError;
+use crate::service::federation::Federation;
 use crate::service::federation::delivery::LeasedDelivery;
 use crate::service::federation::identity::SigningKey;
 use crate::service::federation::peering::PeerIntroduction;
 use crate::service::federation::retry::AttemptResult;
-use crate::service::{Service, ServiceError};
 
 /// How long a signature stays acceptable after it is made (receivers allow at most 300 s).
 pub const SIGNATURE_VALIDITY_SECONDS: i64 = 300;
@@ -44,7 +45,7 @@ pub enum OutgoingError {
 /// Signs and sends this instance's requests.
 #[derive(Debug, Clone)]
 pub struct Outgoing {
-    service: Service,
+    federation: Federation,
     transport: SharedTransport,
     allow_http: bool,
     metrics: crate::metrics::Metrics,
@@ -63,13 +64,13 @@ impl Outgoing {
     /// Outgoing requests of `service` through `transport`; `allow_http` admits `http://` peers; deliveries are
     /// counted in `metrics`.
     pub fn new(
-        service: Service,
+        federation: Federation,
         transport: SharedTransport,
         allow_http: bool,
         metrics: crate::metrics::Metrics,
     ) -> Outgoing {
         Outgoing {
-            service,
+            federation,
             transport,
             allow_http,
             metrics,
@@ -86,9 +87,14 @@ impl Outgoing {
         self.metrics.record_intake_batch(batch.as_str());
     }
 
-    /// The service these requests speak for.
-    pub fn service(&self) -> &Service {
-        &self.service
+    /// The federation these requests speak for.
+    pub fn federation(&self) -> &Federation {
+        &self.federation
+    }
+
+    /// The agent-facing use cases of the same instance.
+    pub fn service(&self) -> &crate::service::Service {
+        self.federation.service()
     }
 
     /// The transport requests go through.
@@ -98,7 +104,7 @@ impl Outgoing {
 
     fn urls(&self) -> InstanceUrls {
         InstanceUrls {
-            base: self.service.public_base_url().to_owned(),
+            base: self.federation.public_base_url().to_owned(),
         }
     }
 
@@ -141,7 +147,7 @@ impl Outgoing {
                 HeaderValue::from_str(&digest).map_err(|error| OutgoingError::Document(error.to_string()))?,
             );
         }
-        let now = self.service.now().timestamp();
+        let now = self.federation.now().timestamp();
         let parameters = SigningParameters {
             key_id: key.key_id.clone(),
             created: now,
@@ -288,12 +294,12 @@ impl Outgoing {
     pub async fn deliver(&self, delivery: &LeasedDelivery) -> Result<AttemptResult, ServiceError> {
         let key = match &delivery.message {
             crate::service::federation::peering::PeeringMessage::UpdateActor { sign_with_key_id } => {
-                self.service.instance_key_by_id(sign_with_key_id).await?
+                self.federation.instance_key_by_id(sign_with_key_id).await?
             }
-            _ => self.service.signing_key().await?,
+            _ => self.federation.signing_key().await?,
         };
         let urls = self.urls();
-        let peer = self.service.find_peer(&delivery.row.peer_realm).await?;
+        let peer = self.federation.find_peer(&delivery.row.peer_realm).await?;
         if peer
             .as_ref()
             .is_some_and(|peer| peer.state == crate::domain::PeerState::Blocked)
@@ -308,10 +314,10 @@ impl Outgoing {
             Some(peer) => peer.actor_url,
             None => derive_actor_url(&delivery.row.inbox_url),
         };
-        let keys = self.service.published_instance_keys().await?;
-        let current = self.service.signing_key().await?;
-        let published = crate::apub::rfc3339(self.service.now());
-        let realm = self.service.realm().as_str().to_owned();
+        let keys = self.federation.published_instance_keys().await?;
+        let current = self.federation.signing_key().await?;
+        let published = crate::apub::rfc3339(self.federation.now());
+        let realm = self.federation.realm().as_str().to_owned();
         let activity = outbound_activity(
             &delivery.message,
             &delivery.row.activity_id,
@@ -352,7 +358,7 @@ impl Outgoing {
     /// One pass of the delivery queue: sends what is due (optionally for one peer) and records each attempt.
     /// Returns how many attempts were made.
     pub async fn deliver_due(&self, limit: i64, only_peer: Option<&str>) -> Result<usize, ServiceError> {
-        let leased = self.service.lease_deliveries(limit, only_peer).await?;
+        let leased = self.federation.lease_deliveries(limit, only_peer).await?;
         let attempts = leased.len();
         for delivery in leased {
             let started = std::time::Instant::now();
@@ -362,7 +368,7 @@ impl Outgoing {
                 delivery_outcome(&result),
                 Some(started.elapsed().as_secs_f64()),
             );
-            self.service.finish_delivery(&delivery.row, result).await?;
+            self.federation.finish_delivery(&delivery.row, result).await?;
         }
         Ok(attempts)
     }

@@ -19,6 +19,8 @@ use url::Url;
 use super::documents::InstanceUrls;
 use super::objects::{activity_document, activity_kind, is_replication, read_replicated, signed_object};
 use super::outgoing::{Outgoing, classify, refusal_reason};
+use crate::service::ServiceError;
+use crate::service::federation::Federation;
 use crate::service::federation::cursors::{
     LeasedPeer, PUSH_CONCURRENCY, PUSH_ROUND_TIME, PUSH_ROUND_WINDOWS, PullProgress, PushResult, PushedEvent,
 };
@@ -26,7 +28,6 @@ use crate::service::federation::identity::SigningKey;
 use crate::service::federation::inbox::{InboxSender, VerifiedActivity};
 use crate::service::federation::outbox::OutboxEntry;
 use crate::service::federation::retry::AttemptResult;
-use crate::service::{Service, ServiceError};
 
 /// Peers worked on per pass.
 pub const PEERS_PER_PASS: i64 = 16;
@@ -94,7 +95,7 @@ fn round_events(entries: Vec<OutboxEntry>, urls: &InstanceUrls) -> Vec<RoundEven
 impl Outgoing {
     /// One push pass: a round for every peer whose push is due. Returns how many delivery attempts it made.
     pub async fn push_due(&self) -> Result<usize, ServiceError> {
-        let leased = self.service().lease_push(PEERS_PER_PASS).await?;
+        let leased = self.federation().lease_push(PEERS_PER_PASS).await?;
         let mut sent = 0;
         for peer in leased {
             sent += self.push_round(&peer).await?;
@@ -111,16 +112,16 @@ impl Outgoing {
     /// own, and the peer's inbox idled at every window's end: while the last requests were answered, the cursor
     /// saved, the next window read and its first objects rendered (about a tenth of a delivery's time).
     async fn push_round(&self, leased: &LeasedPeer) -> Result<usize, ServiceError> {
-        let service = self.service();
+        let federation = self.federation();
         let window = leased.window();
         // Two reads on two connections at once: both are on the way of every change to its peers.
         let (first, key) = tokio::join!(
-            service.outbox_entries(leased.replication.push_cursor, window),
-            service.signing_key()
+            federation.outbox_entries(leased.replication.push_cursor, window),
+            federation.signing_key()
         );
         let (first, key) = (first?, Arc::new(key?));
         let urls = InstanceUrls {
-            base: service.public_base_url().to_owned(),
+            base: federation.public_base_url().to_owned(),
         };
         let inbox = match Url::parse(&leased.peer.inbox_url) {
             Ok(inbox) => inbox,
@@ -139,13 +140,13 @@ impl Outgoing {
                         auth_refresh: false,
                     });
                 }
-                service.finish_push_round(leased, events).await?;
+                federation.finish_push_round(leased, events).await?;
                 return Ok(0);
             }
         };
         let slots = Arc::new(tokio::sync::Semaphore::new(PUSH_CONCURRENCY));
-        let round_deadline = service.now() + PUSH_ROUND_TIME;
-        let may_refresh_auth = leased.may_refresh_auth(service.now());
+        let round_deadline = federation.now() + PUSH_ROUND_TIME;
+        let may_refresh_auth = leased.may_refresh_auth(federation.now());
         // Set by the first attempt that failed: no further window is read (its events would wait anyway).
         let failed_anywhere = Arc::new(AtomicBool::new(false));
         let mut tasks = tokio::task::JoinSet::new();
@@ -161,11 +162,13 @@ impl Outgoing {
                 Some(after)
                     if full
                         && window_number < windows
-                        && service.now() < round_deadline
+                        && federation.now() < round_deadline
                         && !failed_anywhere.load(Ordering::Relaxed) =>
                 {
-                    let service = service.clone();
-                    Some(tokio::spawn(async move { service.outbox_entries(after, window).await }))
+                    let federation = federation.clone();
+                    Some(tokio::spawn(
+                        async move { federation.outbox_entries(after, window).await },
+                    ))
                 }
                 _ => None,
             };
@@ -210,7 +213,7 @@ impl Outgoing {
                             (Some(failure), Some(_)) => (failure.clone(), false),
                             // The round is over its time: what is not sent yet waits for the next round, so the
                             // round ends well inside its lease.
-                            (None, Some(_)) if outgoing.service().now() >= round_deadline => {
+                            (None, Some(_)) if outgoing.federation().now() >= round_deadline => {
                                 failed = Some(PushResult::Postponed);
                                 (PushResult::Postponed, false)
                             }
@@ -287,7 +290,7 @@ impl Outgoing {
             .iter()
             .filter(|event| matches!(event.result, PushResult::Attempted(_)))
             .count();
-        service.finish_push_round(leased, events).await?;
+        federation.finish_push_round(leased, events).await?;
         Ok(sent)
     }
 
@@ -362,7 +365,7 @@ impl Outgoing {
     /// One pull pass: one page from every peer whose pull is due (its snapshot first, then its outbox), queued
     /// for the intake. Returns how many new activities were queued, plus one per peer with pages left.
     pub async fn pull_due(&self, interval: TimeDelta) -> Result<usize, ServiceError> {
-        let leased = self.service().lease_pull(PEERS_PER_PASS).await?;
+        let leased = self.federation().lease_pull(PEERS_PER_PASS).await?;
         let mut queued = 0;
         for peer in leased {
             let progress = self.pull_page(&peer).await;
@@ -380,13 +383,13 @@ impl Outgoing {
                 Err(error) => (0, Err(error)),
             };
             queued += count;
-            self.service().finish_pull(&peer, progress, interval).await?;
+            self.federation().finish_pull(&peer, progress, interval).await?;
         }
         Ok(queued)
     }
 
     async fn pull_page(&self, leased: &LeasedPeer) -> Result<(usize, PullProgress), String> {
-        let service = self.service();
+        let federation = self.federation();
         let outbox = leased
             .peer
             .outbox_url
@@ -408,7 +411,7 @@ impl Outgoing {
             }
             query.append_pair("limit", &PULL_PAGE.to_string());
         }
-        let key = service.signing_key().await.map_err(|error| error.to_string())?;
+        let key = federation.signing_key().await.map_err(|error| error.to_string())?;
         let request = self
             .signed_request(Method::GET, &url, None, &key)
             .map_err(|error| error.to_string())?;
@@ -452,14 +455,17 @@ impl Outgoing {
             if let Some(key_id) = &proof_key
                 && !signers.contains_key(key_id)
             {
-                let signer = service.inbox_sender(key_id).await.map_err(|error| error.to_string())?;
+                let signer = federation
+                    .inbox_sender(key_id)
+                    .await
+                    .map_err(|error| error.to_string())?;
                 signers.insert(key_id.clone(), signer);
             }
             let known_signer = proof_key
                 .as_ref()
                 .and_then(|key_id| signers.get(key_id))
                 .and_then(Option::as_ref);
-            match read_replicated(service, &activity, known_signer).await {
+            match read_replicated(federation, &activity, known_signer).await {
                 Ok(replicated) => verified.push(VerifiedActivity {
                     peer_realm: leased.peer.realm.clone(),
                     key_id: replicated.proof.key_id,
@@ -473,7 +479,7 @@ impl Outgoing {
                 }
             }
         }
-        let queued = service
+        let queued = federation
             .enqueue_pulled(&leased.peer.realm, &verified)
             .await
             .map_err(|error| error.to_string())?;
@@ -508,13 +514,17 @@ pub struct OutboxQuery {
 }
 
 /// One page of our outbox (history after a position, or the snapshot after an object), signed objects inside.
-pub async fn outbox_page(service: &Service, peer_realm: &str, query: &OutboxQuery) -> Result<Value, ServiceError> {
+pub async fn outbox_page(
+    federation: &Federation,
+    peer_realm: &str,
+    query: &OutboxQuery,
+) -> Result<Value, ServiceError> {
     let urls = InstanceUrls {
-        base: service.public_base_url().to_owned(),
+        base: federation.public_base_url().to_owned(),
     };
     let limit = query.limit.clamp(1, MAX_PAGE);
-    let key = service.signing_key().await?;
-    let head = service.outbox_head().await?;
+    let key = federation.signing_key().await?;
+    let head = federation.outbox_head().await?;
     let page_url = |after: &str| {
         let mut url = format!("{}?after={}&limit={limit}", urls.outbox(), urlencode(after));
         if query.snapshot {
@@ -526,7 +536,7 @@ pub async fn outbox_page(service: &Service, peer_realm: &str, query: &OutboxQuer
     let cursor;
     let full;
     if query.snapshot {
-        let (snapshot, read_through) = service.snapshot_items(&query.after, limit).await?;
+        let (snapshot, read_through) = federation.snapshot_items(&query.after, limit).await?;
         let mut page_full = read_through.as_ref().is_some_and(|(read, _)| *read >= limit);
         let mut last_position = read_through.map_or_else(|| query.after.clone(), |(_, last)| last);
         let mut bytes = 0_usize;
@@ -572,7 +582,7 @@ pub async fn outbox_page(service: &Service, peer_realm: &str, query: &OutboxQuer
             .parse::<i64>()
             .map_err(|_| ServiceError::validation("after", "after must be an outbox position"))?
             .max(0);
-        let entries = service.outbox_entries(after, limit).await?;
+        let entries = federation.outbox_entries(after, limit).await?;
         let mut page_full = i64::try_from(entries.len()).unwrap_or(i64::MAX) >= limit;
         let mut read_through = after;
         let mut bytes = 0_usize;
@@ -602,7 +612,7 @@ pub async fn outbox_page(service: &Service, peer_realm: &str, query: &OutboxQuer
         }
         full = page_full;
         cursor = read_through.to_string();
-        service.record_outbox_read(peer_realm, after).await?;
+        federation.record_outbox_read(peer_realm, after).await?;
     }
     let mut page = json!({
         "@context": document_context(),
@@ -621,11 +631,11 @@ pub async fn outbox_page(service: &Service, peer_realm: &str, query: &OutboxQuer
 }
 
 /// The outbox collection itself (`GET /outbox` without a query): its head and where its pages start.
-pub async fn outbox_collection(service: &Service) -> Result<Value, ServiceError> {
+pub async fn outbox_collection(federation: &Federation) -> Result<Value, ServiceError> {
     let urls = InstanceUrls {
-        base: service.public_base_url().to_owned(),
+        base: federation.public_base_url().to_owned(),
     };
-    let head = service.outbox_head().await?;
+    let head = federation.outbox_head().await?;
     Ok(json!({
         "@context": document_context(),
         "id": urls.outbox(),

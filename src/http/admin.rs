@@ -136,11 +136,11 @@ fn level(text: &str) -> Result<PeerLevel, ApiError> {
 }
 
 async fn list_peers(State(state): State<AdminState>) -> Result<Response, ApiError> {
-    Ok(axum::Json(views::peers(state.outgoing.service()).await?).into_response())
+    Ok(axum::Json(views::peers(state.outgoing.federation()).await?).into_response())
 }
 
 async fn show_peer(State(state): State<AdminState>, Path(realm): Path<String>) -> Result<Response, ApiError> {
-    Ok(axum::Json(views::peer(state.outgoing.service(), &realm).await?).into_response())
+    Ok(axum::Json(views::peer(state.outgoing.federation(), &realm).await?).into_response())
 }
 
 #[derive(Deserialize)]
@@ -185,9 +185,9 @@ async fn add_peer(
             .with_details(json!({ "field": "fingerprint", "peer_fingerprints": listed })),
         ));
     }
-    let view = state.outgoing.service().add_peer(&introduction, level).await?;
+    let view = state.outgoing.federation().add_peer(&introduction, level).await?;
     deliver_now(&state, &view.peer.realm).await;
-    let view = state.outgoing.service().peer_view(&view.peer.realm).await?;
+    let view = state.outgoing.federation().peer_view(&view.peer.realm).await?;
     Ok((StatusCode::CREATED, axum::Json(peer_wire(view))).into_response())
 }
 
@@ -216,7 +216,7 @@ async fn approve_peer(
     let level = body.level.as_deref().map(level).transpose()?;
     let view = state
         .outgoing
-        .service()
+        .federation()
         .approve_peer(&realm, level, body.fingerprint.as_deref())
         .await?;
     deliver_now(&state, &view.peer.realm).await;
@@ -224,7 +224,7 @@ async fn approve_peer(
 }
 
 async fn reject_peer(State(state): State<AdminState>, Path(realm): Path<String>) -> Result<Response, ApiError> {
-    let view = state.outgoing.service().reject_peer(&realm).await?;
+    let view = state.outgoing.federation().reject_peer(&realm).await?;
     deliver_now(&state, &view.peer.realm).await;
     Ok(axum::Json(peer_wire(view)).into_response())
 }
@@ -244,14 +244,14 @@ async fn block_peer(
 ) -> Result<Response, ApiError> {
     let view = state
         .outgoing
-        .service()
+        .federation()
         .block_peer(&realm, &body.reason, body.until)
         .await?;
     Ok(axum::Json(peer_wire(view)).into_response())
 }
 
 async fn unblock_peer(State(state): State<AdminState>, Path(realm): Path<String>) -> Result<Response, ApiError> {
-    Ok(axum::Json(peer_wire(state.outgoing.service().unblock_peer(&realm).await?)).into_response())
+    Ok(axum::Json(peer_wire(state.outgoing.federation().unblock_peer(&realm).await?)).into_response())
 }
 
 #[derive(Deserialize)]
@@ -266,17 +266,20 @@ async fn set_level(
     JsonBody(body): JsonBody<LevelBody>,
 ) -> Result<Response, ApiError> {
     let level = level(&body.level)?;
-    Ok(axum::Json(peer_wire(state.outgoing.service().set_peer_level(&realm, level).await?)).into_response())
+    Ok(axum::Json(peer_wire(
+        state.outgoing.federation().set_peer_level(&realm, level).await?,
+    ))
+    .into_response())
 }
 
 async fn remove_peer(State(state): State<AdminState>, Path(realm): Path<String>) -> Result<Response, ApiError> {
-    state.outgoing.service().remove_peer(&realm).await?;
+    state.outgoing.federation().remove_peer(&realm).await?;
     deliver_now(&state, &realm).await;
     Ok(StatusCode::NO_CONTENT.into_response())
 }
 
 async fn identity(State(state): State<AdminState>) -> Result<Response, ApiError> {
-    Ok(axum::Json(views::identity(state.outgoing.service()).await?).into_response())
+    Ok(axum::Json(views::identity(state.outgoing.federation()).await?).into_response())
 }
 
 #[derive(Deserialize)]
@@ -289,18 +292,18 @@ async fn dead_letters(
     State(state): State<AdminState>,
     axum::extract::Query(query): axum::extract::Query<DeadLetterQuery>,
 ) -> Result<Response, ApiError> {
-    let answer = views::dead_letters(state.outgoing.service(), query.peer.as_deref()).await?;
+    let answer = views::dead_letters(state.outgoing.federation(), query.peer.as_deref()).await?;
     Ok(axum::Json(answer).into_response())
 }
 
 async fn replay_dead_letter(State(state): State<AdminState>, Path(id): Path<String>) -> Result<Response, ApiError> {
-    let row = state.outgoing.service().replay_dead_letter(&id).await?;
+    let row = state.outgoing.federation().replay_dead_letter(&id).await?;
     deliver_now(&state, &row.peer_realm).await;
     Ok(axum::Json(views::delivery_wire(&row)).into_response())
 }
 
 async fn drop_dead_letter(State(state): State<AdminState>, Path(id): Path<String>) -> Result<Response, ApiError> {
-    state.outgoing.service().drop_dead_letter(&id).await?;
+    state.outgoing.federation().drop_dead_letter(&id).await?;
     Ok(StatusCode::NO_CONTENT.into_response())
 }
 

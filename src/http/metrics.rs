@@ -16,7 +16,7 @@ use axum::routing::get;
 use super::auth;
 use crate::domain::{AuthenticatedActor, Scope};
 use crate::metrics::{ExpositionFormat, Metrics};
-use crate::service::Service;
+use crate::service::federation::Federation;
 
 /// Counts the request once its response head is ready, under the template of the route that matched (so
 /// `/o/{id}`, not the ID), or `unmatched` for a path no route serves. Applied to the whole router with
@@ -42,19 +42,19 @@ pub async fn count_request(State(metrics): State<Metrics>, mut request: Request,
 /// What `GET /metrics` needs: the service (scope check) and the registry it renders.
 #[derive(Clone)]
 struct MetricsEndpoint {
-    service: Service,
+    federation: Federation,
     metrics: Metrics,
 }
 
 /// The `/metrics` route, behind bearer authentication.
-pub fn routes(service: Service, max_request_bytes: usize, metrics: Metrics) -> Router {
+pub fn routes(federation: Federation, max_request_bytes: usize, metrics: Metrics) -> Router {
     let auth_state = auth::AuthState {
-        service: service.clone(),
+        service: federation.service().clone(),
         max_request_bytes,
     };
     Router::new()
         .route("/metrics", get(render_metrics))
-        .with_state(MetricsEndpoint { service, metrics })
+        .with_state(MetricsEndpoint { federation, metrics })
         .route_layer(axum::middleware::from_fn_with_state(
             auth_state,
             auth::require_bearer_key,
@@ -69,17 +69,17 @@ async fn render_metrics(
     Extension(caller): Extension<AuthenticatedActor>,
     headers: HeaderMap,
 ) -> Response {
-    if let Err(error) = endpoint.service.require_scope(&caller, Scope::Admin) {
+    if let Err(error) = endpoint.federation.service().require_scope(&caller, Scope::Admin) {
         return auth::error_response(None, &error);
     }
     // The peer gauges are read from the database at each scrape, so every process on it reports the same, and from
     // the one status `peer list` and `/admin/peers` show: a peer's state and what waits for it agree everywhere (a
     // rejected peer has nothing waiting, whatever its old cursor says).
-    match endpoint.service.list_peers().await {
+    match endpoint.federation.list_peers().await {
         Ok(views) => {
             let counts: Vec<(&str, i64)> = views.iter().map(|view| (view.state.as_str(), 1)).collect();
             endpoint.metrics.set_peer_counts(&counts);
-            let now = endpoint.service.now();
+            let now = endpoint.federation.now();
             let lags: Vec<(String, i64, i64)> = views
                 .iter()
                 .filter_map(|view| {
@@ -96,7 +96,7 @@ async fn render_metrics(
         Err(error) => tracing::warn!(error = %error, "the peers' status for /metrics could not be read"),
     }
     endpoint.metrics.refresh_process_metrics();
-    match endpoint.service.inbound_queue_depth().await {
+    match endpoint.federation.inbound_queue_depth().await {
         Ok(depth) => endpoint.metrics.set_inbox_queue_depth(depth),
         Err(error) => tracing::warn!(error = %error, "the inbox queue depth for /metrics could not be read"),
     }

@@ -47,6 +47,7 @@ pub fn router(service: Service, config: &Config, federation: FederationParts, me
         max_request_bytes: config.max_request_bytes,
     };
     let cors_policy = cors::CorsPolicy::new(crate::mcp::origins_with_ports(&config.allowed_origins));
+    let federation_use_cases = federation.outgoing.federation().clone();
     let admin_state = admin::AdminState {
         outgoing: federation.outgoing.clone(),
     };
@@ -69,7 +70,7 @@ pub fn router(service: Service, config: &Config, federation: FederationParts, me
             auth::require_bearer_key,
         ))
         .route_layer(axum::middleware::from_fn_with_state(cors_policy, cors::apply));
-    let metrics_routes = metrics::routes(service.clone(), config.max_request_bytes, metrics.clone());
+    let metrics_routes = metrics::routes(federation_use_cases, config.max_request_bytes, metrics.clone());
     let document_routes = documents::routes(facts, service.clone());
     Router::new()
         .route("/healthz", get(health::healthz))

@@ -89,10 +89,6 @@ struct ServiceInner {
     /// Woken when a commit appended outbox events, so the federation loop pushes them at once instead of at its
     /// next poll (a commit in another process is seen at that poll).
     outbox_appended: tokio::sync::Notify,
-    /// Inbound activities waiting to be stored together (see `federation/inbox_groups.rs`).
-    inbound_groups: federation::inbox_groups::InboundGroups,
-    /// Pinned keys as decoded from their text (see `federation/inbox.rs`).
-    decoded_keys: federation::inbox::DecodedKeys,
     /// How this process's background loops are doing (see `loop_health.rs`).
     background_loops: loop_health::BackgroundLoops,
 }
@@ -122,16 +118,9 @@ impl Service {
                 structured_data_validator: structured_data::StructuredDataValidator::new(),
                 cursor_secret: std::sync::Mutex::new(None),
                 outbox_appended: tokio::sync::Notify::new(),
-                inbound_groups: federation::inbox_groups::InboundGroups::default(),
-                decoded_keys: federation::inbox::DecodedKeys::default(),
                 background_loops: loop_health::BackgroundLoops::default(),
             }),
         }
-    }
-
-    /// The inbox's waiting list (see `federation/inbox_groups.rs`).
-    pub(crate) fn inbound_groups(&self) -> &federation::inbox_groups::InboundGroups {
-        &self.inner.inbound_groups
     }
 
     /// Notified after a commit of this process appended outbox events.

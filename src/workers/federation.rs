@@ -79,7 +79,7 @@ impl FederationLoop {
     /// activity and pulls every peer whose pull is due, until none has any.
     /// Returns how many activities and attempts it handled.
     pub async fn run_once(&self) -> usize {
-        let service = self.outgoing.service();
+        let federation = self.outgoing.federation();
         let mut handled = 0;
         loop {
             // The four kinds of work touch different rows and each takes its own lease, so they run at once: an
@@ -110,7 +110,7 @@ impl FederationLoop {
                 }
             };
             let applying = async {
-                match crate::apub::intake::apply_queued(service, &self.inbox_handoff).await {
+                match crate::apub::intake::apply_queued(federation, &self.inbox_handoff).await {
                     Ok(pass) => {
                         for batch in &pass.batches {
                             self.outgoing.record_intake_batch(*batch);
@@ -154,13 +154,13 @@ impl FederationLoop {
     }
 
     async fn purge_inbox_if_due(&self) {
-        let service = self.outgoing.service();
-        if !interval_elapsed(&self.last_inbox_purge, service.now(), INBOX_PURGE_INTERVAL) {
+        let federation = self.outgoing.federation();
+        if !interval_elapsed(&self.last_inbox_purge, federation.now(), INBOX_PURGE_INTERVAL) {
             return;
         }
         let mut purged = 0;
         for _ in 0..INBOX_PURGE_ROUNDS {
-            match service.purge_inbox_records().await {
+            match federation.purge_inbox_records().await {
                 Ok(0) => break,
                 Ok(rows) => purged += rows,
                 Err(error) => {
@@ -175,11 +175,11 @@ impl FederationLoop {
     }
 
     async fn purge_if_due(&self) {
-        let service = self.outgoing.service();
-        if !interval_elapsed(&self.last_purge, service.now(), PURGE_INTERVAL) {
+        let federation = self.outgoing.federation();
+        if !interval_elapsed(&self.last_purge, federation.now(), PURGE_INTERVAL) {
             return;
         }
-        match service.purge_outbox(self.settings.outbox_min_retention).await {
+        match federation.purge_outbox(self.settings.outbox_min_retention).await {
             Ok(0) => {}
             Ok(purged) => tracing::info!(purged, "outbox events every peer has were purged"),
             Err(error) => tracing::warn!(error = %error, "purging the outbox failed"),
@@ -198,10 +198,10 @@ impl FederationLoop {
                 .take();
             health.pass_finished(FEDERATION_LOOP, self.outgoing.service().now(), failure);
             self.passes.send_modify(|passes| *passes += 1);
-            let service = self.outgoing.service();
-            let now = service.now();
-            let next_delivery = service.next_delivery_due().await.ok().flatten();
-            let next_replication = service.next_replication_due().await.ok().flatten();
+            let federation = self.outgoing.federation();
+            let now = federation.now();
+            let next_delivery = federation.next_delivery_due().await.ok().flatten();
+            let next_replication = federation.next_replication_due().await.ok().flatten();
             let next_due = match (next_delivery, next_replication) {
                 (Some(delivery), Some(replication)) => Some(delivery.min(replication)),
                 (delivery, replication) => delivery.or(replication),
@@ -210,12 +210,12 @@ impl FederationLoop {
             tokio::select! {
                 biased;
                 _ = stop.wait_for(|stopped| *stopped) => {
-                    health.stopped(FEDERATION_LOOP, service.now());
+                    health.stopped(FEDERATION_LOOP, federation.now());
                     return;
                 }
                 () = self.inbox_handoff.work.notified() => {}
-                () = service.outbox_appended().notified() => {}
-                () = service.clock().wait_until(deadline) => {}
+                () = federation.service().outbox_appended().notified() => {}
+                () = federation.service().clock().wait_until(deadline) => {}
             }
         }
     }

@@ -870,7 +870,7 @@ async fn every_list_and_show_command_prints_with_json_what_the_admin_api_answers
     .await;
     // A peer that refuses the announcement of a new key for good leaves a dead letter.
     network.switchboard.refuse("beta.test", 403, r#"{"error":"forbidden"}"#);
-    service.rotate_instance_key().await.expect("rotated");
+    alpha.federation().rotate_instance_key().await.expect("rotated");
     network.settle().await;
 
     let author_id = author.caller.actor.id.as_str();

@@ -67,7 +67,7 @@ async fn a_peer_that_blocked_this_instance_reads_blocked_by_peer_everywhere_with
     let (alpha, beta) = (network.node("alpha.test"), network.node("beta.test"));
     let key = admin_key(alpha).await;
     let author = agent(alpha.service(), "author").await;
-    beta.service()
+    beta.federation()
         .block_peer("alpha.test", "too chatty", None)
         .await
         .expect("blocked");
@@ -114,7 +114,7 @@ async fn a_peer_that_blocked_this_instance_reads_blocked_by_peer_everywhere_with
     assert_eq!(value(&[("state", "active")]), 0.0, "{text}");
 
     // Unblocked, the held event goes out and the peer reads active again; the last error stays with its time.
-    beta.service().unblock_peer("alpha.test").await.expect("unblocked");
+    beta.federation().unblock_peer("alpha.test").await.expect("unblocked");
     network.advance(TimeDelta::hours(2));
     network.settle().await;
     network.advance(TimeDelta::hours(2));
@@ -166,7 +166,7 @@ async fn removing_a_peer_on_the_side_that_approved_it_ends_the_peering_on_the_ot
     // Alpha asked, beta approved: beta has no Follow of its own to undo.
     peered(&network, "alpha.test", "beta.test").await;
     let (alpha, beta) = (network.node("alpha.test"), network.node("beta.test"));
-    beta.service().remove_peer("alpha.test").await.expect("removed");
+    beta.federation().remove_peer("alpha.test").await.expect("removed");
     network.settle().await;
     let view = alpha.peer(beta).await;
     assert_eq!(
@@ -195,7 +195,7 @@ async fn a_peer_that_answers_unknown_sender_for_an_hour_ends_rejected_with_its_r
     // Beta's Reject cannot reach alpha (as from a peer running an older version, or lost): alpha only learns
     // from beta's answers.
     network.switchboard.refuse("alpha.test", 503, "{}");
-    beta.service().remove_peer("alpha.test").await.expect("removed");
+    beta.federation().remove_peer("alpha.test").await.expect("removed");
     network.settle().await;
     let author = agent(alpha.service(), "author").await;
     let refused = publish_procedure(alpha.service(), &author, "beta forgot us", &[])
@@ -230,7 +230,7 @@ async fn a_peer_that_answers_unknown_sender_for_an_hour_ends_rejected_with_its_r
         "{text}"
     );
     let letters = alpha
-        .service()
+        .federation()
         .dead_letters(Some("beta.test"), 10)
         .await
         .expect("dead letters");
@@ -303,12 +303,51 @@ impl CapturedLog {
 }
 
 /// A subscriber that writes every event of this crate at DEBUG and above into `log`, as JSON lines.
+///
+/// It is the default of the test's thread only, while the tests of other threads run without one. `tracing` caches
+/// for each call site whether any subscriber wants its events, so a call site first reached by a thread without a
+/// subscriber could be cached as unwanted and stay silent here too (this test failed in 6 of 12 runs when its
+/// neighbours ran beside it). The process-wide default installed first ([`AskEveryTime`]) makes every call site ask
+/// the current thread's subscriber at each event instead.
 fn capturing(log: &CapturedLog) -> impl tracing::Subscriber + Send + Sync + use<> {
+    static ASK_EVERY_TIME: std::sync::Once = std::sync::Once::new();
+    ASK_EVERY_TIME.call_once(|| {
+        // Fails only if another default was set first, which then decides; nothing in this binary sets one.
+        let _ = tracing::subscriber::set_global_default(AskEveryTime);
+    });
     tracing_subscriber::fmt()
         .json()
         .with_env_filter(tracing_subscriber::EnvFilter::new("interai=debug"))
         .with_writer(log.clone())
         .finish()
+}
+
+/// The process-wide default subscriber of this test binary: it records nothing, and tells `tracing` that whether a call
+/// site's events are wanted depends on the thread, so that no call site's answer is cached (see [`capturing`]).
+struct AskEveryTime;
+
+impl tracing::Subscriber for AskEveryTime {
+    fn register_callsite(&self, _metadata: &'static tracing::Metadata<'static>) -> tracing::subscriber::Interest {
+        tracing::subscriber::Interest::sometimes()
+    }
+
+    fn enabled(&self, _metadata: &tracing::Metadata<'_>) -> bool {
+        false
+    }
+
+    fn new_span(&self, _attributes: &tracing::span::Attributes<'_>) -> tracing::span::Id {
+        tracing::span::Id::from_u64(1)
+    }
+
+    fn record(&self, _span: &tracing::span::Id, _values: &tracing::span::Record<'_>) {}
+
+    fn record_follows_from(&self, _span: &tracing::span::Id, _follows: &tracing::span::Id) {}
+
+    fn event(&self, _event: &tracing::Event<'_>) {}
+
+    fn enter(&self, _span: &tracing::span::Id) {}
+
+    fn exit(&self, _span: &tracing::span::Id) {}
 }
 
 #[tokio::test]
@@ -392,7 +431,7 @@ async fn peer_list_and_show_print_the_same_status_in_their_header_row() {
     peered(&network, "alpha.test", "beta.test").await;
     let (alpha, beta) = (network.node("alpha.test"), network.node("beta.test"));
     let author = agent(alpha.service(), "author").await;
-    beta.service()
+    beta.federation()
         .block_peer("alpha.test", "too chatty", None)
         .await
         .expect("blocked");

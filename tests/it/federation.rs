@@ -46,7 +46,7 @@ async fn get(node: &Node, path: &str, accept: &str) -> (StatusCode, http::Header
 
 /// A signed POST of `activity` from `from` to `to`'s inbox, signed with `from`'s current key.
 pub(crate) async fn signed_post(from: &Node, to: &Node, activity: &Value) -> http::Request<Vec<u8>> {
-    let key = from.service().signing_key().await.expect("signing key");
+    let key = from.federation().signing_key().await.expect("signing key");
     let inbox = Url::parse(&format!("{}/inbox", to.url())).expect("inbox URL");
     from.outgoing()
         .signed_request(
@@ -83,7 +83,7 @@ pub(crate) async fn peered(network: &Network, first: &str, second: &str) {
     a.add_peer(b, PeerLevel::Standard).await;
     network.settle().await;
     let fingerprint = b.peer(a).await.keys[0].fingerprint.clone();
-    b.service()
+    b.federation()
         .approve_peer(&a.realm, None, Some(&fingerprint))
         .await
         .expect("approve");
@@ -192,17 +192,17 @@ async fn peering_needs_the_other_admin_and_then_is_active_on_both_sides() {
     assert_eq!(at_beta.keys[0].pinned_by, "first_contact");
     assert_eq!(alpha.peer(beta).await.peer.state, PeerState::PendingOut);
     let wrong = beta
-        .service()
+        .federation()
         .approve_peer("alpha.test", None, Some("SHA256:not-it"))
         .await;
     assert!(wrong.is_err(), "a fingerprint that does not match refuses the approval");
-    let unconfirmed = beta.service().approve_peer("alpha.test", None, None).await;
+    let unconfirmed = beta.federation().approve_peer("alpha.test", None, None).await;
     assert!(
         unconfirmed.is_err(),
         "a key read on first contact is never pinned without its fingerprint"
     );
     let fingerprint = at_beta.keys[0].fingerprint.clone();
-    beta.service()
+    beta.federation()
         .approve_peer("alpha.test", Some(PeerLevel::High), Some(&fingerprint))
         .await
         .expect("approved");
@@ -213,7 +213,7 @@ async fn peering_needs_the_other_admin_and_then_is_active_on_both_sides() {
     assert_eq!(at_beta.peer.level, PeerLevel::High);
     assert_eq!(at_beta.keys[0].pinned_by, "admin");
     let log = beta
-        .service()
+        .federation()
         .intake_log(Some("alpha.test"), 10)
         .await
         .expect("intake log");
@@ -255,7 +255,7 @@ async fn reject_and_undo_end_a_peering() {
     );
     alpha.add_peer(beta, PeerLevel::Standard).await;
     network.settle().await;
-    beta.service().reject_peer("alpha.test").await.expect("rejected");
+    beta.federation().reject_peer("alpha.test").await.expect("rejected");
     network.settle().await;
     assert_eq!(beta.peer(alpha).await.peer.state, PeerState::Rejected);
     assert_eq!(
@@ -265,9 +265,12 @@ async fn reject_and_undo_end_a_peering() {
     );
 
     peered(&network, "alpha.test", "gamma.test").await;
-    alpha.service().remove_peer("gamma.test").await.expect("removed");
+    alpha.federation().remove_peer("gamma.test").await.expect("removed");
     network.settle().await;
-    assert!(alpha.service().peer_view("gamma.test").await.is_err(), "gone at alpha");
+    assert!(
+        alpha.federation().peer_view("gamma.test").await.is_err(),
+        "gone at alpha"
+    );
     assert_eq!(
         gamma.peer(alpha).await.peer.state,
         PeerState::Rejected,
@@ -281,7 +284,7 @@ async fn a_block_takes_effect_on_the_next_request_and_an_expired_block_lifts() {
     peered(&network, "alpha.test", "beta.test").await;
     let (alpha, beta) = (network.node("alpha.test"), network.node("beta.test"));
     let until = interai::clock::Clock::now(&network.clock) + TimeDelta::hours(1);
-    beta.service()
+    beta.federation()
         .block_peer("alpha.test", "spam", Some(until))
         .await
         .expect("blocked");
@@ -289,7 +292,7 @@ async fn a_block_takes_effect_on_the_next_request_and_an_expired_block_lifts() {
     assert_eq!(status, StatusCode::FORBIDDEN);
     assert_eq!(body["reason"], "blocked_sender");
     assert!(
-        beta.service()
+        beta.federation()
             .inbound_activity("http://alpha.test/activities/b1")
             .await
             .expect("read")
@@ -299,11 +302,11 @@ async fn a_block_takes_effect_on_the_next_request_and_an_expired_block_lifts() {
     let (status, _) = send(beta, signed_post(alpha, beta, &follow_of(alpha, beta, "b2")).await).await;
     assert_eq!(status, StatusCode::ACCEPTED, "the block lifted at its end");
     assert_eq!(beta.peer(alpha).await.peer.state, PeerState::Active);
-    beta.service()
+    beta.federation()
         .block_peer("alpha.test", "again", None)
         .await
         .expect("blocked");
-    beta.service().unblock_peer("alpha.test").await.expect("unblocked");
+    beta.federation().unblock_peer("alpha.test").await.expect("unblocked");
     assert_eq!(beta.peer(alpha).await.peer.state, PeerState::Active);
 }
 
@@ -312,7 +315,7 @@ async fn a_rotated_key_is_pinned_when_the_old_key_endorsed_it_and_refused_otherw
     let network = Network::start(&["alpha.test", "beta.test"]).await;
     peered(&network, "alpha.test", "beta.test").await;
     let (alpha, beta) = (network.node("alpha.test"), network.node("beta.test"));
-    let new_key = alpha.service().rotate_instance_key().await.expect("rotated");
+    let new_key = alpha.federation().rotate_instance_key().await.expect("rotated");
     network.settle().await;
     let keys = beta.peer(alpha).await.keys;
     assert!(
@@ -371,7 +374,7 @@ async fn the_inbox_refuses_each_bad_request_with_its_own_status_and_stores_nothi
         network.node("gamma.test"),
     );
     let inbox = Url::parse("http://beta.test/inbox").expect("url");
-    let key = alpha.service().signing_key().await.expect("key");
+    let key = alpha.federation().signing_key().await.expect("key");
     let activity = |suffix: &str| follow_of(alpha, beta, suffix);
     let body = |suffix: &str| serde_json::to_vec(&activity(suffix)).expect("json");
 
@@ -488,12 +491,12 @@ async fn the_inbox_refuses_each_bad_request_with_its_own_status_and_stores_nothi
     for suffix in ["r1", "r2", "r3", "r4", "r5", "r6", "r7", "r10"] {
         let id = format!("http://alpha.test/activities/{suffix}");
         assert!(
-            beta.service().inbound_activity(&id).await.expect("read").is_none(),
+            beta.federation().inbound_activity(&id).await.expect("read").is_none(),
             "{suffix} was stored"
         );
     }
     assert!(
-        beta.service()
+        beta.federation()
             .inbound_activity("http://gamma.test/activities/r11")
             .await
             .expect("read")
@@ -629,7 +632,7 @@ async fn a_replay_and_a_block_hold_across_two_processes_on_one_database() {
         "{body}"
     );
 
-    beta.service()
+    beta.federation()
         .block_peer("alpha.test", "abuse", None)
         .await
         .expect("blocked in the first process");
@@ -648,7 +651,7 @@ async fn a_peer_that_cannot_be_reached_for_the_delivery_horizon_is_unreachable_u
     let (alpha, beta) = (network.node("alpha.test"), network.node("beta.test"));
     network.switchboard.take_down("beta.test");
     alpha
-        .service()
+        .federation()
         .rotate_instance_key()
         .await
         .expect("rotated: an Update is queued for beta");
@@ -677,7 +680,7 @@ async fn a_request_signed_with_a_key_not_yet_pinned_rereads_the_actor_once_and_p
     // Alpha rotates, and its request reaches beta before the Update announcing the new key (beta read alpha's
     // documents when they peered: the next re-read is allowed an interval later).
     network.advance(TimeDelta::minutes(61));
-    alpha.service().rotate_instance_key().await.expect("rotated");
+    alpha.federation().rotate_instance_key().await.expect("rotated");
     let actor_reads = |network: &Network| {
         network
             .switchboard
@@ -724,7 +727,7 @@ async fn the_outbox_answers_signed_gets_from_active_peers_only() {
         network.node("gamma.test"),
     );
     let outbox = Url::parse("http://beta.test/outbox").expect("url");
-    let key = alpha.service().signing_key().await.expect("key");
+    let key = alpha.federation().signing_key().await.expect("key");
     let request = alpha
         .outgoing()
         .signed_request(Method::GET, &outbox, None, &key)
@@ -740,7 +743,7 @@ async fn the_outbox_answers_signed_gets_from_active_peers_only() {
     );
     let (status, _, _) = get(beta, "/outbox", ACTIVITY_JSON).await;
     assert_eq!(status, StatusCode::UNAUTHORIZED, "an unsigned GET");
-    let gamma_key = gamma.service().signing_key().await.expect("key");
+    let gamma_key = gamma.federation().signing_key().await.expect("key");
     let request = gamma
         .outgoing()
         .signed_request(Method::GET, &outbox, None, &gamma_key)
@@ -795,7 +798,12 @@ async fn a_refused_request_spends_its_nonce_and_an_applied_activity_keeps_only_i
         "an accepted request's nonce is spent too: {body}"
     );
     network.settle().await;
-    let stored = beta.service().inbound_activity(&id).await.expect("read").expect("kept");
+    let stored = beta
+        .federation()
+        .inbound_activity(&id)
+        .await
+        .expect("read")
+        .expect("kept");
     assert_eq!(stored.state, "applied");
     assert!(stored.processed_at.is_some());
     assert_eq!(stored.body, "", "an applied activity's body is not kept");
@@ -809,7 +817,7 @@ async fn a_refused_request_spends_its_nonce_and_an_applied_activity_keeps_only_i
     network.advance(TimeDelta::days(8) + TimeDelta::minutes(2));
     network.settle().await;
     assert!(
-        beta.service().inbound_activity(&id).await.expect("read").is_none(),
+        beta.federation().inbound_activity(&id).await.expect("read").is_none(),
         "an activity received more than 8 days ago is purged"
     );
 }
@@ -822,7 +830,7 @@ async fn requests_stored_in_one_group_keep_nonces_single_use_and_activities_dedu
     use interai::service::federation::inbox::{InboxNonce, Intake, VerifiedActivity};
     let network = Network::start(&["alpha.test", "beta.test"]).await;
     peered(&network, "alpha.test", "beta.test").await;
-    let beta = network.node("beta.test").service();
+    let beta = network.node("beta.test").federation();
     let queued_before = beta.due_inbound(1000).await.expect("queue").len();
     let expires_at = beta.now() + TimeDelta::minutes(5);
     // (activity, nonce): eight distinct ones, then a replay of the fourth's nonce and a resend of the third's ID.

@@ -255,16 +255,16 @@ fn applied_a_batch(event: &serde_json::Value) -> bool {
 /// Whether every event of alpha's outbox was applied on beta, and how many were.
 async fn delivered(alpha: &interai::instance::Instance, beta: &interai::instance::Instance) -> (usize, usize) {
     let events = alpha
-        .service()
+        .federation()
         .outbox_entries(0, 1_000_000)
         .await
         .expect("alpha's outbox");
-    let base = alpha.service().public_base_url().to_owned();
+    let base = alpha.federation().public_base_url().to_owned();
     let mut done = 0;
     for entry in &events {
         let activity_id = format!("{base}/activities/{}", entry.event.event.event_id);
         if beta
-            .service()
+            .federation()
             .inbound_activity(&activity_id)
             .await
             .expect("read")
@@ -280,7 +280,7 @@ async fn delivered(alpha: &interai::instance::Instance, beta: &interai::instance
 /// applied exactly once (the same revision can arrive twice, pushed and pulled: the second is "ignored").
 async fn applied_once(alpha: &interai::instance::Instance, beta: &interai::instance::Instance, alpha_realm: &str) {
     let revisions = alpha
-        .service()
+        .federation()
         .outbox_entries(0, 1_000_000)
         .await
         .expect("alpha's outbox")
@@ -293,7 +293,7 @@ async fn applied_once(alpha: &interai::instance::Instance, beta: &interai::insta
         })
         .count();
     let lines = beta
-        .service()
+        .federation()
         .intake_log(Some(alpha_realm), 10_000_000)
         .await
         .expect("intake");

@@ -136,7 +136,7 @@ async fn published_content_reaches_the_peer_with_its_origin_and_revisions_and_de
     );
     // The signed object is kept with the revision, verifiable after relay.
     let signed = beta
-        .service()
+        .federation()
         .revision_origin_proof(&content.revision.id)
         .await
         .expect("read")
@@ -263,7 +263,7 @@ async fn a_peer_down_for_a_day_gets_every_change_once_in_order_per_object() {
         network.advance(TimeDelta::hours(1));
     }
     let lag = alpha
-        .service()
+        .federation()
         .peer_replication_lag("beta.test")
         .await
         .expect("lag")
@@ -283,7 +283,7 @@ async fn a_peer_down_for_a_day_gets_every_change_once_in_order_per_object() {
         );
     }
     let applied = beta
-        .service()
+        .federation()
         .intake_log(Some("alpha.test"), 100_000)
         .await
         .expect("intake log")
@@ -315,7 +315,7 @@ async fn a_peer_down_for_a_day_gets_every_change_once_in_order_per_object() {
         assert_eq!(numbers, &[1, 2, 3, 4], "{id} applied out of order");
     }
     let lag = alpha
-        .service()
+        .federation()
         .peer_replication_lag("beta.test")
         .await
         .expect("lag")
@@ -332,7 +332,7 @@ async fn an_objects_events_in_two_windows_of_one_round_are_sent_one_after_the_ot
     let network = busy_pair().await;
     let (alpha, beta) = (network.node("alpha.test"), network.node("beta.test"));
     let author = agent(alpha.service(), "author").await;
-    let head = alpha.service().outbox_head().await.expect("head");
+    let head = alpha.federation().outbox_head().await.expect("head");
     let window = interai::service::federation::cursors::PUSH_WINDOW;
     for index in head + 1..window {
         publish_procedure(alpha.service(), &author, &format!("filler procedure {index}"), &[]).await;
@@ -341,7 +341,7 @@ async fn an_objects_events_in_two_windows_of_one_round_are_sent_one_after_the_ot
         .await
         .id;
     assert_eq!(
-        alpha.service().outbox_head().await.expect("head"),
+        alpha.federation().outbox_head().await.expect("head"),
         window,
         "the item's creation ends the first window"
     );
@@ -405,7 +405,7 @@ async fn an_authenticated_request_from_a_peer_resets_the_push_backoff_towards_it
     network.settle().await;
     let lag = || async move {
         alpha
-            .service()
+            .federation()
             .peer_replication_lag("beta.test")
             .await
             .expect("lag")
@@ -495,7 +495,7 @@ async fn a_new_peer_backfills_everything_visible_to_it() {
     network.settle().await;
     let beta_reader = reader(beta).await;
     let pull = beta
-        .service()
+        .federation()
         .peer_replication_lag("alpha.test")
         .await
         .expect("lag")
@@ -517,7 +517,7 @@ async fn a_new_peer_backfills_everything_visible_to_it() {
 
 /// A signed GET from `from` of `path` on `to`, answered as JSON.
 async fn signed_get(from: &Node, to: &Node, path: &str) -> Value {
-    let key = from.service().signing_key().await.expect("key");
+    let key = from.federation().signing_key().await.expect("key");
     let url = Url::parse(&format!("{}{path}", to.url())).expect("url");
     let request = from
         .outgoing()
@@ -535,7 +535,7 @@ async fn first_outbox_activity(reader_node: &Node, from: &Node) -> Value {
 }
 
 async fn post_activity(from: &Node, to: &Node, activity: &Value) -> (StatusCode, Value) {
-    let key = from.service().signing_key().await.expect("key");
+    let key = from.federation().signing_key().await.expect("key");
     let inbox = Url::parse(&format!("{}/inbox", to.url())).expect("inbox");
     let request = from
         .outgoing()
@@ -589,7 +589,7 @@ async fn a_pushed_object_is_applied_by_its_request_unless_an_activity_waits_befo
         .expect("searchable on beta when the inbox answers");
     assert_eq!(current_revision(&view), (1, "rebuild the index".to_owned()));
     let row = beta
-        .service()
+        .federation()
         .inbound_activity(activity["id"].as_str().expect("id"))
         .await
         .expect("read")
@@ -616,7 +616,7 @@ async fn a_pushed_object_is_applied_by_its_request_unless_an_activity_waits_befo
         expires_at: beta.service().now() + TimeDelta::minutes(5),
     };
     let intake = beta
-        .service()
+        .federation()
         .enqueue_inbound(&waiting, &nonce, None)
         .await
         .expect("queued");
@@ -640,7 +640,7 @@ async fn a_pushed_object_is_applied_by_its_request_unless_an_activity_waits_befo
         .await
         .expect("applied by the intake");
     let lines = beta
-        .service()
+        .federation()
         .intake_log(Some("alpha.test"), 100)
         .await
         .expect("intake log");
@@ -693,7 +693,7 @@ async fn tampered_relayed_and_colliding_objects_are_refused_with_nothing_stored(
     let mut object = relayed["object"].clone();
     object.as_object_mut().expect("object").remove("proof");
     object.as_object_mut().expect("object").remove("@context");
-    let gamma_key = gamma.service().signing_key().await.expect("key");
+    let gamma_key = gamma.federation().signing_key().await.expect("key");
     let resigned = federation::integrity::sign_document(&object, &gamma_key.key_pair, &gamma_key.key_id, 1_800_000_000)
         .expect("signs");
     relayed["object"] = resigned.clone();
@@ -750,7 +750,7 @@ async fn tampered_relayed_and_colliding_objects_are_refused_with_nothing_stored(
     assert_eq!(status, StatusCode::ACCEPTED, "{body}");
     network.settle().await;
     let outcome = beta
-        .service()
+        .federation()
         .inbound_activity(&format!("{}/activities/collision", gamma.url()))
         .await
         .expect("read")
@@ -760,7 +760,7 @@ async fn tampered_relayed_and_colliding_objects_are_refused_with_nothing_stored(
     assert_eq!(current_revision(&view), (1, "rebuild the index".to_owned()));
 
     // Not I-JSON: a duplicate member name.
-    let key = alpha.service().signing_key().await.expect("key");
+    let key = alpha.federation().signing_key().await.expect("key");
     let inbox = Url::parse(&format!("{}/inbox", beta.url())).expect("inbox");
     let body = format!(
         r#"{{"id":"{}/activities/dup","type":"Create","type":"Create","actor":"{}/actor","object":{{}}}}"#,
@@ -788,7 +788,7 @@ async fn a_peer_blocked_mid_stream_stops_receiving_at_once() {
         .await
         .id;
     network.settle().await;
-    beta.service()
+    beta.federation()
         .block_peer("alpha.test", "sends spam", None)
         .await
         .expect("blocked");
@@ -806,7 +806,7 @@ async fn a_peer_blocked_mid_stream_stops_receiving_at_once() {
     );
     // Alpha holds the event for beta (a peer-level refusal is not a dead letter).
     let lag = alpha
-        .service()
+        .federation()
         .peer_replication_lag("beta.test")
         .await
         .expect("lag")
@@ -836,7 +836,7 @@ async fn a_maximal_publish_replicates() {
     };
     assert_eq!(content.revision.revision_no, 1);
     let lag = alpha
-        .service()
+        .federation()
         .peer_replication_lag("beta.test")
         .await
         .expect("lag")
@@ -1034,14 +1034,14 @@ async fn a_reader_following_the_outbox_cursor_never_misses_an_event_committed_la
     let writers_done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     // The reader follows the cursor as a peer would: everything after the last position it saw.
     let reader = {
-        let service = alpha.service().clone();
+        let federation = alpha.federation().clone();
         let writers_done = std::sync::Arc::clone(&writers_done);
         tokio::spawn(async move {
             let mut cursor = 0_i64;
             let mut seen = Vec::new();
             loop {
                 let finished = writers_done.load(std::sync::atomic::Ordering::SeqCst);
-                let page = service.outbox_entries(cursor, 50).await.expect("read");
+                let page = federation.outbox_entries(cursor, 50).await.expect("read");
                 for entry in &page {
                     assert!(entry.event.seq > cursor, "positions only grow");
                     cursor = entry.event.seq;
@@ -1072,7 +1072,7 @@ async fn a_reader_following_the_outbox_cursor_never_misses_an_event_committed_la
     writers_done.store(true, std::sync::atomic::Ordering::SeqCst);
     let seen = reader.await.expect("reader");
     let all: Vec<i64> = alpha
-        .service()
+        .federation()
         .outbox_entries(0, 100_000)
         .await
         .expect("outbox")
@@ -1133,25 +1133,38 @@ async fn outbox_events_are_kept_until_every_peer_has_them_never_purged_by_age_al
     // Far past the minimum retention: beta still needs them, so they stay.
     network.advance(TimeDelta::days(30));
     let minimum = TimeDelta::hours(168);
-    assert_eq!(alpha.service().purge_outbox(minimum).await.expect("purge"), 0);
-    assert_eq!(alpha.service().outbox_entries(0, 100).await.expect("outbox").len(), 3);
+    assert_eq!(alpha.federation().purge_outbox(minimum).await.expect("purge"), 0);
+    assert_eq!(
+        alpha.federation().outbox_entries(0, 100).await.expect("outbox").len(),
+        3
+    );
     network.switchboard.bring_up("beta.test");
     network.settle().await;
     let lag = alpha
-        .service()
+        .federation()
         .peer_replication_lag("beta.test")
         .await
         .expect("lag")
         .expect("state");
     assert_eq!(lag.undelivered, 0);
     // Delivered, and older than the minimum: the federation loop purged them once it was quiet.
-    assert!(alpha.service().outbox_entries(0, 100).await.expect("outbox").is_empty());
+    assert!(
+        alpha
+            .federation()
+            .outbox_entries(0, 100)
+            .await
+            .expect("outbox")
+            .is_empty()
+    );
     // A newer event is kept for the minimum even though beta has it.
     publish_procedure(alpha.service(), &author, "fresh procedure", &[]).await;
     network.settle().await;
-    assert_eq!(alpha.service().purge_outbox(minimum).await.expect("purge"), 0);
-    assert_eq!(alpha.service().outbox_entries(0, 100).await.expect("outbox").len(), 1);
-    assert_eq!(alpha.service().outbox_head().await.expect("head"), 4);
+    assert_eq!(alpha.federation().purge_outbox(minimum).await.expect("purge"), 0);
+    assert_eq!(
+        alpha.federation().outbox_entries(0, 100).await.expect("outbox").len(),
+        1
+    );
+    assert_eq!(alpha.federation().outbox_head().await.expect("head"), 4);
 }
 
 #[tokio::test]
@@ -1243,14 +1256,14 @@ async fn a_permanent_refusal_becomes_a_dead_letter_that_an_admin_replays_or_drop
         .id;
     network.settle().await;
     let lag = alpha
-        .service()
+        .federation()
         .peer_replication_lag("beta.test")
         .await
         .expect("lag")
         .expect("state");
     assert_eq!((lag.undelivered, lag.dead_letters), (0, 1), "{lag:?}");
     let letters = alpha
-        .service()
+        .federation()
         .dead_letters(Some("beta.test"), 10)
         .await
         .expect("dead letters");
@@ -1272,7 +1285,7 @@ async fn a_permanent_refusal_becomes_a_dead_letter_that_an_admin_replays_or_drop
         .id;
     network.settle().await;
     let lag = alpha
-        .service()
+        .federation()
         .peer_replication_lag("beta.test")
         .await
         .expect("lag")
@@ -1282,7 +1295,7 @@ async fn a_permanent_refusal_becomes_a_dead_letter_that_an_admin_replays_or_drop
     // Beta takes them again: the admin replays the first (the same activity, signed afresh) and drops the second.
     network.switchboard.stop_refusing("beta.test");
     let letters = alpha
-        .service()
+        .federation()
         .dead_letters(Some("beta.test"), 10)
         .await
         .expect("dead letters");
@@ -1295,12 +1308,12 @@ async fn a_permanent_refusal_becomes_a_dead_letter_that_an_admin_replays_or_drop
             .clone()
     };
     alpha
-        .service()
+        .federation()
         .replay_dead_letter(&by_activity(&refused))
         .await
         .expect("replayed");
     alpha
-        .service()
+        .federation()
         .drop_dead_letter(&by_activity(&unauthorized))
         .await
         .expect("dropped");
@@ -1316,7 +1329,7 @@ async fn a_permanent_refusal_becomes_a_dead_letter_that_an_admin_replays_or_drop
     );
     assert!(
         alpha
-            .service()
+            .federation()
             .dead_letters(Some("beta.test"), 10)
             .await
             .expect("dead letters")
@@ -1324,7 +1337,7 @@ async fn a_permanent_refusal_becomes_a_dead_letter_that_an_admin_replays_or_drop
     );
     assert_eq!(
         alpha
-            .service()
+            .federation()
             .drop_dead_letter("no-such-letter")
             .await
             .expect_err("unknown")
@@ -1451,7 +1464,7 @@ async fn a_peer_down_past_the_delivery_horizon_is_unreachable_then_active_again_
         interai::domain::PeerState::Unreachable
     );
     let lag = alpha
-        .service()
+        .federation()
         .peer_replication_lag("beta.test")
         .await
         .expect("lag")
@@ -1563,7 +1576,7 @@ async fn dependent_objects_arrive_after_an_outage(arrival: Arrival) {
     let error = get(beta, &beta_reader, &deleted).await.expect_err("deleted");
     assert_eq!(error.details["deleted"], true, "{:?}", error.details);
     let lines = beta
-        .service()
+        .federation()
         .intake_log(Some("alpha.test"), 1000)
         .await
         .expect("intake log");

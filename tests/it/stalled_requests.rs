@@ -302,7 +302,7 @@ async fn the_inbox_refuses_from_the_headers_without_waiting_for_the_body() {
     assert!(status.starts_with("HTTP/1.1 403"), "{status}");
 
     // A blocked peer.
-    beta.service()
+    beta.federation()
         .block_peer(&alpha.realm, "testing", None)
         .await
         .expect("block");

@@ -22,11 +22,11 @@ async fn instance(State(state): State<AdminState>) -> Result<Response, ApiError>
 /// Makes a new signing key endorsed by the current one, announces it to every active peer at once (what fails stays
 /// queued for the federation loop), and answers with the identity as it is now.
 async fn rotate_key(State(state): State<AdminState>) -> Result<Response, ApiError> {
-    let service = state.outgoing.service();
-    let key = service.rotate_instance_key().await?;
+    let federation = state.outgoing.federation();
+    let key = federation.rotate_instance_key().await?;
     tracing::info!(key_id = %key.description.key_id, "instance key rotated through the admin API");
     if let Err(error) = state.outgoing.deliver_due(32, None).await {
         tracing::warn!(error = %error, "announcing the new key at once failed; the federation loop retries");
     }
-    Ok(axum::Json(views::identity(service).await?).into_response())
+    Ok(axum::Json(views::identity(federation).await?).into_response())
 }

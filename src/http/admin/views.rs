@@ -9,6 +9,7 @@ use serde::Serialize;
 use crate::domain::Actor;
 use crate::service::audit::AuditQuery;
 use crate::service::content::ContentQuery;
+use crate::service::federation::Federation;
 use crate::service::federation::cursors::ReplicationLag;
 use crate::service::federation::peering::PeerView;
 use crate::service::keys::ApiKeyRecord;
@@ -358,14 +359,14 @@ pub struct PeersAnswer {
 }
 
 /// Every peer with its status.
-pub async fn peers(service: &Service) -> Result<PeersAnswer, ServiceError> {
-    let peers = service.list_peers().await?.into_iter().map(peer_wire).collect();
+pub async fn peers(federation: &Federation) -> Result<PeersAnswer, ServiceError> {
+    let peers = federation.list_peers().await?.into_iter().map(peer_wire).collect();
     Ok(PeersAnswer { peers })
 }
 
 /// `GET /admin/peers/{realm}`: one peer with its status.
-pub async fn peer(service: &Service, realm: &str) -> Result<PeerWire, ServiceError> {
-    Ok(peer_wire(service.peer_view(realm).await?))
+pub async fn peer(federation: &Federation, realm: &str) -> Result<PeerWire, ServiceError> {
+    Ok(peer_wire(federation.peer_view(realm).await?))
 }
 
 // ---------------------------------------------------------------- the federation identity and dead letters
@@ -388,9 +389,9 @@ pub struct IdentityAnswer {
 }
 
 /// The instance's actor URL and published keys.
-pub async fn identity(service: &Service) -> Result<IdentityAnswer, ServiceError> {
-    let signing = service.signing_key().await?;
-    let keys = service
+pub async fn identity(federation: &Federation) -> Result<IdentityAnswer, ServiceError> {
+    let signing = federation.signing_key().await?;
+    let keys = federation
         .published_instance_keys()
         .await?
         .into_iter()
@@ -401,8 +402,8 @@ pub async fn identity(service: &Service) -> Result<IdentityAnswer, ServiceError>
         })
         .collect();
     Ok(IdentityAnswer {
-        actor: service.instance_actor_url(),
-        realm: service.realm().as_str().to_owned(),
+        actor: federation.instance_actor_url(),
+        realm: federation.realm().as_str().to_owned(),
         keys,
     })
 }
@@ -444,8 +445,8 @@ pub struct DeadLettersAnswer {
 pub const DEAD_LETTERS_SHOWN: i64 = 1000;
 
 /// The dead letters, of one peer or of all, newest first.
-pub async fn dead_letters(service: &Service, peer: Option<&str>) -> Result<DeadLettersAnswer, ServiceError> {
-    let rows = service.dead_letters(peer, DEAD_LETTERS_SHOWN).await?;
+pub async fn dead_letters(federation: &Federation, peer: Option<&str>) -> Result<DeadLettersAnswer, ServiceError> {
+    let rows = federation.dead_letters(peer, DEAD_LETTERS_SHOWN).await?;
     Ok(DeadLettersAnswer {
         dead_letters: rows.iter().map(delivery_wire).collect(),
     })

@@ -8,13 +8,14 @@
 
 use chrono::{DateTime, TimeDelta, Utc};
 
-use super::super::{Service, ServiceError};
+use super::Federation;
 use super::inbox::VerifiedActivity;
 use super::peer_failure::{UNKNOWN_SENDER, failure_class};
 use super::peer_state::normalize_realm;
 use super::peering::PeeringMessage;
 use super::retry::{AttemptResult, BACKOFF_CAP, DELIVERY_HORIZON, LEASE, backoff_bound, jitter};
 use crate::domain::PeerState;
+use crate::service::ServiceError;
 use crate::store::federation::{DeliveryRow, PeerRecord};
 use crate::store::replication::{Lease, PeerReplicationRow};
 use crate::store::{self, Conn};
@@ -139,7 +140,7 @@ pub struct ReplicationLag {
 /// Pulled activities stored per statement (eleven bound values each).
 const PULLED_ROWS_PER_STATEMENT: usize = 500;
 
-impl Service {
+impl Federation {
     /// Takes the peers whose push round is due, for this worker alone for the lease time.
     pub async fn lease_push(&self, limit: i64) -> Result<Vec<LeasedPeer>, ServiceError> {
         self.lease_peers(Lease::Push, limit).await
@@ -338,7 +339,7 @@ impl Service {
         };
         let body = serde_json::to_string(&message).map_err(|error| ServiceError::internal(error.to_string()))?;
         let row = DeliveryRow {
-            id: self.new_internal_id(),
+            id: self.service().new_internal_id(),
             peer_realm: leased.peer.realm.clone(),
             inbox_url: leased.peer.inbox_url.clone(),
             activity_id: event.activity_id.clone(),

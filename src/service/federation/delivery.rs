@@ -4,11 +4,12 @@
 
 use chrono::{DateTime, Utc};
 
-use super::super::{Service, ServiceError};
+use super::Federation;
 use super::peer_failure::failure_class;
 use super::peering::PeeringMessage;
 use super::retry::{AttemptResult, BACKOFF_CAP, DELIVERY_HORIZON, LEASE, backoff_bound, jitter};
 use crate::domain::PeerState;
+use crate::service::ServiceError;
 pub use crate::store::federation::DeliveryRow;
 use crate::store::{self};
 
@@ -21,7 +22,7 @@ pub struct LeasedDelivery {
     pub message: PeeringMessage,
 }
 
-impl Service {
+impl Federation {
     /// Takes the deliveries that are due (the oldest pending one per peer, at most `limit`, optionally for one peer)
     /// for this worker alone for the lease time.
     pub async fn lease_deliveries(

@@ -4,7 +4,8 @@
 use chrono::{DateTime, TimeDelta, Utc};
 use federation::{InstanceKeyPair, KeyDescription, KeyEndorsement, PublicKey};
 
-use super::super::{Service, ServiceError};
+use super::Federation;
+use crate::service::ServiceError;
 use crate::store::{self, federation::InstanceKeyRow};
 
 /// How long a rotated-out key still verifies after its successor starts signing, so requests signed just before
@@ -58,10 +59,10 @@ fn published_of(row: &InstanceKeyRow) -> Result<PublishedKey, ServiceError> {
     })
 }
 
-impl Service {
+impl Federation {
     /// The instance's public URL without a trailing slash; every URL it emits starts with it.
     pub fn public_base_url(&self) -> &str {
-        &self.inner.settings.public_base_url
+        &self.service().settings().public_base_url
     }
 
     /// The instance actor's URL.
@@ -70,15 +71,15 @@ impl Service {
     }
 
     fn key_box(&self) -> Result<&super::key_box::KeyBox, ServiceError> {
-        self.inner
-            .settings
+        self.service()
+            .settings()
             .key_box
             .as_ref()
             .ok_or_else(|| ServiceError::internal("no key-encryption key is configured"))
     }
 
     fn new_key_id(&self) -> String {
-        format!("{}#key-{}", self.instance_actor_url(), self.new_internal_id())
+        format!("{}#key-{}", self.instance_actor_url(), self.service().new_internal_id())
     }
 
     /// Makes the instance's first key when it has none (a new realm, or the first start after the upgrade that

@@ -8,13 +8,14 @@ use chrono::{DateTime, TimeDelta, Utc};
 
 use super::super::known_rows::KnownRows;
 use super::super::unit_of_work::{UnitOfWork, within_unit_of_work};
-use super::super::{Service, ServiceError};
+use super::Federation;
 use super::apply::CheckedRevision;
 use super::peer_state::{block_has_lapsed, normalize_realm};
 use super::peering::{InboundPeering, PeerIntroduction};
 use crate::bounded_memo::BoundedMemo;
 use crate::domain::replication::{FederatedObject, ReplicatedObject};
 use crate::domain::{PeerLevel, PeerState};
+use crate::service::ServiceError;
 use crate::store::federation::{InboxActivityRow, IntakeRow, PeerKeyRow, PeerRecord};
 use crate::store::{self};
 
@@ -120,7 +121,7 @@ pub(super) fn log_batch_outcomes(outcomes: &[(&InboxActivityRow, &'static str, S
     tracing::info!(activities = outcomes.len(), applied, "inbound activities applied");
 }
 
-/// How [`Service::apply_inbound_batch`] applied a batch.
+/// How [`Federation::apply_inbound_batch`] applied a batch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum BatchApplied {
     /// Several activities in one transaction.
@@ -189,7 +190,7 @@ pub enum FirstContactRefusal {
     TooManyPending,
 }
 
-impl Service {
+impl Federation {
     /// The peer and pinned key behind a signature's `keyid`, if any. A block whose time has run out is lifted here
     /// (and stored), so it takes effect on the next request in every process.
     pub async fn inbox_sender(&self, key_id: &str) -> Result<Option<InboxSender>, ServiceError> {
@@ -205,8 +206,7 @@ impl Service {
             peer
         };
         let public_key = self
-            .inner
-            .decoded_keys
+            .decoded_keys()
             .decode(&key.public_key_multibase)
             .map_err(|error| ServiceError::internal(format!("the pinned key {key_id} does not decode: {error}")))?;
         Ok(Some(InboxSender { peer, key, public_key }))
@@ -226,7 +226,7 @@ impl Service {
 
     /// Records a signature's nonce until `expires_at`; `false` when the peer already used it (a replay), in this
     /// or any other process on the database. For a request refused after its signature was verified; an accepted
-    /// one records its nonce with its activity ([`Service::enqueue_inbound`]).
+    /// one records its nonce with its activity ([`Federation::enqueue_inbound`]).
     pub async fn record_inbox_nonce(
         &self,
         peer_realm: &str,
@@ -380,7 +380,7 @@ impl Service {
         }
     }
 
-    /// [`Service::check_inbound`] of a replicated object.
+    /// [`Federation::check_inbound`] of a replicated object.
     pub(super) fn check_replicated(&self, object: &ReplicatedObject) -> Option<Result<CheckedRevision, String>> {
         match &object.object {
             FederatedObject::Revision(record) => Some(self.check_revision(record)),
@@ -406,7 +406,7 @@ impl Service {
         message: &Result<InboundMessage, String>,
     ) -> Result<(), ServiceError> {
         let checked = self.check_inbound(message);
-        let applied = within_unit_of_work!(self, redoable, |unit| {
+        let applied = within_unit_of_work!(self.service(), redoable, |unit| {
             async {
                 let claimed = store::federation::claim_inbox_activities(
                     &mut unit.conn(),
@@ -469,7 +469,7 @@ impl Service {
             // The checks that need no database run before the transaction takes the writer.
             let checked: Vec<Option<Result<CheckedRevision, String>>> =
                 batch.iter().map(|(_, message)| self.check_inbound(message)).collect();
-            let applied = within_unit_of_work!(self, redoable, |unit| {
+            let applied = within_unit_of_work!(self.service(), redoable, |unit| {
                 async {
                     let ids: Vec<String> = batch.iter().map(|(row, _)| row.activity_id.clone()).collect();
                     let claimed: std::collections::HashSet<String> =
@@ -551,7 +551,7 @@ impl Service {
             .collect())
     }
 
-    /// One attempt at [`Service::apply_inbound`] inside `unit`; returns the activity's final state and the outcome and
+    /// One attempt at [`Federation::apply_inbound`] inside `unit`; returns the activity's final state and the outcome and
     /// detail of its intake log line, which the caller writes (for a whole batch at once).
     async fn apply_inbound_in(
         &self,
@@ -640,7 +640,7 @@ impl Service {
             .collect();
         store::federation::finish_inbox_activities(&mut transaction.conn(), &states, now).await?;
         // The lines' IDs follow one another (a monotonic ULID generator), so the log keeps the batch's order.
-        let ids: Vec<String> = finished.iter().map(|_| self.new_internal_id()).collect();
+        let ids: Vec<String> = finished.iter().map(|_| self.service().new_internal_id()).collect();
         let lines: Vec<store::federation::IntakeLine<'_>> = finished
             .iter()
             .zip(&ids)

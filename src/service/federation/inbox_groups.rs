@@ -33,10 +33,11 @@ use chrono::{DateTime, Utc};
 use tokio::sync::oneshot;
 
 use super::super::unit_of_work::within_unit_of_work;
-use super::super::{Service, ServiceError};
+use super::Federation;
 use super::apply::CheckedRevision;
 use super::inbox::{BatchApplied, InboundMessage, InboxNonce, Intake, VerifiedActivity, log_batch_outcomes};
 use crate::domain::replication::ReplicatedObject;
+use crate::service::ServiceError;
 use crate::store::federation::InboxActivityRow;
 use crate::store::{self};
 
@@ -89,7 +90,7 @@ impl std::fmt::Debug for WaitingActivity {
 
 /// Clears the writer's mark when its task ends without emptying the list, and starts another writer for what waits.
 struct WriterGuard {
-    service: Service,
+    federation: Federation,
     /// The writer emptied the list and cleared its mark itself.
     finished: bool,
 }
@@ -100,12 +101,12 @@ impl Drop for WriterGuard {
             return;
         }
         let restart = {
-            let mut waiting = self.service.inbound_groups().waiting();
+            let mut waiting = self.federation.inbound_groups().waiting();
             waiting.writer_running = !waiting.activities.is_empty();
             waiting.writer_running
         };
         if restart {
-            self.service.start_group_writer();
+            self.federation.start_group_writer();
         }
     }
 }
@@ -121,9 +122,9 @@ pub struct GroupIntake {
     pub batch: Option<BatchApplied>,
 }
 
-impl Service {
+impl Federation {
     /// Stores a verified activity of a peer (deduplicated by its ID) with its nonce and the peer's contact, as
-    /// [`Service::enqueue_inbound`] does, together with the other requests waiting; a replicated `object` read from
+    /// [`Federation::enqueue_inbound`] does, together with the other requests waiting; a replicated `object` read from
     /// it is applied in the same transaction when the group allows it (see the module's documentation).
     pub async fn accept_inbound(
         &self,
@@ -166,16 +167,16 @@ impl Service {
     /// wake only later. It runs apart from any request, so a request whose client goes away does not cancel the
     /// others' transaction.
     fn start_group_writer(&self) {
-        let service = self.clone();
+        let federation = self.clone();
         drop(self.store().spawn_write(async move {
             // Should the task end early (a panic), the guard hands the list to a new writer.
             let mut guard = WriterGuard {
-                service: service.clone(),
+                federation: federation.clone(),
                 finished: false,
             };
             loop {
                 let group: Vec<WaitingActivity> = {
-                    let mut waiting = service.inbound_groups().waiting();
+                    let mut waiting = federation.inbound_groups().waiting();
                     let taken = waiting.activities.len().min(MAX_GROUP);
                     if taken == 0 {
                         waiting.writer_running = false;
@@ -184,7 +185,7 @@ impl Service {
                     }
                     waiting.activities.drain(..taken).collect()
                 };
-                service.write_inbound_group(group).await;
+                federation.write_inbound_group(group).await;
             }
         }));
     }
@@ -263,7 +264,7 @@ impl Service {
         }
     }
 
-    /// One unit of work that stores a group as [`Service::store_inbound_group`] does and applies its activities
+    /// One unit of work that stores a group as [`Federation::store_inbound_group`] does and applies its activities
     /// (`batch`, one entry a request, its rows stored without their bodies, with the checks each request made):
     /// `None`, with nothing stored, when activities are queued already (the group must wait behind them).
     async fn store_and_apply_inbound_group(
@@ -273,7 +274,7 @@ impl Service {
         checked: &[Option<Result<CheckedRevision, String>>],
     ) -> Result<Option<Vec<Intake>>, ServiceError> {
         let rows: Vec<&InboxActivityRow> = batch.iter().map(|(row, _)| row).collect();
-        let stored = within_unit_of_work!(self, |unit| {
+        let stored = within_unit_of_work!(self.service(), |unit| {
             async {
                 if store::federation::any_queued_inbox_activity(&mut unit.conn()).await? {
                     return Ok::<_, ServiceError>(None);

@@ -1,10 +1,11 @@
 //! Reading this realm's side of replication for the adapter: outbox events with the records they name as they are
 //! now, the head position, and the snapshot a new peer backfills from.
 
+use super::Federation;
 use crate::domain::PublicId;
 use crate::domain::change::{Change, OutboxEvent};
 use crate::domain::replication::FederatedObject;
-use crate::service::{Service, ServiceError};
+use crate::service::ServiceError;
 use crate::store::replication::SnapshotEntry;
 use crate::store::{self};
 
@@ -26,7 +27,7 @@ pub struct SnapshotItem {
     pub object: FederatedObject,
 }
 
-impl Service {
+impl Federation {
     /// Up to `limit` events of our outbox after `after`, each with the object it names as it is now.
     pub async fn outbox_entries(&self, after: i64, limit: i64) -> Result<Vec<OutboxEntry>, ServiceError> {
         let mut reader = self.store().reader().await?;

@@ -8,9 +8,10 @@ use chrono::{DateTime, Utc};
 use federation::{KeyDescription, KeyEndorsement, PublicKey};
 use serde::{Deserialize, Serialize};
 
-use super::super::{ErrorCode, Service, ServiceError};
+use super::Federation;
 use super::peer_state::{block_has_lapsed, normalize_realm};
 use crate::domain::{PeerLevel, PeerState, ShownPeerState};
+use crate::service::{ErrorCode, ServiceError};
 use crate::store::federation::{DeliveryRow, PeerKeyRow, PeerRecord};
 use crate::store::{self, Transaction};
 
@@ -133,9 +134,13 @@ fn not_found_peer(realm: &str) -> ServiceError {
         .with_details(serde_json::json!({ "peer": realm }))
 }
 
-impl Service {
+impl Federation {
     fn new_activity_id(&self) -> String {
-        format!("{}/activities/{}", self.public_base_url(), self.new_internal_id())
+        format!(
+            "{}/activities/{}",
+            self.public_base_url(),
+            self.service().new_internal_id()
+        )
     }
 
     /// Queues `message` for `peer` inside `transaction`.
@@ -152,7 +157,7 @@ impl Service {
         };
         let body = serde_json::to_string(&message).map_err(|error| ServiceError::internal(error.to_string()))?;
         let row = DeliveryRow {
-            id: self.new_internal_id(),
+            id: self.service().new_internal_id(),
             peer_realm: peer.realm.clone(),
             inbox_url: peer.inbox_url.clone(),
             activity_id,
@@ -651,7 +656,7 @@ impl Service {
 /// How often a peer's actor may be re-read because a request named a key this instance has not pinned.
 pub const KEY_REFRESH_INTERVAL: chrono::TimeDelta = chrono::TimeDelta::hours(1);
 
-impl Service {
+impl Federation {
     /// Whether `realm`'s actor may be re-read now for its keys (at most once per [`KEY_REFRESH_INTERVAL`]); when it
     /// may, the time is recorded at once, so concurrent requests do not all fetch.
     pub async fn claim_key_refresh(&self, realm: &str) -> Result<bool, ServiceError> {

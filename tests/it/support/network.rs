@@ -248,6 +248,11 @@ impl Node {
         self.instance.service()
     }
 
+    /// The instance's federation use cases.
+    pub fn federation(&self) -> &interai::service::federation::Federation {
+        self.instance.federation()
+    }
+
     /// Its outgoing requests.
     pub fn outgoing(&self) -> Outgoing {
         self.instance.outgoing()
@@ -255,7 +260,7 @@ impl Node {
 
     /// Its public URL.
     pub fn url(&self) -> String {
-        self.service().public_base_url().to_owned()
+        self.federation().public_base_url().to_owned()
     }
 
     /// Adds `other` as a peer the way `interai admin peer add` does: reads its manifest, pins its keys, queues a
@@ -264,12 +269,15 @@ impl Node {
         let outgoing = self.outgoing();
         let url = outgoing.peer_url(&other.url()).expect("peer URL");
         let introduction = outgoing.fetch_manifest(&url).await.expect("the peer's manifest");
-        self.service().add_peer(&introduction, level).await.expect("peer added")
+        self.federation()
+            .add_peer(&introduction, level)
+            .await
+            .expect("peer added")
     }
 
     /// This node's view of the peer `other`.
     pub async fn peer(&self, other: &Node) -> PeerView {
-        self.service().peer_view(&other.realm).await.expect("peer known")
+        self.federation().peer_view(&other.realm).await.expect("peer known")
     }
 }
 

@@ -4,11 +4,12 @@ use super::Applied;
 use crate::domain::IdKind;
 use crate::domain::replication::OriginProof;
 use crate::domain::tombstone::Tombstone;
+use crate::service::ServiceError;
+use crate::service::federation::Federation;
 use crate::service::unit_of_work::UnitOfWork;
-use crate::service::{Service, ServiceError};
 use crate::store::{self};
 
-impl Service {
+impl Federation {
     pub(super) async fn apply_deletion_in(
         &self,
         unit: &mut UnitOfWork,
@@ -26,7 +27,7 @@ impl Service {
             &tombstone.reason,
             crate::service::deletion::MAX_DELETION_REASON_CHARACTERS,
         )
-        .and_then(|reason| self.scan_text("reason", &reason).map(|()| reason))
+        .and_then(|reason| self.service().scan_text("reason", &reason).map(|()| reason))
         {
             Ok(reason) => reason,
             Err(error) => {

@@ -14,9 +14,10 @@ mod space;
 pub(crate) use revision::CheckedRevision;
 
 use crate::domain::replication::{FederatedObject, ReplicatedObject};
+use crate::service::ServiceError;
+use crate::service::federation::Federation;
 use crate::service::known_rows::KnownRows;
 use crate::service::unit_of_work::UnitOfWork;
-use crate::service::{Service, ServiceError};
 
 /// What applying one replicated object did.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -47,11 +48,11 @@ impl Applied {
     }
 }
 
-impl Service {
+impl Federation {
     /// Applies one verified replicated object from `sender` inside `unit`. Rule violations come back as
     /// [`Applied::Refused`] with nothing written; database failures as `Err` (the caller's unit rolls back).
     ///
-    /// `checked` is the revision's [`Service::check_revision`] when the caller ran it before the transaction.
+    /// `checked` is the revision's [`Federation::check_revision`] when the caller ran it before the transaction.
     pub(crate) async fn apply_replicated_in(
         &self,
         unit: &mut UnitOfWork,

@@ -5,12 +5,13 @@ use super::Applied;
 use crate::domain::knowledge::{Claim, ContentItem, Entity, Revision, Source, Space, SpaceVisibility};
 use crate::domain::replication::{OriginProof, RevisionRecord};
 use crate::domain::{IdKind, PublicId};
+use crate::service::ServiceError;
 use crate::service::content_validation::ValidatedSubject;
+use crate::service::federation::Federation;
 use crate::service::known_rows::KnownRows;
 use crate::service::references::{SourceReference, SubjectReference};
 use crate::service::revision_write::{ClaimToLink, RevisionWrite};
 use crate::service::unit_of_work::UnitOfWork;
-use crate::service::{Service, ServiceError};
 use crate::store::{self};
 
 /// The longest context key a replicated experience may carry.
@@ -32,7 +33,7 @@ impl CheckedRevision {
     }
 }
 
-impl Service {
+impl Federation {
     /// The checks of a replicated revision that need no database: ID kinds, and the content validated like an
     /// agent's publish (caps, display text, the scan, the body neutralized, claims normalized). CPU work, so the
     /// intake runs it before its transaction takes the writer. `Err` is the refusal's reason.
@@ -96,7 +97,7 @@ impl Service {
             language: record.language.clone(),
             ..crate::service::content::PublishRequest::default()
         };
-        let mut content = match self.validate_content(&request) {
+        let mut content = match self.service().validate_content(&request) {
             Ok(content) => content,
             Err(error) => return refuse(error.to_string()),
         };
@@ -288,7 +289,7 @@ impl Service {
                     created_by_root_controller: record.author_root_controller.clone(),
                     created_at: record.revised_at,
                 };
-                self.insert_entity(unit, &entity, now).await?;
+                self.service().insert_entity(unit, &entity, now).await?;
                 stored_entities.push(subject.id.clone());
             }
             if !subject_ids.contains(&subject.id) {
@@ -331,7 +332,7 @@ impl Service {
                 let id = record_claims
                     .iter()
                     .find(|(candidate, _)| candidate == fingerprint)
-                    .map_or_else(|| self.new_id(IdKind::Claim), |(_, id)| id.clone());
+                    .map_or_else(|| self.service().new_id(IdKind::Claim), |(_, id)| id.clone());
                 ClaimToLink {
                     new: Claim {
                         id,
@@ -393,25 +394,26 @@ impl Service {
             created_at: record.revised_at,
             received_at: now,
         };
-        self.write_revision(
-            unit,
-            RevisionWrite {
-                item: &item,
-                new_item: existing_item.is_none(),
-                becomes_current,
-                previous_revision,
-                revision: &revision,
-                claims: &claims,
-                subject_ids: &subject_ids,
-                sources: &sources,
-                relations: &content.relations,
-                tags: &content.tags,
-                indexed_at: now,
-                existing_claims: Some(existing_claims),
-                proof: Some(proof),
-            },
-        )
-        .await?;
+        self.service()
+            .write_revision(
+                unit,
+                RevisionWrite {
+                    item: &item,
+                    new_item: existing_item.is_none(),
+                    becomes_current,
+                    previous_revision,
+                    revision: &revision,
+                    claims: &claims,
+                    subject_ids: &subject_ids,
+                    sources: &sources,
+                    relations: &content.relations,
+                    tags: &content.tags,
+                    indexed_at: now,
+                    existing_claims: Some(existing_claims),
+                    proof: Some(proof),
+                },
+            )
+            .await?;
         Ok(Applied::Stored(format!(
             "{} revision {} from {}{}",
             record.content_id,

@@ -4,11 +4,12 @@ use super::Applied;
 use crate::domain::IdKind;
 use crate::domain::knowledge::{Space, SpaceVisibility};
 use crate::domain::replication::{OriginProof, SpaceRecord};
+use crate::service::ServiceError;
+use crate::service::federation::Federation;
 use crate::service::unit_of_work::UnitOfWork;
-use crate::service::{Service, ServiceError};
 use crate::store::{self};
 
-impl Service {
+impl Federation {
     pub(super) async fn apply_space_in(
         &self,
         unit: &mut UnitOfWork,
@@ -23,7 +24,7 @@ impl Service {
             &record.name,
             crate::service::limits::MAX_NAME_CHARACTERS,
         )
-        .and_then(|name| self.scan_text("name", &name).map(|()| name))
+        .and_then(|name| self.service().scan_text("name", &name).map(|()| name))
         {
             Ok(name) => name,
             Err(error) => return Ok(Applied::Refused(format!("space {}: {error}", record.id))),
@@ -35,7 +36,7 @@ impl Service {
         )
         .and_then(|text| {
             let text = text.unwrap_or_default();
-            self.scan_text("description", &text).map(|()| text)
+            self.service().scan_text("description", &text).map(|()| text)
         }) {
             Ok(text) => text,
             Err(error) => return Ok(Applied::Refused(format!("space {}: {error}", record.id))),
