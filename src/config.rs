@@ -720,14 +720,14 @@ fn parse_flag(setting: &str, from_environment: Option<&str>, from_file: Option<b
 }
 
 /// The one decision of the instance's public URL: the configured one, or the realm's (see
-/// [`crate::documents::base_url_for_realm`]). It must be an `https://` URL (or `http://` where plain HTTP is
+/// [`base_url_for_realm`]). It must be an `https://` URL (or `http://` where plain HTTP is
 /// allowed: loopback, `localhost` and `.test` hosts, or with `INTERAI_FEDERATION_ALLOW_HTTP`), with a host, no path,
 /// query, fragment or credentials.
 fn public_url(configured: Option<&str>, realm: &str, allow_http: bool) -> Result<url::Url, ConfigError> {
     const SETTING: &str = "INTERAI_PUBLIC_URL";
     let text = match configured.map(str::trim).filter(|text| !text.is_empty()) {
         Some(text) => text.to_owned(),
-        None => crate::documents::base_url_for_realm(realm),
+        None => base_url_for_realm(realm),
     };
     let url =
         url::Url::parse(&text).map_err(|_| ConfigError::new(SETTING, "expected a URL such as https://example.org"))?;
@@ -745,7 +745,7 @@ fn public_url(configured: Option<&str>, realm: &str, allow_http: bool) -> Result
     }
     match url.scheme() {
         "https" => {}
-        "http" if allow_http || crate::documents::base_url_for_realm(host).starts_with("http://") => {}
+        "http" if allow_http || base_url_for_realm(host).starts_with("http://") => {}
         "http" => {
             return Err(ConfigError::new(
                 SETTING,
@@ -797,6 +797,20 @@ fn validate_realm(realm: &str) -> Result<String, ConfigError> {
         ));
     }
     Ok(realm)
+}
+
+/// The base URL of a realm: `http://` for local and test realms (`localhost`, loopback addresses, `*.localhost`,
+/// `*.test`), `https://` otherwise. The realm keeps its port, e.g. `http://localhost:8080`.
+pub fn base_url_for_realm(realm: &str) -> String {
+    let realm = realm.trim().trim_end_matches('/');
+    let host = host_without_port(realm).to_ascii_lowercase();
+    let host = host.trim_end_matches('.');
+    let loopback = host
+        .parse::<std::net::IpAddr>()
+        .is_ok_and(|address| address.is_loopback());
+    let local = host == "localhost" || host.ends_with(".localhost") || host.ends_with(".test") || loopback;
+    let scheme = if local { "http" } else { "https" };
+    format!("{scheme}://{realm}")
 }
 
 /// The host part of `host[:port]`, handling bracketed IPv6 literals.
@@ -1024,5 +1038,21 @@ mod tests {
         assert_eq!(host_without_port("acme.example:8443"), "acme.example");
         assert_eq!(host_without_port("acme.example"), "acme.example");
         assert_eq!(host_without_port("[::1]:8080"), "::1");
+    }
+
+    #[test]
+    fn local_and_test_realms_use_http_and_others_https() {
+        assert_eq!(base_url_for_realm("localhost"), "http://localhost");
+        assert_eq!(base_url_for_realm("localhost:8080"), "http://localhost:8080");
+        assert_eq!(base_url_for_realm("127.0.0.1:8080"), "http://127.0.0.1:8080");
+        assert_eq!(base_url_for_realm("[::1]:8080"), "http://[::1]:8080");
+        assert_eq!(base_url_for_realm("[::1]"), "http://[::1]");
+        assert_eq!(base_url_for_realm("alpha.test"), "http://alpha.test");
+        assert_eq!(base_url_for_realm("app.localhost:3000"), "http://app.localhost:3000");
+        assert_eq!(base_url_for_realm("acme.example"), "https://acme.example");
+        assert_eq!(base_url_for_realm("acme.example:8443"), "https://acme.example:8443");
+        assert_eq!(base_url_for_realm("testing.com"), "https://testing.com");
+        assert_eq!(base_url_for_realm("localhost.evil.com"), "https://localhost.evil.com");
+        assert_eq!(base_url_for_realm("10.0.0.1"), "https://10.0.0.1");
     }
 }

@@ -297,20 +297,6 @@ pub fn manifest(facts: &DocumentFacts) -> Value {
     })
 }
 
-/// The base URL of a realm: `http://` for local and test realms (`localhost`, loopback addresses, `*.localhost`,
-/// `*.test`), `https://` otherwise. The realm keeps its port, e.g. `http://localhost:8080`.
-pub fn base_url_for_realm(realm: &str) -> String {
-    let realm = realm.trim().trim_end_matches('/');
-    let host = crate::config::host_without_port(realm).to_ascii_lowercase();
-    let host = host.trim_end_matches('.');
-    let loopback = host
-        .parse::<std::net::IpAddr>()
-        .is_ok_and(|address| address.is_loopback());
-    let local = host == "localhost" || host.ends_with(".localhost") || host.ends_with(".test") || loopback;
-    let scheme = if local { "http" } else { "https" };
-    format!("{scheme}://{realm}")
-}
-
 /// The Agent Skill name for a realm: `interai-` and the realm with every run of other characters than lowercase
 /// letters and digits turned into one hyphen, at most 64 characters, never ending with a hyphen.
 pub fn skill_name(realm: &str) -> String {
@@ -552,7 +538,7 @@ mod tests {
     fn facts(realm: &str) -> DocumentFacts {
         DocumentFacts {
             realm: realm.to_owned(),
-            base_url: base_url_for_realm(realm),
+            base_url: crate::config::base_url_for_realm(realm),
             software_version: "9.8.7".to_owned(),
             writes_per_hour: 123,
             parameter_hash: "0123456789abcdef".to_owned(),
@@ -858,22 +844,6 @@ mod tests {
         assert!(!long.ends_with('-'));
         let cut_at_a_hyphen = skill_name(&format!("{}.bcd", "a".repeat(55)));
         assert_eq!(cut_at_a_hyphen.len(), 63, "{cut_at_a_hyphen}");
-    }
-
-    #[test]
-    fn local_and_test_realms_use_http_and_others_https() {
-        assert_eq!(base_url_for_realm("localhost"), "http://localhost");
-        assert_eq!(base_url_for_realm("localhost:8080"), "http://localhost:8080");
-        assert_eq!(base_url_for_realm("127.0.0.1:8080"), "http://127.0.0.1:8080");
-        assert_eq!(base_url_for_realm("[::1]:8080"), "http://[::1]:8080");
-        assert_eq!(base_url_for_realm("[::1]"), "http://[::1]");
-        assert_eq!(base_url_for_realm("alpha.test"), "http://alpha.test");
-        assert_eq!(base_url_for_realm("app.localhost:3000"), "http://app.localhost:3000");
-        assert_eq!(base_url_for_realm("acme.example"), "https://acme.example");
-        assert_eq!(base_url_for_realm("acme.example:8443"), "https://acme.example:8443");
-        assert_eq!(base_url_for_realm("testing.com"), "https://testing.com");
-        assert_eq!(base_url_for_realm("localhost.evil.com"), "https://localhost.evil.com");
-        assert_eq!(base_url_for_realm("10.0.0.1"), "https://10.0.0.1");
     }
 
     #[test]

@@ -8,10 +8,9 @@ use std::collections::BTreeMap;
 
 use chrono::{DateTime, Utc};
 
+use super::agreement_tally::{AgreementTally, FirstPartyDecision};
 use super::evidence::Stance;
-use super::fixed_point::{days_between, decay_factor};
 use super::params::TrustParameters;
-use crate::domain::TrustStatus;
 
 /// Rounds `value` to a multiple of `quantum`. When the quantum is 1/n for a whole n (0.01, 0.05) the result is
 /// computed as round(value·n)/n, which gives the nearest double to the decimal (0.57, not 0.5700000000000001).
@@ -43,33 +42,6 @@ pub enum AdminTrustLevel {
 pub struct InstanceTrustSetting {
     pub level: AdminTrustLevel,
     pub pinned: Option<f64>,
-}
-
-/// A decided first-party-only status: positive for supported/high_confidence, negative for incorrect.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum FirstPartyDecision {
-    Positive,
-    Negative,
-}
-
-impl FirstPartyDecision {
-    /// The decision a status stands for, if any (other statuses give no event).
-    pub fn from_status(status: TrustStatus) -> Option<FirstPartyDecision> {
-        match status {
-            TrustStatus::Supported | TrustStatus::HighConfidence => Some(FirstPartyDecision::Positive),
-            TrustStatus::Incorrect => Some(FirstPartyDecision::Negative),
-            _ => None,
-        }
-    }
-
-    /// Whether a stance agrees with this decision (`None` for a neutral stance).
-    pub fn agrees_with(self, stance: Stance) -> Option<bool> {
-        match stance {
-            Stance::Positive => Some(self == FirstPartyDecision::Positive),
-            Stance::Negative => Some(self == FirstPartyDecision::Negative),
-            Stance::Neutral => None,
-        }
-    }
 }
 
 /// One observation of instance I on target x: the first-party-only decision on x and I's stance on x with the time
@@ -132,30 +104,19 @@ pub fn instance_trust(
             *entry = observation;
         }
     }
-    let (mut agreements, mut disagreements) = (0u32, 0u32);
-    let (mut agreement_mass, mut disagreement_mass) = (0.0f64, 0.0f64);
+    let mut tally = AgreementTally::new(now, params.agreement_half_life_days);
     for observation in first_decision_per_target.values() {
         if observation.stance_received_at >= observation.decided_at {
             continue;
         }
-        let Some(agrees) = observation.decision.agrees_with(observation.instance_stance) else {
-            continue;
-        };
-        let weight = decay_factor(
-            days_between(observation.decided_at, now),
-            params.agreement_half_life_days,
+        tally.record(
+            observation.decision,
+            observation.instance_stance,
+            observation.decided_at,
         );
-        if agrees {
-            agreements += 1;
-            agreement_mass += weight;
-        } else {
-            disagreements += 1;
-            disagreement_mass += weight;
-        }
     }
     let pseudo = params.agreement_pseudo_count;
-    let agreement =
-        (agreement_mass + pseudo / 2.0) / (agreement_mass + params.disagreement_weight * disagreement_mass + pseudo);
+    let agreement = tally.agreement(pseudo / 2.0, pseudo, params.disagreement_weight);
     let observed = if agreement >= 0.5 {
         base + (ceiling - base) * (2.0 * agreement - 1.0)
     } else {
@@ -172,10 +133,10 @@ pub fn instance_trust(
     InstanceTrust {
         base,
         ceiling,
-        agreements,
-        disagreements,
-        agreement_mass,
-        disagreement_mass,
+        agreements: tally.agreements(),
+        disagreements: tally.disagreements(),
+        agreement_mass: tally.agreement_mass(),
+        disagreement_mass: tally.disagreement_mass(),
         agreement,
         unquantised,
         trust: trust.clamp(0.0, params.max_instance_trust),

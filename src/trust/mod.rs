@@ -11,8 +11,10 @@
 //!   written independently of the incremental bookkeeping, so that each checks the other.
 //! - [`decide_status`]: the status rules R1–R11 as a pure function of [`StatusFacts`].
 //! - [`aggregate_ratings`]: rating aggregation per (target, dimension, context) with context fallback.
-//! - [`instance_trust`] and [`controller_reputation`]: §2.10 and §2.11 over observation lists.
+//! - [`instance_trust`] and [`controller_reputation`]: §2.10 and §2.11 over observation lists, both counting with
+//!   one [`AgreementTally`].
 
+pub mod agreement_tally;
 pub mod error;
 pub mod evidence;
 pub mod explanation;
@@ -32,6 +34,7 @@ mod target_bucket;
 #[cfg(test)]
 mod tests;
 
+pub use agreement_tally::{AgreementTally, FirstPartyDecision};
 pub use error::TrustError;
 pub use evidence::{
     ControllerRef, ControllerStanding, EvidenceKind, EvidenceRecord, RatingRecord, RecordEffect, Stance, record_effect,
@@ -40,9 +43,7 @@ pub use explanation::{
     ControllerPartyExplanation, ExcludedCounts, Explanation, InstancePartyExplanation, PartyExplanation, PartyFlag,
 };
 pub use full_recompute::{assess_records, explain_records};
-pub use instance_trust::{
-    AdminTrustLevel, AgreementObservation, FirstPartyDecision, InstanceTrust, InstanceTrustSetting, instance_trust,
-};
+pub use instance_trust::{AdminTrustLevel, AgreementObservation, InstanceTrust, InstanceTrustSetting, instance_trust};
 pub use interval::{beta_interval, beta_quantile};
 pub use params::{MODEL_VERSION, StrongRefutationGate, TrustParameters};
 pub use rating::{RatingAggregate, RatingQuery, aggregate_ratings};

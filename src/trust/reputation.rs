@@ -6,9 +6,9 @@
 
 use chrono::{DateTime, Utc};
 
+use super::agreement_tally::{AgreementTally, FirstPartyDecision};
 use super::evidence::Stance;
-use super::fixed_point::{days_between, decay_factor};
-use super::instance_trust::{FirstPartyDecision, quantise};
+use super::instance_trust::quantise;
 use super::params::TrustParameters;
 
 /// One of a controller's reviews or usage reports on a target whose first-party status was decided. The service
@@ -58,36 +58,26 @@ pub fn controller_reputation(
             right.decided_at,
         ))
     });
-    let (mut agreements, mut disagreements) = (0u32, 0u32);
-    let (mut agreement_mass, mut disagreement_mass) = (0.0f64, 0.0f64);
+    let mut tally = AgreementTally::new(now, params.reputation_half_life_days);
     for observation in sorted {
         if observation.target_authored_by_controller || observation.recorded_at >= observation.decided_at {
             continue;
         }
-        let Some(agrees) = observation.decision.agrees_with(observation.stance) else {
-            continue;
-        };
-        let weight = decay_factor(
-            days_between(observation.decided_at, now),
-            params.reputation_half_life_days,
-        );
-        if agrees {
-            agreements += 1;
-            agreement_mass += weight;
-        } else {
-            disagreements += 1;
-            disagreement_mass += weight;
-        }
+        tally.record(observation.decision, observation.stance, observation.decided_at);
     }
-    let agreement = (agreement_mass + params.reputation_prior_agreements)
-        / (agreement_mass + disagreement_mass + params.reputation_prior_observations);
+    // A disagreement weighs one agreement here (1·b is b exactly, so the value is the same bytes as g + b).
+    let agreement = tally.agreement(
+        params.reputation_prior_agreements,
+        params.reputation_prior_observations,
+        1.0,
+    );
     let unquantised = (0.5 + agreement).clamp(params.reputation_min, params.reputation_max);
     let reputation = quantise(unquantised, params.reputation_quantum);
     ControllerReputation {
-        agreements,
-        disagreements,
-        agreement_mass,
-        disagreement_mass,
+        agreements: tally.agreements(),
+        disagreements: tally.disagreements(),
+        agreement_mass: tally.agreement_mass(),
+        disagreement_mass: tally.disagreement_mass(),
         agreement,
         unquantised,
         reputation: reputation.clamp(params.reputation_min, params.reputation_max),

@@ -201,3 +201,327 @@ fn every_metric_family_and_every_peer_state_is_documented() {
         );
     }
 }
+
+/// Where the code map lives: the table of its "Code map" section, whose `Path` and `May use` columns the test reads.
+const ARCHITECTURE: &str = "docs/ARCHITECTURE.md";
+
+/// What one row of the code map lets its modules use.
+enum MayUse {
+    /// `everything`: the command line, the binary and the tests, which put the other modules together.
+    Everything,
+    /// The names in backticks, separated by commas; `—` for none.
+    Only(std::collections::BTreeSet<String>),
+}
+
+/// One row of the code map.
+struct CodeMapRow {
+    /// The row's line in docs/ARCHITECTURE.md, counted from 1.
+    line: usize,
+    /// The paths of its `Path` cell, such as `src/service/`.
+    paths: Vec<String>,
+    /// Its `May use` cell as written, and as read (`None` for rows outside `src/`, which the test does not check).
+    cell: String,
+    may_use: Option<MayUse>,
+}
+
+/// The code map: its rows, the row of each module of `src/`, and the names a `May use` cell may hold (every row's
+/// own: a module of `src/`, or the last folder of another path, such as `federation` for the crate `federation/`).
+struct CodeMap {
+    rows: Vec<CodeMapRow>,
+    row_of_module: std::collections::BTreeMap<String, usize>,
+    names: std::collections::BTreeSet<String>,
+}
+
+/// The module of the crate a path under `src/` belongs to: `src/service/`, `src/service/mod.rs` and
+/// `src/service/federation/inbox.rs` are `service`, `src/config.rs` is `config`, `src/lib.rs` is `lib`; `None` outside
+/// `src/`.
+fn module_of_source_path(path: &str) -> Option<String> {
+    let inside = path.strip_prefix("src/")?;
+    let first = inside.split('/').next().unwrap_or(inside);
+    Some(first.strip_suffix(".rs").unwrap_or(first).to_owned())
+}
+
+/// The cells of one Markdown table line, trimmed.
+fn table_cells(line: &str) -> Vec<String> {
+    let inner = line.trim();
+    let inner = inner.strip_prefix('|').unwrap_or(inner);
+    let inner = inner.strip_suffix('|').unwrap_or(inner);
+    inner.split('|').map(|cell| cell.trim().to_owned()).collect()
+}
+
+/// Reads a `May use` cell: `everything`, `—`, or names in backticks separated by commas.
+fn read_may_use(cell: &str) -> Result<MayUse, String> {
+    match cell {
+        "everything" => Ok(MayUse::Everything),
+        "—" => Ok(MayUse::Only(Default::default())),
+        listed => listed
+            .split(',')
+            .map(|item| {
+                let name = item.trim().strip_prefix('`').and_then(|rest| rest.strip_suffix('`'));
+                match name {
+                    Some(name) if !name.is_empty() && !name.contains('`') && !name.contains(' ') => Ok(name.to_owned()),
+                    _ => Err(format!("{item:?} is not a name in backticks")),
+                }
+            })
+            .collect::<Result<std::collections::BTreeSet<String>, String>>()
+            .map(MayUse::Only),
+    }
+}
+
+/// Reads the code map table of docs/ARCHITECTURE.md; panics saying what to fix where the table cannot be read.
+fn read_code_map() -> CodeMap {
+    let text = source(&Path::new(env!("CARGO_MANIFEST_DIR")).join(ARCHITECTURE));
+    let lines: Vec<&str> = text.lines().collect();
+    let section = lines
+        .iter()
+        .position(|line| line.trim() == "## Code map")
+        .unwrap_or_else(|| panic!("{ARCHITECTURE} has no \"## Code map\" section"));
+    let header_index = (section + 1..lines.len())
+        .take_while(|&index| !lines[index].starts_with("## "))
+        .find(|&index| lines[index].starts_with('|'))
+        .unwrap_or_else(|| panic!("{ARCHITECTURE}: the \"Code map\" section has no table"));
+    let header = table_cells(lines[header_index]);
+    let column = |name: &str| {
+        header.iter().position(|cell| cell == name).unwrap_or_else(|| {
+            panic!(
+                "{ARCHITECTURE}:{}: the code map table has no `{name}` column",
+                header_index + 1
+            )
+        })
+    };
+    let (path_column, may_use_column) = (column("Path"), column("May use"));
+    let mut map = CodeMap {
+        rows: Vec::new(),
+        row_of_module: Default::default(),
+        names: Default::default(),
+    };
+    // The line after the header is the alignment row.
+    for (index, line) in lines.iter().enumerate().skip(header_index + 2) {
+        if !line.starts_with('|') {
+            break;
+        }
+        let line_number = index + 1;
+        let cells = table_cells(line);
+        assert_eq!(
+            cells.len(),
+            header.len(),
+            "{ARCHITECTURE}:{line_number}: a code map row with {} cells under a header of {} (a `|` inside a cell?)",
+            cells.len(),
+            header.len()
+        );
+        let paths: Vec<String> = cells[path_column]
+            .split('`')
+            .skip(1)
+            .step_by(2)
+            .map(str::to_owned)
+            .collect();
+        assert!(
+            !paths.is_empty(),
+            "{ARCHITECTURE}:{line_number}: the `Path` cell names no path in backticks"
+        );
+        let modules: Vec<String> = paths.iter().filter_map(|path| module_of_source_path(path)).collect();
+        for path in &paths {
+            let name = module_of_source_path(path).unwrap_or_else(|| {
+                let folder = path.trim_end_matches('/');
+                folder.rsplit('/').next().unwrap_or(folder).to_owned()
+            });
+            map.names.insert(name);
+        }
+        let cell = cells[may_use_column].clone();
+        // Rows outside `src/` (the workspace's other crates, migrations, templates, tests, benchmarks) describe what
+        // they rely on in words: no `use crate::` line of theirs can break them.
+        let may_use = if modules.is_empty() {
+            None
+        } else {
+            Some(read_may_use(&cell).unwrap_or_else(|problem| {
+                panic!(
+                    "{ARCHITECTURE}:{line_number}: the `May use` cell of {paths:?} must be `everything`, `—`, or names in \
+                     backticks separated by commas, such as `domain`, `store` ({problem})"
+                )
+            }))
+        };
+        let row_index = map.rows.len();
+        for module in modules {
+            if let Some(earlier) = map.row_of_module.insert(module.clone(), row_index)
+                && earlier != row_index
+            {
+                panic!(
+                    "{ARCHITECTURE}:{line_number}: the module `{module}` has a second row (the first is line {})",
+                    map.rows[earlier].line
+                );
+            }
+        }
+        map.rows.push(CodeMapRow {
+            line: line_number,
+            paths,
+            cell,
+            may_use,
+        });
+    }
+    map
+}
+
+/// The modules of the crate a file's code names through `crate::` (in `use` lines and inline paths alike, each
+/// module of a `crate::{…}` group included), with the line that names each. Comment lines are left out, and so is a
+/// trailing `#[cfg(test)]` module, as in the checks above: tests may reach further than the code.
+fn crate_modules_named(text: &str) -> Vec<(usize, String)> {
+    let lines: Vec<&str> = text.lines().collect();
+    let opens_a_module = |line: &str| {
+        let line = line.trim();
+        let line = line
+            .strip_prefix("pub(crate) ")
+            .or_else(|| line.strip_prefix("pub "))
+            .unwrap_or(line);
+        line.starts_with("mod ") && line.ends_with('{')
+    };
+    let test_module = (0..lines.len())
+        .find(|&index| {
+            lines[index].trim() == "#[cfg(test)]" && lines.get(index + 1).copied().is_some_and(opens_a_module)
+        })
+        .unwrap_or(lines.len());
+    // Blank comment lines instead of dropping them, so that byte offsets still give line numbers.
+    let code: String = lines[..test_module]
+        .iter()
+        .map(|line| if line.trim_start().starts_with("//") { "" } else { *line })
+        .collect::<Vec<_>>()
+        .join("\n");
+    let identifier = |text: &str| -> String {
+        text.chars()
+            .take_while(|character| character.is_ascii_alphanumeric() || *character == '_')
+            .collect()
+    };
+    let line_of = |offset: usize| code[..offset].matches('\n').count() + 1;
+    let mut named = Vec::new();
+    for (offset, _) in code.match_indices("crate::") {
+        // `foocrate::` is another name; `$crate::` (a macro's path to this crate) is this crate.
+        let before = code[..offset].chars().next_back();
+        if before.is_some_and(|character| character.is_ascii_alphanumeric() || character == '_') {
+            continue;
+        }
+        let after_offset = offset + "crate::".len();
+        let after = &code[after_offset..];
+        let Some(group) = after.strip_prefix('{') else {
+            named.push((line_of(offset), identifier(after)));
+            continue;
+        };
+        // A group: the first name of every item at its top level, up to its closing brace, each on its own line.
+        let group_offset = after_offset + 1;
+        let mut depth = 0usize;
+        let mut in_item = false;
+        for (position, character) in group.char_indices() {
+            match character {
+                '{' => depth += 1,
+                '}' if depth == 0 => break,
+                '}' => depth -= 1,
+                ',' if depth == 0 => in_item = false,
+                character if depth == 0 && !in_item && !character.is_whitespace() => {
+                    in_item = true;
+                    named.push((line_of(group_offset + position), identifier(&group[position..])));
+                }
+                _ => {}
+            }
+        }
+    }
+    named.retain(|(_, module)| !module.is_empty() && module != "self");
+    named
+}
+
+#[test]
+fn the_code_map_reader_finds_every_crate_path() {
+    let text = "//! A file.\n\
+                use crate::domain::Id;\n\
+                // use crate::commented_out;\n\
+                use crate::{\n    clock::Clock,\n    store::{self, Conn},\n    trust,\n};\n\
+                fn f() { let _ = crate::metrics::Metrics::new(); let _ = $crate::seed::x; let _ = mycrate::no; }\n\
+                #[cfg(test)]\n\
+                fn helper() -> crate::http::Thing {}\n\
+                #[cfg(test)]\n\
+                mod tests {\n    use crate::instance::Instance;\n}\n";
+    let named = crate_modules_named(text);
+    let expected: Vec<(usize, String)> = [
+        (2, "domain"),
+        (5, "clock"),
+        (6, "store"),
+        (7, "trust"),
+        (9, "metrics"),
+        (9, "seed"),
+        (11, "http"),
+    ]
+    .into_iter()
+    .map(|(line, module)| (line, module.to_owned()))
+    .collect();
+    assert_eq!(named, expected);
+    assert_eq!(
+        module_of_source_path("src/service/federation/inbox.rs").as_deref(),
+        Some("service")
+    );
+    assert_eq!(module_of_source_path("src/config.rs").as_deref(), Some("config"));
+    assert_eq!(module_of_source_path("federation/src/lib.rs"), None);
+    assert!(matches!(read_may_use("everything"), Ok(MayUse::Everything)));
+    assert!(matches!(read_may_use("—"), Ok(MayUse::Only(names)) if names.is_empty()));
+    assert!(matches!(read_may_use("`domain`, `store`"), Ok(MayUse::Only(names)) if names.len() == 2));
+    assert!(read_may_use("`domain` and `store`").is_err());
+    assert!(read_may_use("constants of `service`").is_err());
+}
+
+/// The code map of docs/ARCHITECTURE.md says which module may use which; every module of `src/` has a row, and
+/// uses, through `crate::`, only the modules its row's `May use` cell names.
+#[test]
+fn every_module_uses_only_what_its_code_map_row_names() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let map = read_code_map();
+    let mut problems = Vec::new();
+    for file in rust_files_under("src") {
+        let relative = file
+            .strip_prefix(root)
+            .expect("under the manifest directory")
+            .display()
+            .to_string();
+        let module = module_of_source_path(&relative).expect("a file under src/");
+        let Some(&row_index) = map.row_of_module.get(&module) else {
+            problems.push(format!(
+                "{relative}: the module `{module}` has no row in {ARCHITECTURE}'s code map: add one (its path, what it \
+                 holds, and the modules it may use)"
+            ));
+            continue;
+        };
+        let row = &map.rows[row_index];
+        let Some(MayUse::Only(allowed)) = &row.may_use else {
+            continue;
+        };
+        for (line, used) in crate_modules_named(&source(&file)) {
+            if used != module && !allowed.contains(&used) {
+                problems.push(format!(
+                    "{relative}:{line}: the module `{module}` uses `{used}`, which its row ({ARCHITECTURE}:{}, May use: \
+                     {}) does not name: reach it through a module the row names, or, if `{module}` should depend on \
+                     `{used}`, add `{used}` to that cell",
+                    row.line, row.cell
+                ));
+            }
+        }
+    }
+    for row in &map.rows {
+        if let Some(MayUse::Only(allowed)) = &row.may_use {
+            for name in allowed.iter().filter(|name| !map.names.contains(*name)) {
+                problems.push(format!(
+                    "{ARCHITECTURE}:{}: the `May use` cell names `{name}`, which has no row of its own (misspelt, or \
+                     a module that was moved or removed?)",
+                    row.line
+                ));
+            }
+        }
+        for path in row.paths.iter().filter(|path| path.starts_with("src/")) {
+            if !root.join(path).exists() {
+                problems.push(format!(
+                    "{ARCHITECTURE}:{}: the row's path `{path}` does not exist: update or remove the row",
+                    row.line
+                ));
+            }
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "{ARCHITECTURE}'s code map and the code disagree:\n{}",
+        problems.join("\n")
+    );
+}

@@ -1,10 +1,9 @@
 //! Instance trust (§2.10 table, agreement validity) and actor reputation (§2.11 bounds and validity).
 
 use super::*;
+use crate::trust::agreement_tally::FirstPartyDecision;
 use crate::trust::evidence::Stance;
-use crate::trust::instance_trust::{
-    AdminTrustLevel, AgreementObservation, FirstPartyDecision, InstanceTrustSetting, instance_trust,
-};
+use crate::trust::instance_trust::{AdminTrustLevel, AgreementObservation, InstanceTrustSetting, instance_trust};
 use crate::trust::reputation::{ReputationObservation, controller_reputation};
 
 fn standard() -> InstanceTrustSetting {
