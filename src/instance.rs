@@ -153,6 +153,11 @@ impl Instance {
         &self.service
     }
 
+    /// The instance's database (for tests that count what it sent).
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
     /// The configuration in force.
     pub fn config(&self) -> &Config {
         &self.config
