@@ -359,10 +359,12 @@ mod tests {
         assert_eq!(
             sqls(&combined),
             [
-                "WITH interai_held_1 AS (INSERT INTO items (id, title) VALUES ($1, $2)), written AS (INSERT INTO \
-                 docs (id) VALUES ($3) RETURNING id) INSERT INTO vectors (id) SELECT id FROM written",
-                "WITH interai_held_1 AS (INSERT INTO items (id, title) VALUES ($1, $2)), interai_held_2 AS (DELETE \
-                 FROM search_documents WHERE object_id = $3) INSERT INTO tags (item_id, n) VALUES ($4, $5)",
+                // The second item's row joins the first's, which shares the statement's snapshot anyway.
+                "WITH interai_held_1 AS (INSERT INTO items (id, title) SELECT * FROM unnest($1::text[], \
+                 $2::text[])), written AS (INSERT INTO docs (id) VALUES ($3) RETURNING id) INSERT INTO vectors (id) \
+                 SELECT id FROM written",
+                "WITH interai_held_1 AS (DELETE FROM search_documents WHERE object_id = $1) INSERT INTO tags \
+                 (item_id, n) VALUES ($2, $3)",
                 "INSERT INTO search_vectors (object_id) SELECT $1",
             ]
         );
