@@ -205,7 +205,7 @@ impl ColumnKind {
 
 /// The kinds of `binds`' columns, rows of `width` values, when every row agrees on them.
 fn column_kinds(binds: &[Bind], width: usize) -> Option<Vec<ColumnKind>> {
-    if width == 0 || binds.len() % width != 0 {
+    if width == 0 || !binds.len().is_multiple_of(width) {
         return None;
     }
     let kinds: Vec<ColumnKind> = binds.iter().take(width).map(ColumnKind::of).collect();
