@@ -163,6 +163,11 @@ impl Instance {
         &self.federation
     }
 
+    /// The instance's database (for tests that count what it sent).
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
     /// The configuration in force.
     pub fn config(&self) -> &Config {
         &self.config

@@ -24,6 +24,12 @@ pub(crate) struct UnitOfWork {
     changes: Vec<ChangeEvent>,
 }
 
+impl store::HoldsTransaction for UnitOfWork {
+    fn transaction(&mut self) -> &mut Transaction {
+        &mut self.transaction
+    }
+}
+
 impl UnitOfWork {
     /// A unit of work over an open transaction.
     pub(super) fn new(transaction: Transaction) -> UnitOfWork {
@@ -110,10 +116,10 @@ macro_rules! within_unit_of_work {
 }
 pub(crate) use within_unit_of_work;
 
-/// Whether a failed commit deserves another attempt: PostgreSQL aborted it (deadlock, serialization), or a write the
-/// store held back failed on a unique index that a concurrent change filled first.
+/// Whether a failed commit deserves another attempt: the store says a new attempt can succeed
+/// ([`StoreError::is_retryable`]), and attempts remain.
 pub(crate) fn worth_another_attempt(error: &StoreError, attempt: usize) -> bool {
-    attempt < UNIT_ATTEMPTS && (error.is_retryable() || (error.is_deferred() && error.is_unique_violation()))
+    attempt < UNIT_ATTEMPTS && error.is_retryable()
 }
 
 impl Service {

@@ -358,19 +358,12 @@ enum WriteFailure {
 
 impl WriteFailure {
     fn from_store(error: store::StoreError, may_be_duplicate_key: bool) -> WriteFailure {
-        if error.is_deferred() {
-            // A write of the body that the store held back failed only now; judge it as the body's own failure
-            // would be judged: a unique violation means a concurrent write created the same row first.
-            return if error.is_retryable() || error.is_unique_violation() {
-                WriteFailure::Retryable(error.to_string())
-            } else {
-                WriteFailure::Service(ServiceError::from(error))
-            };
-        }
-        if may_be_duplicate_key && error.is_unique_violation() {
-            WriteFailure::DuplicateIdempotencyKey
-        } else if error.is_retryable() {
+        // The store's retry decision comes first: it counts a held-back write of the body that failed on a unique
+        // index (a concurrent write created the same row first), which is not the idempotency key's insert.
+        if error.is_retryable() {
             WriteFailure::Retryable(error.to_string())
+        } else if may_be_duplicate_key && error.is_unique_violation() {
+            WriteFailure::DuplicateIdempotencyKey
         } else {
             WriteFailure::Service(ServiceError::from(error))
         }

@@ -2,7 +2,7 @@
 
 use chrono::{DateTime, Utc};
 
-use super::statement::{self, Statement};
+use super::statement::{self, Bind, Column, Insert, InsertShape, SqlType, Statement};
 use super::{Conn, StoreError, dispatch};
 use crate::domain::PublicId;
 
@@ -76,32 +76,49 @@ impl McpCallRow {
     }
 }
 
-const INSERT_COLUMNS: &str = "INSERT INTO mcp_calls (id, actor_id, root_controller_id, key_id, tool, is_write, request, \
-     outcome, result_summary, duration_micros, client_name, client_version, created_at)";
+/// A call's row in the log.
+const MCP_CALL: InsertShape = InsertShape::new(
+    "mcp_calls",
+    &[
+        Column::new("id", SqlType::Text),
+        Column::new("actor_id", SqlType::Text),
+        Column::new("root_controller_id", SqlType::Text),
+        Column::new("key_id", SqlType::Text),
+        Column::new("tool", SqlType::Text),
+        Column::new("is_write", SqlType::Boolean),
+        Column::new("request", SqlType::Jsonb),
+        Column::new("outcome", SqlType::Text),
+        Column::new("result_summary", SqlType::Text),
+        Column::new("duration_micros", SqlType::BigInt),
+        Column::new("client_name", SqlType::Text),
+        Column::new("client_version", SqlType::Text),
+        Column::new("created_at", SqlType::TimestampTz),
+    ],
+);
 
-/// The call's values as the thirteen binds that follow `INSERT_COLUMNS`.
-fn bound(statement: Statement, call: &McpCallRecord) -> Statement {
-    statement
-        .bind(&call.id)
-        .bind(call.actor_id.as_str())
-        .bind(call.root_controller_id.as_str())
-        .bind(call.key_id.as_str())
-        .bind(&call.tool)
-        .bind(call.is_write)
-        .bind(&call.request)
-        .bind(&call.outcome)
-        .bind(&call.result_summary)
-        .bind(call.duration_micros)
-        .bind(&call.client_name)
-        .bind(&call.client_version)
-        .bind(call.created_at)
+/// The call's values, in the order of `MCP_CALL`'s columns.
+fn call_values(call: &McpCallRecord) -> Vec<Bind> {
+    vec![
+        Bind::from(&call.id),
+        Bind::from(call.actor_id.as_str()),
+        Bind::from(call.root_controller_id.as_str()),
+        Bind::from(call.key_id.as_str()),
+        Bind::from(&call.tool),
+        Bind::from(call.is_write),
+        Bind::from(&call.request),
+        Bind::from(&call.outcome),
+        Bind::from(&call.result_summary),
+        Bind::from(call.duration_micros),
+        Bind::from(&call.client_name),
+        Bind::from(&call.client_version),
+        Bind::from(call.created_at),
+    ]
 }
 
 /// Appends one call to the log, inside the caller's transaction (a write audits itself in its own transaction, so
 /// that the call and its record commit together).
 pub async fn insert(conn: &mut Conn<'_>, call: &McpCallRecord) -> Result<(), StoreError> {
-    let sql = format!("{INSERT_COLUMNS} VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)");
-    statement::execute(conn, bound(Statement::new(sql), call)).await
+    statement::execute(conn, Insert::row(&MCP_CALL, call_values(call))).await
 }
 
 /// Appends the record of a call that wrote nothing (a read, or a call that failed) in a transaction of its own.
@@ -115,12 +132,17 @@ pub async fn insert(conn: &mut Conn<'_>, call: &McpCallRecord) -> Result<(), Sto
 pub async fn append_unwritten_call(store: &super::Store, call: &McpCallRecord) -> Result<(), StoreError> {
     match store.backend() {
         super::Backend::Postgres => {
+            // The row's values selected after a query that relaxes the commit (the reader runs it at once).
             let sql = format!(
-                "WITH relaxed AS (SELECT set_config('synchronous_commit', 'off', true)) {INSERT_COLUMNS} \
-                 SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13 FROM relaxed"
+                "{} SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13 FROM relaxed",
+                MCP_CALL.head()
             );
+            let statement = call_values(call)
+                .into_iter()
+                .fold(Statement::insert("mcp_calls", sql), Statement::bind)
+                .with_queries("relaxed AS (SELECT set_config('synchronous_commit', 'off', true))");
             let mut reader = store.reader().await?;
-            statement::execute(&mut reader.conn(), bound(Statement::new(sql), call)).await
+            statement::execute(&mut reader.conn(), statement).await
         }
         super::Backend::Sqlite => {
             let mut transaction = store.begin().await?;
@@ -189,7 +211,7 @@ pub async fn begin_write_for(
             Ok((transaction, window))
         }
         super::Backend::Sqlite => {
-            let opening = Statement::new(WINDOW_SQL)
+            let opening = Statement::query(WINDOW_SQL)
                 .bind(root_controller_id.as_str())
                 .bind(first_minute);
             let (transaction, row) = store.begin_sqlite_with(opening).await?;
@@ -214,7 +236,8 @@ pub async fn count_write(
 ) -> Result<(), StoreError> {
     statement::execute(
         conn,
-        Statement::new(
+        Statement::insert(
+            "write_counts",
             "INSERT INTO write_counts (root_controller_id, minute_start, writes) VALUES ($1, $2, 1) \
              ON CONFLICT (root_controller_id, minute_start) DO UPDATE SET writes = write_counts.writes + 1",
         )
@@ -224,9 +247,12 @@ pub async fn count_write(
     .await?;
     statement::execute(
         conn,
-        Statement::new("DELETE FROM write_counts WHERE root_controller_id = $1 AND minute_start < $2")
-            .bind(root_controller_id.as_str())
-            .bind(forget_before),
+        Statement::delete(
+            "write_counts",
+            "DELETE FROM write_counts WHERE root_controller_id = $1 AND minute_start < $2",
+        )
+        .bind(root_controller_id.as_str())
+        .bind(forget_before),
     )
     .await
 }

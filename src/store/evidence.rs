@@ -3,6 +3,7 @@
 use chrono::{DateTime, Utc};
 use sqlx::types::Json;
 
+use super::statement::{Column, InsertShape, SqlType};
 use super::{Conn, StoreError, dispatch, stored_context_key, stored_id, stored_optional_id};
 use crate::domain::PublicId;
 use crate::domain::evidence::{
@@ -74,6 +75,83 @@ impl UsageRow {
     }
 }
 
+/// A usage event's row.
+const USAGE_EVENT: InsertShape = InsertShape::new(
+    "usage_events",
+    &[
+        Column::new("id", SqlType::Text),
+        Column::new("target_id", SqlType::Text),
+        Column::new("target_content_id", SqlType::Text),
+        Column::new("actor_id", SqlType::Text),
+        Column::new("root_controller_id", SqlType::Text),
+        Column::new("origin", SqlType::Text),
+        Column::new("usage_type", SqlType::Text),
+        Column::new("result", SqlType::Text),
+        Column::new("real_world_use", SqlType::Boolean),
+        Column::new("context", SqlType::Jsonb),
+        Column::new("context_key", SqlType::Text),
+        Column::new("metrics", SqlType::Jsonb),
+        Column::new("note", SqlType::Text),
+        Column::new("experience_id", SqlType::Text),
+        Column::new("standing_reputation", SqlType::DoublePrecision),
+        Column::new("standing_prior_records", SqlType::Integer),
+        Column::new("standing_account_created_at", SqlType::TimestampTz),
+        Column::new("status", SqlType::Text),
+        Column::new("retracted_at", SqlType::TimestampTz),
+        Column::new("created_at", SqlType::TimestampTz),
+        Column::new("origin_proof_verified", SqlType::Boolean),
+    ],
+);
+
+/// A review's row.
+const REVIEW: InsertShape = InsertShape::new(
+    "reviews",
+    &[
+        Column::new("id", SqlType::Text),
+        Column::new("target_id", SqlType::Text),
+        Column::new("target_content_id", SqlType::Text),
+        Column::new("actor_id", SqlType::Text),
+        Column::new("root_controller_id", SqlType::Text),
+        Column::new("origin", SqlType::Text),
+        Column::new("verdict", SqlType::Text),
+        Column::new("confidence", SqlType::DoublePrecision),
+        Column::new("rationale_markdown", SqlType::Text),
+        Column::new("sources", SqlType::Jsonb),
+        Column::new("based_on_usage_id", SqlType::Text),
+        Column::new("grounding", SqlType::Text),
+        Column::new("standing_reputation", SqlType::DoublePrecision),
+        Column::new("standing_prior_records", SqlType::Integer),
+        Column::new("standing_account_created_at", SqlType::TimestampTz),
+        Column::new("status", SqlType::Text),
+        Column::new("retracted_at", SqlType::TimestampTz),
+        Column::new("created_at", SqlType::TimestampTz),
+        Column::new("origin_proof_verified", SqlType::Boolean),
+    ],
+);
+
+/// A rating's row.
+const RATING: InsertShape = InsertShape::new(
+    "ratings",
+    &[
+        Column::new("id", SqlType::Text),
+        Column::new("target_id", SqlType::Text),
+        Column::new("actor_id", SqlType::Text),
+        Column::new("root_controller_id", SqlType::Text),
+        Column::new("origin", SqlType::Text),
+        Column::new("dimension", SqlType::Text),
+        Column::new("score", SqlType::DoublePrecision),
+        Column::new("confidence", SqlType::DoublePrecision),
+        Column::new("context", SqlType::Jsonb),
+        Column::new("context_key", SqlType::Text),
+        Column::new("based_on_usage_id", SqlType::Text),
+        Column::new("rationale_markdown", SqlType::Text),
+        Column::new("status", SqlType::Text),
+        Column::new("retracted_at", SqlType::TimestampTz),
+        Column::new("created_at", SqlType::TimestampTz),
+        Column::new("origin_proof_verified", SqlType::Boolean),
+    ],
+);
+
 const USAGE_COLUMNS: &str = "id, target_id, target_content_id, actor_id, root_controller_id, origin, usage_type, result, \
     real_world_use, context, context_key, metrics, note, experience_id, standing_reputation, standing_prior_records, \
     standing_account_created_at, status, retracted_at, created_at, origin_proof_verified";
@@ -82,31 +160,28 @@ const USAGE_COLUMNS: &str = "id, target_id, target_content_id, actor_id, root_co
 pub async fn insert_usage(conn: &mut Conn<'_>, usage: &UsageEvent) -> Result<(), StoreError> {
     super::statement::execute(
         conn,
-        super::statement::Statement::new(format!(
-            "INSERT INTO usage_events ({USAGE_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, \
-             $14, $15, $16, $17, $18, $19, $20, $21)"
-        ))
-        .bind(usage.id.as_str())
-        .bind(usage.target_id.as_str())
-        .bind(usage.target_content_id.as_ref().map(PublicId::as_str))
-        .bind(usage.author.actor_id.as_str())
-        .bind(usage.author.root_controller_id.as_str())
-        .bind(&usage.author.origin)
-        .bind(&usage.usage_type)
-        .bind(usage.result.as_str())
-        .bind(usage.real_world_use)
-        .bind(&usage.context)
-        .bind(usage.context_key.to_string().as_str())
-        .bind(&usage.metrics)
-        .bind(&usage.note)
-        .bind(usage.experience_id.as_ref().map(PublicId::as_str))
-        .bind(usage.standing.reputation)
-        .bind(usage.standing.prior_records)
-        .bind(usage.standing.account_created_at)
-        .bind(usage.status.as_str())
-        .bind(usage.retracted_at)
-        .bind(usage.created_at)
-        .bind(usage.author.origin_proof_verified),
+        super::statement::Insert::new(&USAGE_EVENT)
+            .bind(usage.id.as_str())
+            .bind(usage.target_id.as_str())
+            .bind(usage.target_content_id.as_ref().map(PublicId::as_str))
+            .bind(usage.author.actor_id.as_str())
+            .bind(usage.author.root_controller_id.as_str())
+            .bind(&usage.author.origin)
+            .bind(&usage.usage_type)
+            .bind(usage.result.as_str())
+            .bind(usage.real_world_use)
+            .bind(&usage.context)
+            .bind(usage.context_key.to_string().as_str())
+            .bind(&usage.metrics)
+            .bind(&usage.note)
+            .bind(usage.experience_id.as_ref().map(PublicId::as_str))
+            .bind(usage.standing.reputation)
+            .bind(usage.standing.prior_records)
+            .bind(usage.standing.account_created_at)
+            .bind(usage.status.as_str())
+            .bind(usage.retracted_at)
+            .bind(usage.created_at)
+            .bind(usage.author.origin_proof_verified),
     )
     .await
 }
@@ -246,29 +321,26 @@ pub async fn insert_review(conn: &mut Conn<'_>, review: &Review) -> Result<(), S
         serde_json::to_value(&sources).map_err(|error| StoreError::Corrupt(format!("review sources: {error}")))?;
     super::statement::execute(
         conn,
-        super::statement::Statement::new(format!(
-            "INSERT INTO reviews ({REVIEW_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, \
-             $15, $16, $17, $18, $19)"
-        ))
-        .bind(review.id.as_str())
-        .bind(review.target_id.as_str())
-        .bind(review.target_content_id.as_ref().map(PublicId::as_str))
-        .bind(review.author.actor_id.as_str())
-        .bind(review.author.root_controller_id.as_str())
-        .bind(&review.author.origin)
-        .bind(review.verdict.as_str())
-        .bind(review.confidence)
-        .bind(&review.rationale_markdown)
-        .bind(&sources)
-        .bind(review.based_on_usage_id.as_ref().map(PublicId::as_str))
-        .bind(review.grounding.as_str())
-        .bind(review.standing.reputation)
-        .bind(review.standing.prior_records)
-        .bind(review.standing.account_created_at)
-        .bind(review.status.as_str())
-        .bind(review.retracted_at)
-        .bind(review.created_at)
-        .bind(review.author.origin_proof_verified),
+        super::statement::Insert::new(&REVIEW)
+            .bind(review.id.as_str())
+            .bind(review.target_id.as_str())
+            .bind(review.target_content_id.as_ref().map(PublicId::as_str))
+            .bind(review.author.actor_id.as_str())
+            .bind(review.author.root_controller_id.as_str())
+            .bind(&review.author.origin)
+            .bind(review.verdict.as_str())
+            .bind(review.confidence)
+            .bind(&review.rationale_markdown)
+            .bind(&sources)
+            .bind(review.based_on_usage_id.as_ref().map(PublicId::as_str))
+            .bind(review.grounding.as_str())
+            .bind(review.standing.reputation)
+            .bind(review.standing.prior_records)
+            .bind(review.standing.account_created_at)
+            .bind(review.status.as_str())
+            .bind(review.retracted_at)
+            .bind(review.created_at)
+            .bind(review.author.origin_proof_verified),
     )
     .await
 }
@@ -353,26 +425,23 @@ const RATING_COLUMNS: &str = "id, target_id, actor_id, root_controller_id, origi
 pub async fn insert_rating(conn: &mut Conn<'_>, rating: &Rating) -> Result<(), StoreError> {
     super::statement::execute(
         conn,
-        super::statement::Statement::new(format!(
-            "INSERT INTO ratings ({RATING_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, \
-             $16)"
-        ))
-        .bind(rating.id.as_str())
-        .bind(rating.target_id.as_str())
-        .bind(rating.author.actor_id.as_str())
-        .bind(rating.author.root_controller_id.as_str())
-        .bind(&rating.author.origin)
-        .bind(&rating.dimension)
-        .bind(rating.score)
-        .bind(rating.confidence)
-        .bind(&rating.context)
-        .bind(rating.context_key.to_string().as_str())
-        .bind(rating.based_on_usage_id.as_ref().map(PublicId::as_str))
-        .bind(&rating.rationale_markdown)
-        .bind(rating.status.as_str())
-        .bind(rating.retracted_at)
-        .bind(rating.created_at)
-        .bind(rating.author.origin_proof_verified),
+        super::statement::Insert::new(&RATING)
+            .bind(rating.id.as_str())
+            .bind(rating.target_id.as_str())
+            .bind(rating.author.actor_id.as_str())
+            .bind(rating.author.root_controller_id.as_str())
+            .bind(&rating.author.origin)
+            .bind(&rating.dimension)
+            .bind(rating.score)
+            .bind(rating.confidence)
+            .bind(&rating.context)
+            .bind(rating.context_key.to_string().as_str())
+            .bind(rating.based_on_usage_id.as_ref().map(PublicId::as_str))
+            .bind(&rating.rationale_markdown)
+            .bind(rating.status.as_str())
+            .bind(rating.retracted_at)
+            .bind(rating.created_at)
+            .bind(rating.author.origin_proof_verified),
     )
     .await
 }

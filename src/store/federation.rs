@@ -257,17 +257,25 @@ pub async fn record_peer_contact(conn: &mut Conn<'_>, realm: &str, at: DateTime<
     const ROUND: &str = "UPDATE peer_replication SET next_attempt_at = $2, consecutive_failures = 0, \
                          failing_since = NULL WHERE peer_realm = $1 AND (next_attempt_at > $2 OR consecutive_failures > 0)";
     let threshold = at - chrono::TimeDelta::minutes(1);
-    let bound = |sql: String| Statement::new(sql).bind(realm).bind(at);
     match conn {
         Conn::Postgres(_) | Conn::PostgresWrite(_) => {
-            let sql =
-                format!("WITH touched AS ({TOUCH} RETURNING 1), deliveries AS ({DELIVERIES} RETURNING 1) {ROUND}");
-            super::statement::execute(conn, bound(sql).bind(threshold)).await
+            let statement = Statement::update("peer_replication", ROUND)
+                .with_queries(format!(
+                    "touched AS ({TOUCH} RETURNING 1), deliveries AS ({DELIVERIES} RETURNING 1)"
+                ))
+                .also_writes("peers")
+                .also_writes("federation_deliveries");
+            super::statement::execute(conn, statement.bind(realm).bind(at).bind(threshold)).await
         }
         Conn::Sqlite(_) | Conn::SqliteWrite(_) => {
-            super::statement::execute(conn, bound(TOUCH.to_owned()).bind(threshold)).await?;
-            super::statement::execute(conn, bound(DELIVERIES.to_owned())).await?;
-            super::statement::execute(conn, bound(ROUND.to_owned())).await
+            let touch = Statement::update("peers", TOUCH).bind(realm).bind(at).bind(threshold);
+            super::statement::execute(conn, touch).await?;
+            let deliveries = Statement::update("federation_deliveries", DELIVERIES)
+                .bind(realm)
+                .bind(at);
+            super::statement::execute(conn, deliveries).await?;
+            let round = Statement::update("peer_replication", ROUND).bind(realm).bind(at);
+            super::statement::execute(conn, round).await
         }
     }
 }
@@ -674,10 +682,13 @@ pub async fn finish_inbox_activities(
         };
         super::statement::execute(
             conn,
-            Statement::new(format!(
-                "UPDATE inbox_activities SET state = $1, outcome = $2, processed_at = $3, leased_until = NULL, \
+            Statement::update(
+                "inbox_activities",
+                format!(
+                    "UPDATE inbox_activities SET state = $1, outcome = $2, processed_at = $3, leased_until = NULL, \
                  body = CASE WHEN $1 = 'applied' THEN '' ELSE body END WHERE activity_id IN ({ids_in})"
-            ))
+                ),
+            )
             .bind(state)
             .bind(outcome)
             .bind(processed_at)
@@ -693,9 +704,12 @@ pub async fn finish_inbox_activities(
 pub async fn keep_inbox_activity_body(conn: &mut Conn<'_>, activity_id: &str, body: &str) -> Result<(), StoreError> {
     super::statement::execute(
         conn,
-        Statement::new("UPDATE inbox_activities SET body = $2 WHERE activity_id = $1")
-            .bind(activity_id)
-            .bind(body),
+        Statement::update(
+            "inbox_activities",
+            "UPDATE inbox_activities SET body = $2 WHERE activity_id = $1",
+        )
+        .bind(activity_id)
+        .bind(body),
     )
     .await
 }
@@ -1111,7 +1125,7 @@ pub async fn insert_intakes(
     };
     super::statement::execute(
         conn,
-        Statement::new(sql)
+        Statement::insert("federation_intake", sql)
             .bind(serde_json::Value::Array(rows))
             .bind(created_at),
     )

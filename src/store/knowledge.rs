@@ -3,7 +3,7 @@
 use chrono::{DateTime, Utc};
 use sqlx::types::Json;
 
-use super::statement::{Bind, Statement};
+use super::statement::{Bind, Column, Insert, InsertShape, SqlType, Statement};
 use super::{Conn, StoreError, dispatch, fetch_where_in, stored_id};
 use crate::domain::PublicId;
 use crate::domain::knowledge::{
@@ -315,6 +315,121 @@ impl ContentRow {
     }
 }
 
+// ---------------------------------------------------------------- the rows written here, as data
+
+/// A content item's row (its columns as migration 0002 and later declare them).
+const CONTENT_ITEM: InsertShape = InsertShape::new(
+    "content_items",
+    &[
+        Column::new("id", SqlType::Text),
+        Column::new("content_type", SqlType::Text),
+        Column::new("space_id", SqlType::Text),
+        Column::new("author_id", SqlType::Text),
+        Column::new("author_root_controller_id", SqlType::Text),
+        Column::new("origin", SqlType::Text),
+        Column::new("current_revision_id", SqlType::Text),
+        Column::new("current_revision_no", SqlType::Integer),
+        Column::new("created_at", SqlType::TimestampTz),
+        Column::new("updated_at", SqlType::TimestampTz),
+        Column::new("received_at", SqlType::TimestampTz),
+        Column::new("deleted_at", SqlType::TimestampTz),
+    ],
+);
+
+/// A revision's row; a replicated one's with its origin's proof.
+const REVISION: InsertShape = InsertShape::new(
+    "content_revisions",
+    &[
+        Column::new("id", SqlType::Text),
+        Column::new("content_id", SqlType::Text),
+        Column::new("revision_no", SqlType::Integer),
+        Column::new("title", SqlType::Text),
+        Column::new("summary", SqlType::Text),
+        Column::new("body_markdown", SqlType::Text),
+        Column::new("structured_data", SqlType::Jsonb),
+        Column::new("language", SqlType::Text),
+        Column::new("change_note", SqlType::Text),
+        Column::new("context_key", SqlType::Text),
+        Column::new("author_id", SqlType::Text),
+        Column::new("content_sha256", SqlType::Text),
+        Column::new("origin", SqlType::Text),
+        Column::new("created_at", SqlType::TimestampTz),
+        Column::new("received_at", SqlType::TimestampTz),
+        Column::new("signed_object", SqlType::Text),
+        Column::new("proof_key_id", SqlType::Text),
+    ],
+);
+
+/// A claim's row.
+const CLAIM: InsertShape = InsertShape::new(
+    "claims",
+    &[
+        Column::new("id", SqlType::Text),
+        Column::new("text", SqlType::Text),
+        Column::new("normalized_text", SqlType::Text),
+        Column::new("fingerprint", SqlType::Text),
+        Column::new("author_id", SqlType::Text),
+        Column::new("author_root_controller_id", SqlType::Text),
+        Column::new("origin", SqlType::Text),
+        Column::new("created_at", SqlType::TimestampTz),
+    ],
+);
+
+/// A claim a revision makes.
+const REVISION_CLAIM: InsertShape = InsertShape::new(
+    "revision_claims",
+    &[
+        Column::new("revision_id", SqlType::Text),
+        Column::new("claim_id", SqlType::Text),
+        Column::new("position", SqlType::Integer),
+        Column::new("matched_existing", SqlType::Boolean),
+    ],
+);
+
+/// An entity a revision is about.
+const REVISION_SUBJECT: InsertShape = InsertShape::new(
+    "revision_subjects",
+    &[
+        Column::new("revision_id", SqlType::Text),
+        Column::new("entity_id", SqlType::Text),
+    ],
+);
+
+/// A revision's tag.
+const REVISION_TAG: InsertShape = InsertShape::new(
+    "revision_tags",
+    &[
+        Column::new("revision_id", SqlType::Text),
+        Column::new("tag", SqlType::Text),
+    ],
+);
+
+/// A source a revision cites.
+const REVISION_SOURCE: InsertShape = InsertShape::new(
+    "revision_sources",
+    &[
+        Column::new("revision_id", SqlType::Text),
+        Column::new("source_id", SqlType::Text),
+        Column::new("title", SqlType::Text),
+        Column::new("position", SqlType::Integer),
+    ],
+);
+
+/// A relation a revision declares.
+const RELATION: InsertShape = InsertShape::new(
+    "relations",
+    &[
+        Column::new("id", SqlType::Text),
+        Column::new("source_content_id", SqlType::Text),
+        Column::new("source_revision_id", SqlType::Text),
+        Column::new("relation_type", SqlType::Text),
+        Column::new("target_id", SqlType::Text),
+        Column::new("reason", SqlType::Text),
+        Column::new("origin", SqlType::Text),
+        Column::new("created_at", SqlType::TimestampTz),
+    ],
+);
+
 const CONTENT_COLUMNS: &str = "id, content_type, space_id, author_id, author_root_controller_id, origin, \
                                current_revision_id, current_revision_no, created_at, updated_at, received_at, \
                                deleted_at";
@@ -323,23 +438,19 @@ const CONTENT_COLUMNS: &str = "id, content_type, space_id, author_id, author_roo
 pub async fn insert_content(conn: &mut Conn<'_>, content: &ContentItem) -> Result<(), StoreError> {
     super::statement::execute(
         conn,
-        super::statement::Statement::new(
-            "INSERT INTO content_items (id, content_type, space_id, author_id, author_root_controller_id, origin, \
-             current_revision_id, current_revision_no, created_at, updated_at, received_at, deleted_at) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
-        )
-        .bind(content.id.as_str())
-        .bind(&content.content_type)
-        .bind(content.space_id.as_str())
-        .bind(content.author_id.as_str())
-        .bind(content.author_root_controller.as_str())
-        .bind(&content.origin)
-        .bind(content.current_revision_id.as_str())
-        .bind(content.current_revision_no)
-        .bind(content.created_at)
-        .bind(content.updated_at)
-        .bind(content.received_at)
-        .bind(content.deleted_at),
+        super::statement::Insert::new(&CONTENT_ITEM)
+            .bind(content.id.as_str())
+            .bind(&content.content_type)
+            .bind(content.space_id.as_str())
+            .bind(content.author_id.as_str())
+            .bind(content.author_root_controller.as_str())
+            .bind(&content.origin)
+            .bind(content.current_revision_id.as_str())
+            .bind(content.current_revision_no)
+            .bind(content.created_at)
+            .bind(content.updated_at)
+            .bind(content.received_at)
+            .bind(content.deleted_at),
     )
     .await
 }
@@ -354,7 +465,10 @@ pub async fn set_current_revision(
 ) -> Result<(), StoreError> {
     super::statement::execute(
         conn,
-        super::statement::Statement::new("UPDATE content_items SET current_revision_id = $2, current_revision_no = $3, updated_at = $4 WHERE id = $1",)
+        Statement::update(
+            "content_items",
+            "UPDATE content_items SET current_revision_id = $2, current_revision_no = $3, updated_at = $4 WHERE id = $1",
+        )
         .bind(content_id.as_str())
         .bind(revision_id.as_str())
         .bind(revision_no)
@@ -510,27 +624,24 @@ pub async fn insert_revision(
 ) -> Result<(), StoreError> {
     super::statement::execute(
         conn,
-        super::statement::Statement::new("INSERT INTO content_revisions (id, content_id, revision_no, title, summary, body_markdown, structured_data, \
-             language, change_note, context_key, author_id, content_sha256, origin, created_at, received_at, \
-             signed_object, proof_key_id) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)",)
-        .bind(revision.id.as_str())
-        .bind(revision.content_id.as_str())
-        .bind(revision.revision_no)
-        .bind(&revision.title)
-        .bind(&revision.summary)
-        .bind(&revision.body_markdown)
-        .bind(&revision.structured_data)
-        .bind(&revision.language)
-        .bind(&revision.change_note)
-        .bind(&revision.context_key)
-        .bind(revision.author_id.as_str())
-        .bind(&revision.content_sha256)
-        .bind(&revision.origin)
-        .bind(revision.created_at)
-        .bind(revision.received_at)
-        .bind(proof.map(|proof| proof.signed_object.as_str()))
-        .bind(proof.map(|proof| proof.key_id.as_str())),
+        super::statement::Insert::new(&REVISION)
+            .bind(revision.id.as_str())
+            .bind(revision.content_id.as_str())
+            .bind(revision.revision_no)
+            .bind(&revision.title)
+            .bind(&revision.summary)
+            .bind(&revision.body_markdown)
+            .bind(&revision.structured_data)
+            .bind(&revision.language)
+            .bind(&revision.change_note)
+            .bind(&revision.context_key)
+            .bind(revision.author_id.as_str())
+            .bind(&revision.content_sha256)
+            .bind(&revision.origin)
+            .bind(revision.created_at)
+            .bind(revision.received_at)
+            .bind(proof.map(|proof| proof.signed_object.as_str()))
+            .bind(proof.map(|proof| proof.key_id.as_str())),
     )
     .await
 }
@@ -616,24 +727,18 @@ pub async fn insert_claims(conn: &mut Conn<'_>, claims: &[Claim]) -> Result<(), 
     if claims.is_empty() {
         return Ok(());
     }
-    let statement = Statement::insert_rows(
-        "INSERT INTO claims (id, text, normalized_text, fingerprint, author_id, author_root_controller_id, origin, \
-         created_at)",
-        claims,
-        "",
-        |claim| {
-            vec![
-                Bind::from(claim.id.as_str()),
-                Bind::from(&claim.text),
-                Bind::from(&claim.normalized_text),
-                Bind::from(&claim.fingerprint),
-                Bind::from(claim.author_id.as_str()),
-                Bind::from(claim.author_root_controller.as_str()),
-                Bind::from(&claim.origin),
-                Bind::from(claim.created_at),
-            ]
-        },
-    );
+    let statement = Insert::rows(&CLAIM, claims, |claim| {
+        vec![
+            Bind::from(claim.id.as_str()),
+            Bind::from(&claim.text),
+            Bind::from(&claim.normalized_text),
+            Bind::from(&claim.fingerprint),
+            Bind::from(claim.author_id.as_str()),
+            Bind::from(claim.author_root_controller.as_str()),
+            Bind::from(&claim.origin),
+            Bind::from(claim.created_at),
+        ]
+    });
     super::statement::execute(conn, statement).await
 }
 
@@ -686,19 +791,14 @@ pub async fn link_revision_claims(
     if links.is_empty() {
         return Ok(());
     }
-    let statement = Statement::insert_rows(
-        "INSERT INTO revision_claims (revision_id, claim_id, position, matched_existing)",
-        links,
-        "",
-        |link| {
-            vec![
-                Bind::from(revision_id.as_str()),
-                Bind::from(link.claim_id.as_str()),
-                Bind::from(link.position),
-                Bind::from(link.matched_existing),
-            ]
-        },
-    );
+    let statement = Insert::rows(&REVISION_CLAIM, links, |link| {
+        vec![
+            Bind::from(revision_id.as_str()),
+            Bind::from(link.claim_id.as_str()),
+            Bind::from(link.position),
+            Bind::from(link.matched_existing),
+        ]
+    });
     super::statement::execute(conn, statement).await
 }
 
@@ -758,12 +858,9 @@ pub async fn link_revision_subjects(
     if entity_ids.is_empty() {
         return Ok(());
     }
-    let statement = Statement::insert_rows(
-        "INSERT INTO revision_subjects (revision_id, entity_id)",
-        entity_ids,
-        "",
-        |entity_id| vec![Bind::from(revision_id.as_str()), Bind::from(entity_id.as_str())],
-    );
+    let statement = Insert::rows(&REVISION_SUBJECT, entity_ids, |entity_id| {
+        vec![Bind::from(revision_id.as_str()), Bind::from(entity_id.as_str())]
+    });
     super::statement::execute(conn, statement).await
 }
 
@@ -787,7 +884,7 @@ pub async fn add_revision_tags(conn: &mut Conn<'_>, revision_id: &PublicId, tags
     if tags.is_empty() {
         return Ok(());
     }
-    let statement = Statement::insert_rows("INSERT INTO revision_tags (revision_id, tag)", tags, "", |tag| {
+    let statement = Insert::rows(&REVISION_TAG, tags, |tag| {
         vec![Bind::from(revision_id.as_str()), Bind::from(tag)]
     });
     super::statement::execute(conn, statement).await
@@ -814,13 +911,11 @@ pub async fn link_revision_source(
 ) -> Result<(), StoreError> {
     super::statement::execute(
         conn,
-        super::statement::Statement::new(
-            "INSERT INTO revision_sources (revision_id, source_id, title, position) VALUES ($1, $2, $3, $4)",
-        )
-        .bind(revision_id.as_str())
-        .bind(source_id.as_str())
-        .bind(title)
-        .bind(position),
+        super::statement::Insert::new(&REVISION_SOURCE)
+            .bind(revision_id.as_str())
+            .bind(source_id.as_str())
+            .bind(title)
+            .bind(position),
     )
     .await
 }
@@ -873,16 +968,15 @@ impl RelationRow {
 pub async fn insert_relation(conn: &mut Conn<'_>, relation: &Relation) -> Result<(), StoreError> {
     super::statement::execute(
         conn,
-        super::statement::Statement::new("INSERT INTO relations (id, source_content_id, source_revision_id, relation_type, target_id, reason, origin, \
-             created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",)
-        .bind(&relation.id)
-        .bind(relation.source_content_id.as_str())
-        .bind(relation.source_revision_id.as_str())
-        .bind(relation.relation_type.as_str())
-        .bind(relation.target_id.as_str())
-        .bind(&relation.reason)
-        .bind(&relation.origin)
-        .bind(relation.created_at),
+        super::statement::Insert::new(&RELATION)
+            .bind(&relation.id)
+            .bind(relation.source_content_id.as_str())
+            .bind(relation.source_revision_id.as_str())
+            .bind(relation.relation_type.as_str())
+            .bind(relation.target_id.as_str())
+            .bind(&relation.reason)
+            .bind(&relation.origin)
+            .bind(relation.created_at),
     )
     .await
 }

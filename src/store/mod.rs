@@ -10,6 +10,7 @@ pub mod audit;
 pub mod evidence;
 pub mod federation;
 pub mod files;
+mod group_writes;
 pub mod idempotency;
 pub mod keys;
 mod keyset_page;
@@ -28,6 +29,10 @@ mod statement_budget;
 pub mod tombstones;
 pub mod trust;
 mod write_lane;
+
+pub use group_writes::{HoldsTransaction, WriteGrouping};
+pub(crate) use group_writes::{end_of_change, write_each_change};
+pub use statement::DELETE_CASCADES;
 
 use std::str::FromStr;
 use std::time::Duration;
@@ -191,7 +196,8 @@ impl StoreError {
     }
 
     /// Whether the error came from a statement held back earlier in the write rather than from the call reporting it.
-    pub fn is_deferred(&self) -> bool {
+    #[cfg(test)]
+    pub(in crate::store) fn is_deferred(&self) -> bool {
         matches!(self, StoreError::Deferred(_))
     }
 
@@ -209,11 +215,14 @@ impl StoreError {
         }
     }
 
-    /// Whether the database aborted the transaction in a way that a new attempt can fix
-    /// (PostgreSQL deadlock `40P01` or serialization failure `40001`; SQLite busy after the timeout).
+    /// Whether a new attempt at the whole transaction can succeed: the database aborted it (PostgreSQL deadlock
+    /// `40P01` or serialization failure `40001`; SQLite busy after the timeout), or a write the store held back
+    /// failed on a unique index when it was sent. A held-back write is one the caller did not check before (an
+    /// insert of a row it found missing), so its unique violation means a concurrent change created the same row
+    /// first, which a new attempt finds; a unique violation of a statement run at once is the caller's to judge.
     pub fn is_retryable(&self) -> bool {
         match self {
-            StoreError::Deferred(inner) => inner.is_retryable(),
+            StoreError::Deferred(inner) => inner.is_retryable() || inner.is_unique_violation(),
             StoreError::GroupCommit(failure) => failure.retryable,
             StoreError::Database(sqlx::Error::Database(error)) => {
                 matches!(
@@ -254,8 +263,8 @@ impl Backend {
 enum Pools {
     Postgres {
         pool: PgPool,
-        /// What the texts of the statements its transactions held say (see `postgres_held.rs`).
-        texts: std::sync::Arc<postgres_held::StatementTexts>,
+        /// How many statements its transactions sent for the writes they held back (see `postgres_held.rs`).
+        held_statements_sent: std::sync::Arc<std::sync::atomic::AtomicU64>,
     },
     Sqlite {
         reader: SqlitePool,
@@ -298,8 +307,8 @@ pub struct PostgresWrite {
 
 impl PostgresWrite {
     /// Holds a plain write back until the transaction's next statement or its commit.
-    pub fn defer(&mut self, statement: statement::Statement) {
-        self.held.push(statement);
+    pub fn defer(&mut self, write: statement::HeldWrite) {
+        self.held.push(write);
     }
 
     /// Sends the writes held back, combined as far as they allow.
@@ -348,19 +357,6 @@ pub(crate) async fn sqlite_connection<'c>(conn: &'c mut Conn<'_>) -> Result<&'c 
         Conn::Postgres(_) | Conn::PostgresWrite(_) => Err(StoreError::Corrupt(
             "a PostgreSQL connection was used as a SQLite one".to_owned(),
         )),
-    }
-}
-
-/// Marks the end of one of several similar changes in a transaction (the intake's batches call it after each
-/// activity). A SQLite write sends what it held back now, in one round trip, so that every round trip carries the
-/// same combination of statements, which SQLite then prepares once and reuses; one combination of them all would be
-/// new text, prepared afresh, every time. A PostgreSQL transaction keeps holding them: the next changes' rows join
-/// the same inserts (see `merged_rows.rs`), and the next read or the commit sends them, a table's rows in one
-/// statement, which costs PostgreSQL about half as much per change as a statement per change.
-pub async fn send_held_back_writes(conn: &mut Conn<'_>) -> Result<(), StoreError> {
-    match conn {
-        Conn::SqliteWrite(write) => write.send_deferred().await,
-        Conn::PostgresWrite(_) | Conn::Postgres(_) | Conn::Sqlite(_) => Ok(()),
     }
 }
 
@@ -443,7 +439,7 @@ impl Store {
             Store {
                 pools: Pools::Postgres {
                     pool,
-                    texts: std::sync::Arc::default(),
+                    held_statements_sent: std::sync::Arc::default(),
                 },
             }
         } else if url.starts_with("sqlite:") {
@@ -512,25 +508,27 @@ impl Store {
         }
     }
 
-    /// Runs `write`, a task that holds the writer for many statements, where its statements wait least: on SQLite on
-    /// the write lane's thread (see [`write_lane`]), on PostgreSQL as any task.
-    pub fn spawn_write<F>(&self, write: F) -> tokio::task::JoinHandle<F::Output>
-    where
-        F: std::future::Future + Send + 'static,
-        F::Output: Send + 'static,
-    {
+    /// How many statements this store's PostgreSQL transactions have sent for the writes they held back (combined
+    /// as `postgres_held.rs` combines them), counted where they are sent; `None` on SQLite. For tests that pin how
+    /// many round trips a kind of change costs.
+    pub fn held_statements_sent(&self) -> Option<u64> {
         match &self.pools {
-            Pools::Postgres { .. } => tokio::spawn(write),
-            Pools::Sqlite { lane, .. } => lane.spawn(write),
+            Pools::Postgres {
+                held_statements_sent, ..
+            } => Some(held_statements_sent.load(std::sync::atomic::Ordering::Relaxed)),
+            Pools::Sqlite { .. } => None,
         }
     }
 
     /// Opens a write transaction.
     pub async fn begin(&self) -> Result<Transaction, StoreError> {
         Ok(match &self.pools {
-            Pools::Postgres { pool, texts } => Transaction::Postgres(PostgresWrite {
+            Pools::Postgres {
+                pool,
+                held_statements_sent,
+            } => Transaction::Postgres(PostgresWrite {
                 transaction: pool.begin().await?,
-                held: postgres_held::PostgresHeldStatements::new(std::sync::Arc::clone(texts)),
+                held: postgres_held::PostgresHeldStatements::new(std::sync::Arc::clone(held_statements_sent)),
             }),
             Pools::Sqlite { writer, .. } => Transaction::Sqlite(writer.begin().await?),
         })
@@ -545,9 +543,12 @@ impl Store {
     /// not wait for a disk sync (WAL with `synchronous = NORMAL`), it is [`Store::begin`].
     pub async fn begin_redoable(&self) -> Result<Transaction, StoreError> {
         Ok(match &self.pools {
-            Pools::Postgres { pool, texts } => Transaction::Postgres(PostgresWrite {
+            Pools::Postgres {
+                pool,
+                held_statements_sent,
+            } => Transaction::Postgres(PostgresWrite {
                 transaction: pool.begin_with("BEGIN; SET LOCAL synchronous_commit TO OFF").await?,
-                held: postgres_held::PostgresHeldStatements::new(std::sync::Arc::clone(texts)),
+                held: postgres_held::PostgresHeldStatements::new(std::sync::Arc::clone(held_statements_sent)),
             }),
             Pools::Sqlite { writer, .. } => Transaction::Sqlite(writer.begin().await?),
         })

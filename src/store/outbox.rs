@@ -45,7 +45,7 @@ pub async fn append(conn: &mut Conn<'_>, events: &[ChangeEvent]) -> Result<(), S
         // PostgreSQL: the number is taken here, under the lock below (see the module comment).
         sql.push_str(if postgres { ", nextval('outbox_seq'))" } else { ")" });
     }
-    let mut insert = Statement::new(sql);
+    let mut insert = Statement::insert("outbox_events", sql);
     for (event, change) in &rows {
         insert = insert
             .bind(event.event_id.as_str())

@@ -610,7 +610,7 @@ pub async fn record_space_proof(
 ) -> Result<(), StoreError> {
     super::statement::execute(
         conn,
-        Statement::new("UPDATE spaces SET signed_object = $1 WHERE id = $2")
+        Statement::update("spaces", "UPDATE spaces SET signed_object = $1 WHERE id = $2")
             .bind(signed_object)
             .bind(space_id.as_str()),
     )

@@ -5,7 +5,7 @@
 use chrono::{DateTime, Utc};
 use sqlx::{Postgres, QueryBuilder, Sqlite};
 
-use super::statement::{Bind, Statement};
+use super::statement::{Bind, Column, FollowedBy, Insert, InsertShape, OnConflict, SqlType, Statement};
 use super::{Conn, StoreError, dispatch};
 use crate::domain::TrustStatus;
 use crate::domain::search_query::ParsedQuery;
@@ -122,8 +122,6 @@ pub async fn upsert_documents(
     if documents.is_empty() {
         return Ok(());
     }
-    let columns = "INSERT INTO search_documents (object_id, kind, object_type, space_id, trust_target_id, author_id, \
-                   origin, title, summary, body, created_at, updated_at, facets, status_facet)";
     let row_binds = |document: &SearchDocument| {
         vec![
             Bind::from(&document.object_id),
@@ -144,35 +142,14 @@ pub async fn upsert_documents(
     };
     match conn {
         Conn::Postgres(_) | Conn::PostgresWrite(_) => {
-            // One statement: the documents, then their vectors from what was written. A document that changed gets
-            // a new change number, so that the candidate pool (the newest matches) follows it. Both upserts are on
-            // `object_id`, the vectors' taken unchanged from the documents', which is what lets a later batch's
-            // documents join these rows (`merged_rows.rs` checks the documents' keys and takes the vectors' to be
-            // the same).
-            let statement = Statement::insert_rows(
-                &format!("WITH written AS ({columns}"),
-                documents,
-                &format!(
-                    "ON CONFLICT (object_id) DO UPDATE SET object_type = excluded.object_type, \
-                     space_id = excluded.space_id, trust_target_id = excluded.trust_target_id, \
-                     author_id = excluded.author_id, title = excluded.title, summary = excluded.summary, \
-                     body = excluded.body, updated_at = excluded.updated_at, facets = excluded.facets, \
-                     status_facet = excluded.status_facet \
-                     RETURNING object_id, trust_target_id, created_at, updated_at, title, summary, body, facets, \
-                     status_facet) \
-                     INSERT INTO search_vectors (object_id, trust_target_id, created_at, updated_at, document) \
-                     SELECT object_id, trust_target_id, created_at, updated_at, {POSTGRES_VECTOR} FROM written \
-                     ON CONFLICT (object_id) DO UPDATE SET change_number = nextval('search_change_numbers'), \
-                     trust_target_id = excluded.trust_target_id, updated_at = excluded.updated_at, \
-                     document = excluded.document"
-                ),
-                row_binds,
-            );
+            // One statement: the documents, then their vectors from what was written (see the shape).
+            let statement = Insert::rows(&SEARCH_DOCUMENT_WITH_VECTOR, documents, row_binds);
             super::statement::execute(conn, statement).await
         }
         _ => {
             if documents_are == DocumentsAre::MaybeIndexed {
-                let removed = Statement::with_list(
+                let removed = Statement::delete_in_list(
+                    "search_documents",
                     "DELETE FROM search_documents WHERE object_id IN",
                     documents
                         .iter()
@@ -187,7 +164,8 @@ pub async fn upsert_documents(
                 .enumerate()
                 .map(|(position, document)| (i64::try_from(position).unwrap_or(i64::MAX) + 1, document))
                 .collect();
-            let statement = Statement::insert_rows(
+            let statement = Statement::insert_computed_rows(
+                "search_documents",
                 "INSERT INTO search_documents (document_rowid, object_id, kind, object_type, space_id, \
                  trust_target_id, author_id, origin, title, summary, body, created_at, updated_at, facets, \
                  status_facet) SELECT ((SELECT COALESCE(MAX(document_rowid), 0) FROM search_documents) / 4 \
@@ -221,15 +199,22 @@ pub async fn set_document_status(
                 .iter()
                 .map(|each| format!("' {}'", status_facet(*each)))
                 .collect();
-            Statement::new(format!(
-                "WITH changed AS (UPDATE search_documents SET status_facet = $2 WHERE trust_target_id = $1 \
-                 AND status_facet <> $2 RETURNING object_id) \
-                 UPDATE search_vectors v SET document = ts_delete(v.document, ARRAY[{}]) \
-                 || array_to_tsvector(ARRAY[' ' || $2]) FROM changed WHERE v.object_id = changed.object_id",
-                every_status_lexeme.join(", ")
-            ))
+            Statement::update(
+                "search_vectors",
+                format!(
+                    "UPDATE search_vectors v SET document = ts_delete(v.document, ARRAY[{}]) \
+                     || array_to_tsvector(ARRAY[' ' || $2]) FROM changed WHERE v.object_id = changed.object_id",
+                    every_status_lexeme.join(", ")
+                ),
+            )
+            .with_queries(
+                "changed AS (UPDATE search_documents SET status_facet = $2 WHERE trust_target_id = $1 \
+                 AND status_facet <> $2 RETURNING object_id)",
+            )
+            .also_writes("search_documents")
         }
-        _ => Statement::new(
+        _ => Statement::update(
+            "search_documents",
             "UPDATE search_documents SET status_facet = $2 WHERE trust_target_id = $1 AND status_facet <> $2",
         ),
     };
@@ -241,11 +226,60 @@ pub async fn set_document_status(
 }
 
 /// A PostgreSQL document's vector, from the columns of its `search_documents` row: title (weight A), summary (B),
-/// body (C), and each facet term as a lexeme of its own after a space (see migration 0007).
-const POSTGRES_VECTOR: &str = "setweight(to_tsvector('english', title), 'A') \
-    || setweight(to_tsvector('english', summary), 'B') \
-    || setweight(to_tsvector('english', left(body, 100000)), 'C') \
-    || array_to_tsvector(string_to_array(' ' || replace(facets || ' ' || status_facet, ' ', '| '), '|'))";
+/// body (C), and each facet term as a lexeme of its own after a space (see migration 0007). A macro, so that the
+/// vector's statement is one fixed text.
+macro_rules! postgres_vector {
+    () => {
+        "setweight(to_tsvector('english', title), 'A') \
+         || setweight(to_tsvector('english', summary), 'B') \
+         || setweight(to_tsvector('english', left(body, 100000)), 'C') \
+         || array_to_tsvector(string_to_array(' ' || replace(facets || ' ' || status_facet, ' ', '| '), '|'))"
+    };
+}
+
+/// A search document (PostgreSQL), and its vector from what was written, in one statement. A document that changed
+/// gets a new change number, so that the candidate pool (the newest matches) follows it. Both upserts are on
+/// `object_id`, the vectors' taken unchanged from the documents', which is what lets a later batch's documents join
+/// these rows (`merged_rows.rs` checks the documents' keys; the vectors' are the same).
+const SEARCH_DOCUMENT_WITH_VECTOR: InsertShape = InsertShape::new(
+    "search_documents",
+    &[
+        Column::new("object_id", SqlType::Text),
+        Column::new("kind", SqlType::Text),
+        Column::new("object_type", SqlType::Text),
+        Column::new("space_id", SqlType::Text),
+        Column::new("trust_target_id", SqlType::Text),
+        Column::new("author_id", SqlType::Text),
+        Column::new("origin", SqlType::Text),
+        Column::new("title", SqlType::Text),
+        Column::new("summary", SqlType::Text),
+        Column::new("body", SqlType::Text),
+        Column::new("created_at", SqlType::TimestampTz),
+        Column::new("updated_at", SqlType::TimestampTz),
+        Column::new("facets", SqlType::Text),
+        Column::new("status_facet", SqlType::Text),
+    ],
+)
+.on_conflict(OnConflict::Update {
+    key: &["object_id"],
+    set: "object_type = excluded.object_type, space_id = excluded.space_id, \
+          trust_target_id = excluded.trust_target_id, author_id = excluded.author_id, title = excluded.title, \
+          summary = excluded.summary, body = excluded.body, updated_at = excluded.updated_at, \
+          facets = excluded.facets, status_facet = excluded.status_facet",
+})
+.followed_by(FollowedBy {
+    name: "written",
+    returning: "object_id, trust_target_id, created_at, updated_at, title, summary, body, facets, status_facet",
+    statement: concat!(
+        "INSERT INTO search_vectors (object_id, trust_target_id, created_at, updated_at, document) \
+         SELECT object_id, trust_target_id, created_at, updated_at, ",
+        postgres_vector!(),
+        " FROM written ON CONFLICT (object_id) DO UPDATE SET change_number = nextval('search_change_numbers'), \
+         trust_target_id = excluded.trust_target_id, updated_at = excluded.updated_at, \
+         document = excluded.document"
+    ),
+    writes: &["search_vectors"],
+});
 
 /// How candidates are ordered and where a page starts.
 #[derive(Debug, Clone, PartialEq)]

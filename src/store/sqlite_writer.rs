@@ -348,8 +348,8 @@ impl SqliteWrite {
     }
 
     /// Holds a plain write back until the write's next statement or its commit.
-    pub fn defer(&mut self, statement: Statement) {
-        self.deferred.push(statement);
+    pub fn defer(&mut self, write: super::statement::HeldWrite) {
+        self.deferred.push(write);
     }
 
     /// Sends the writes held back, in one round trip.
@@ -695,9 +695,10 @@ mod tests {
         let directory = tempfile::tempdir().expect("temporary directory");
         let writer = writer(&directory).await;
         let note = |id: i64| {
-            Statement::new("INSERT INTO notes (id, text) VALUES ($1, $2)")
+            Statement::insert("notes", "INSERT INTO notes (id, text) VALUES ($1, $2)")
                 .bind(id)
                 .bind(format!("note {id}").as_str())
+                .into()
         };
         let mut write = writer.begin().await.expect("begin");
         write.defer(note(1));

@@ -111,21 +111,26 @@ pub async fn mark_content_deleted(
 ) -> Result<(), StoreError> {
     statement::execute(
         conn,
-        Statement::new("UPDATE content_items SET deleted_at = $2 WHERE id = $1 AND deleted_at IS NULL")
-            .bind(content_id.as_str())
-            .bind(deleted_at),
+        Statement::update(
+            "content_items",
+            "UPDATE content_items SET deleted_at = $2 WHERE id = $1 AND deleted_at IS NULL",
+        )
+        .bind(content_id.as_str())
+        .bind(deleted_at),
     )
     .await?;
     if conn.is_postgres() {
         statement::execute(
             conn,
-            Statement::new("DELETE FROM search_vectors WHERE object_id = $1").bind(content_id.as_str()),
+            Statement::delete("search_vectors", "DELETE FROM search_vectors WHERE object_id = $1")
+                .bind(content_id.as_str()),
         )
         .await?;
     }
     statement::execute(
         conn,
-        Statement::new("DELETE FROM search_documents WHERE object_id = $1").bind(content_id.as_str()),
+        Statement::delete("search_documents", "DELETE FROM search_documents WHERE object_id = $1")
+            .bind(content_id.as_str()),
     )
     .await
 }

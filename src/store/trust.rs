@@ -2,7 +2,7 @@
 
 use chrono::{DateTime, Utc};
 
-use super::statement::{Bind, Statement};
+use super::statement::{Bind, Column, Insert, InsertShape, OnConflict, SqlType};
 use super::{Conn, StoreError, dispatch, stored_id, stored_optional_id};
 use crate::domain::{ContextKey, PublicId, TrustStatus};
 
@@ -122,42 +122,64 @@ const SUMMARY_COLUMNS: &str = "target_id, target_kind, content_id, version, valu
     rule, reason, independent_confirmations, contradictions, real_world_confirmations, strong_refutations, \
     evidence_records, computed_at";
 
-/// Writes summaries, each replacing the previous one of the same target, in one statement.
-pub async fn upsert_summaries(conn: &mut Conn<'_>, summaries: &[TrustSummaryRecord]) -> Result<(), StoreError> {
-    if summaries.is_empty() {
-        return Ok(());
-    }
-    let statement = Statement::insert_rows(
-        &format!("INSERT INTO trust_summaries ({SUMMARY_COLUMNS})"),
-        summaries,
-        "ON CONFLICT (target_id) DO UPDATE SET version = excluded.version, value = excluded.value, \
+/// A trust summary, replacing the previous one of the same target.
+const TRUST_SUMMARY: InsertShape = InsertShape::new(
+    "trust_summaries",
+    &[
+        Column::new("target_id", SqlType::Text),
+        Column::new("target_kind", SqlType::Text),
+        Column::new("content_id", SqlType::Text),
+        Column::new("version", SqlType::BigInt),
+        Column::new("value", SqlType::DoublePrecision),
+        Column::new("lower_bound", SqlType::DoublePrecision),
+        Column::new("upper_bound", SqlType::DoublePrecision),
+        Column::new("status", SqlType::Text),
+        Column::new("rule", SqlType::Text),
+        Column::new("reason", SqlType::Text),
+        Column::new("independent_confirmations", SqlType::Integer),
+        Column::new("contradictions", SqlType::Integer),
+        Column::new("real_world_confirmations", SqlType::Integer),
+        Column::new("strong_refutations", SqlType::Integer),
+        Column::new("evidence_records", SqlType::Integer),
+        Column::new("computed_at", SqlType::TimestampTz),
+    ],
+)
+.on_conflict(OnConflict::Update {
+    key: &["target_id"],
+    set: "version = excluded.version, value = excluded.value, \
          lower_bound = excluded.lower_bound, upper_bound = excluded.upper_bound, status = excluded.status, \
          rule = excluded.rule, reason = excluded.reason, \
          independent_confirmations = excluded.independent_confirmations, contradictions = excluded.contradictions, \
          real_world_confirmations = excluded.real_world_confirmations, \
          strong_refutations = excluded.strong_refutations, evidence_records = excluded.evidence_records, \
          computed_at = excluded.computed_at",
-        |summary| {
-            vec![
-                Bind::from(summary.target_id.as_str()),
-                Bind::from(summary.target_kind.as_str()),
-                Bind::from(summary.content_id.as_ref().map(PublicId::as_str)),
-                Bind::from(summary.version),
-                Bind::from(summary.value),
-                Bind::from(summary.lower_bound),
-                Bind::from(summary.upper_bound),
-                Bind::from(summary.status.as_str()),
-                Bind::from(&summary.rule),
-                Bind::from(&summary.reason),
-                Bind::from(summary.independent_confirmations),
-                Bind::from(summary.contradictions),
-                Bind::from(summary.real_world_confirmations),
-                Bind::from(summary.strong_refutations),
-                Bind::from(summary.evidence_records),
-                Bind::from(summary.computed_at),
-            ]
-        },
-    );
+});
+
+/// Writes summaries, each replacing the previous one of the same target, in one statement.
+pub async fn upsert_summaries(conn: &mut Conn<'_>, summaries: &[TrustSummaryRecord]) -> Result<(), StoreError> {
+    if summaries.is_empty() {
+        return Ok(());
+    }
+    let statement = Insert::rows(&TRUST_SUMMARY, summaries, |summary| {
+        vec![
+            Bind::from(summary.target_id.as_str()),
+            Bind::from(summary.target_kind.as_str()),
+            Bind::from(summary.content_id.as_ref().map(PublicId::as_str)),
+            Bind::from(summary.version),
+            Bind::from(summary.value),
+            Bind::from(summary.lower_bound),
+            Bind::from(summary.upper_bound),
+            Bind::from(summary.status.as_str()),
+            Bind::from(&summary.rule),
+            Bind::from(&summary.reason),
+            Bind::from(summary.independent_confirmations),
+            Bind::from(summary.contradictions),
+            Bind::from(summary.real_world_confirmations),
+            Bind::from(summary.strong_refutations),
+            Bind::from(summary.evidence_records),
+            Bind::from(summary.computed_at),
+        ]
+    });
     super::statement::execute(conn, statement).await
 }
 
@@ -428,6 +450,21 @@ pub struct ReputationObservationRecord {
     pub decided_at: DateTime<Utc>,
 }
 
+/// A reputation observation, once per record.
+const REPUTATION_OBSERVATION: InsertShape = InsertShape::new(
+    "reputation_observations",
+    &[
+        Column::new("record_id", SqlType::Text),
+        Column::new("root_controller_id", SqlType::Text),
+        Column::new("target_id", SqlType::Text),
+        Column::new("stance", SqlType::Text),
+        Column::new("decision", SqlType::Text),
+        Column::new("recorded_at", SqlType::TimestampTz),
+        Column::new("decided_at", SqlType::TimestampTz),
+    ],
+)
+.on_conflict(OnConflict::Ignore { key: &["record_id"] });
+
 /// Records an observation unless one exists for the record already.
 pub async fn insert_reputation_observation(
     conn: &mut Conn<'_>,
@@ -435,25 +472,22 @@ pub async fn insert_reputation_observation(
 ) -> Result<(), StoreError> {
     super::statement::execute(
         conn,
-        super::statement::Statement::new(
-            "INSERT INTO reputation_observations (record_id, root_controller_id, target_id, stance, decision, \
-             recorded_at, decided_at) VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (record_id) DO NOTHING",
-        )
-        .bind(observation.record_id.as_str())
-        .bind(observation.root_controller_id.as_str())
-        .bind(observation.target_id.as_str())
-        .bind(if observation.positive_stance {
-            "positive"
-        } else {
-            "negative"
-        })
-        .bind(if observation.positive_decision {
-            "positive"
-        } else {
-            "negative"
-        })
-        .bind(observation.recorded_at)
-        .bind(observation.decided_at),
+        Insert::new(&REPUTATION_OBSERVATION)
+            .bind(observation.record_id.as_str())
+            .bind(observation.root_controller_id.as_str())
+            .bind(observation.target_id.as_str())
+            .bind(if observation.positive_stance {
+                "positive"
+            } else {
+                "negative"
+            })
+            .bind(if observation.positive_decision {
+                "positive"
+            } else {
+                "negative"
+            })
+            .bind(observation.recorded_at)
+            .bind(observation.decided_at),
     )
     .await
 }

@@ -525,3 +525,154 @@ fn every_module_uses_only_what_its_code_map_row_names() {
         problems.join("\n")
     );
 }
+
+/// The statements of a migration folder, upper case, without comments, each with the file it is in.
+fn migration_statements(folder: &str) -> Vec<(String, String)> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("migrations").join(folder);
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&root)
+        .expect("a migrations folder")
+        .map(|entry| entry.expect("directory entry").path())
+        .filter(|path| path.extension().is_some_and(|extension| extension == "sql"))
+        .collect();
+    files.sort();
+    let mut statements = Vec::new();
+    for file in files {
+        let text: String = source(&file)
+            .lines()
+            .map(|line| line.split("--").next().unwrap_or(""))
+            .collect::<Vec<_>>()
+            .join(" ");
+        let text = text
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+            .to_ascii_uppercase();
+        let name = file
+            .file_name()
+            .map(|name| name.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        for statement in text.split(';') {
+            statements.push((name.clone(), statement.trim().to_owned()));
+        }
+    }
+    statements
+}
+
+/// The (parent, child) table pairs whose rows the migrations delete by `ON DELETE CASCADE`, after any renames.
+fn delete_cascades(statements: &[(String, String)]) -> Vec<(String, String)> {
+    let mut pairs: Vec<(String, String)> = Vec::new();
+    for (_, statement) in statements {
+        if let Some(rest) = statement.strip_prefix("ALTER TABLE ")
+            && let Some((old, new)) = rest.split_once(" RENAME TO ")
+        {
+            for pair in &mut pairs {
+                if pair.1 == old.trim() {
+                    pair.1 = new.trim().to_owned();
+                }
+            }
+            continue;
+        }
+        if let Some(rest) = statement.strip_prefix("DROP TABLE ") {
+            let dropped = rest.trim_start_matches("IF EXISTS ").trim();
+            pairs.retain(|(parent, child)| parent != dropped && child != dropped);
+            continue;
+        }
+        let cascades = statement.matches("ON DELETE CASCADE").count();
+        if cascades == 0 {
+            continue;
+        }
+        let child = statement
+            .strip_prefix("CREATE TABLE ")
+            .and_then(|rest| rest.split([' ', '(']).next())
+            .unwrap_or_else(|| panic!("an ON DELETE CASCADE outside a CREATE TABLE: {statement}"));
+        let mut found = 0;
+        for (before, _) in statement.match_indices(" ON DELETE CASCADE") {
+            let parent = statement[..before]
+                .rsplit("REFERENCES ")
+                .next()
+                .and_then(|rest| rest.split([' ', '(']).next())
+                .unwrap_or_default();
+            pairs.push((parent.to_owned(), child.to_owned()));
+            found += 1;
+        }
+        assert_eq!(found, cascades, "{statement}");
+    }
+    pairs.sort();
+    pairs.dedup();
+    pairs
+}
+
+/// PostgreSQL combines a transaction's held writes into one statement when none names a table an earlier one
+/// writes (`src/store/postgres_held.rs`), and each write says what it writes. That is true only while nothing in
+/// the schema writes a table behind a statement's back: no trigger, rule, view or function, no cascading update
+/// or `SET NULL`, and no `ON DELETE CASCADE` but those the store lists (a delete from the parent writes the child
+/// too). SQLite sends held writes one after another, so its full-text index triggers see every earlier write; they
+/// are the only triggers allowed there.
+#[test]
+fn the_migrations_write_no_table_behind_a_statement_s_back() {
+    let forbidden = [
+        "CREATE TRIGGER",
+        "CREATE OR REPLACE TRIGGER",
+        "CREATE CONSTRAINT TRIGGER",
+        "CREATE RULE",
+        "CREATE OR REPLACE RULE",
+        "CREATE VIEW",
+        "CREATE OR REPLACE VIEW",
+        "CREATE MATERIALIZED VIEW",
+        "CREATE RECURSIVE VIEW",
+        "CREATE FUNCTION",
+        "CREATE OR REPLACE FUNCTION",
+        "CREATE PROCEDURE",
+        "CREATE OR REPLACE PROCEDURE",
+        "ON UPDATE CASCADE",
+        "ON UPDATE SET",
+        "ON DELETE SET",
+    ];
+    // SQLite's full-text index follows its documents through these triggers (migrations 0003, 0004, 0006).
+    let sqlite_triggers = [
+        "CREATE TRIGGER SEARCH_DOCUMENTS_AFTER_INSERT AFTER INSERT ON SEARCH_DOCUMENTS ",
+        "CREATE TRIGGER SEARCH_DOCUMENTS_AFTER_DELETE AFTER DELETE ON SEARCH_DOCUMENTS ",
+        "CREATE TRIGGER SEARCH_DOCUMENTS_AFTER_UPDATE AFTER UPDATE ON SEARCH_DOCUMENTS ",
+    ];
+    let allowed: Vec<(String, String)> = {
+        let mut pairs: Vec<(String, String)> = interai::store::DELETE_CASCADES
+            .iter()
+            .flat_map(|(parent, children)| {
+                children
+                    .iter()
+                    .map(|child| (parent.to_ascii_uppercase(), child.to_ascii_uppercase()))
+            })
+            .collect();
+        pairs.sort();
+        pairs
+    };
+    let mut found = Vec::new();
+    let mut every_cascade = Vec::new();
+    for folder in ["postgres", "sqlite"] {
+        let statements = migration_statements(folder);
+        assert!(statements.len() > 50, "{folder}: {} statements read", statements.len());
+        for (file, statement) in &statements {
+            for needle in forbidden {
+                let allowed_trigger =
+                    folder == "sqlite" && sqlite_triggers.iter().any(|trigger| statement.starts_with(trigger));
+                if statement.contains(needle) && !allowed_trigger {
+                    found.push(format!("{folder}/{file}: {needle}"));
+                }
+            }
+        }
+        let cascades = delete_cascades(&statements);
+        let unlisted: Vec<&(String, String)> = cascades.iter().filter(|pair| !allowed.contains(pair)).collect();
+        assert!(
+            unlisted.is_empty(),
+            "{folder}: cascades `store::DELETE_CASCADES` does not list: {unlisted:?}"
+        );
+        every_cascade.extend(cascades);
+    }
+    every_cascade.sort();
+    every_cascade.dedup();
+    assert_eq!(
+        every_cascade, allowed,
+        "`store::DELETE_CASCADES` lists only cascades a migration defines"
+    );
+    assert!(found.is_empty(), "{found:#?}");
+}

@@ -23,9 +23,6 @@ use crate::store::{self};
 /// horizon (7 days), so a day more covers every retry.
 pub const ACTIVITY_DEDUPE_HORIZON: TimeDelta = TimeDelta::days(8);
 
-/// Applying transactions the intake runs at once on PostgreSQL.
-const INTAKE_LANES_POSTGRES: usize = 4;
-
 /// Rows of each kind one purge removes at most, so a purge holds the writer briefly.
 const PURGE_BATCH: i64 = 5_000;
 
@@ -362,14 +359,9 @@ impl Federation {
         Ok(())
     }
 
-    /// How many applying transactions the intake may run at once: several on PostgreSQL, whose writers do not wait
-    /// for each other (each round trip to the server would otherwise be waited out one after another); one on
-    /// SQLite, which has a single writer.
+    /// How many applying transactions the intake may run at once (the store's [`store::WriteGrouping`] says).
     pub fn intake_lanes(&self) -> usize {
-        match self.store().backend() {
-            store::Backend::Postgres => INTAKE_LANES_POSTGRES,
-            store::Backend::Sqlite => 1,
-        }
+        self.store().write_grouping().applying_lanes
     }
 
     /// The database-free checks of an inbound replicated revision, run before its transaction.
@@ -532,18 +524,19 @@ impl Federation {
             .map(str::to_owned)
             .collect();
         let mut known = KnownRows::read(unit, &objects, &fingerprints).await?;
-        let mut finished = Vec::with_capacity(batch.len());
         let mut peers = PeersRead::new();
-        for (((row, message), checked), applies) in batch.iter().zip(checked).zip(applies) {
-            if !applies {
-                continue;
-            }
+        let applied = batch
+            .iter()
+            .zip(checked)
+            .zip(applies)
+            .filter(|(_, applies)| **applies)
+            .map(|(((row, message), checked), _)| (row, message, checked));
+        let finished = store::write_each_change!(unit, applied, |unit, (row, message, checked)| {
             let ending = self
                 .apply_inbound_in(unit, row, message, checked.as_ref(), &mut peers, &mut known)
                 .await?;
-            store::send_held_back_writes(&mut unit.conn()).await?;
-            finished.push((row, ending));
-        }
+            (row, ending)
+        });
         self.finish_inbound(unit.transaction(), &finished).await?;
         Ok(finished
             .into_iter()

@@ -12,16 +12,16 @@
 //! transaction that stores it (one commit where there were two, and the body is never written): its requests answer
 //! after the objects were applied. Order is kept: with anything queued (a peering message, an activity waiting out
 //! a backoff), the group is queued behind it for the intake, as is a group whose applying failed; the intake then
-//! applies it, and reports what failed with its backoff, as for any queued activity. On PostgreSQL a group of more
-//! than [`MAX_APPLIED_GROUP_POSTGRES`] is queued too: that many requests at once mean a peer catching up, which the
-//! intake's lanes, several transactions at once, apply faster than one group after another; the groups behind it
-//! queue until the intake has caught up, and then they are applied at the inbox again. On SQLite each request checks
-//! its own object's content before it joins the waiting list, so that work is spread over the requests and not done
-//! one object after another while the group holds the writer; on PostgreSQL, where a busy group is queued and the
-//! intake checks it, a group applied here makes the checks itself, so no object is checked twice.
+//! applies it, and reports what failed with its backoff, as for any queued activity. A group larger than the store
+//! applies at once (`store::WriteGrouping`) is queued too: that many requests at once mean a peer catching up, which
+//! the intake's lanes, several transactions at once, apply faster than one group after another; the groups behind it
+//! queue until the intake has caught up, and then they are applied at the inbox again. Whether each request checks
+//! its own object's content before it joins the waiting list (spreading that work over the requests), or the group
+//! checks them (where a busy group is queued and the intake checks it, so no object is checked twice), the store
+//! says too.
 //!
 //! The protocol: a request puts itself on the waiting list and waits for its answer. The first request that finds no
-//! writer running starts one: a task on the store's write lane that writes what is waiting (oldest first, at most
+//! writer running starts one: a task the store starts where a group writer's statements wait least, that writes what is waiting (oldest first, at most
 //! [`MAX_GROUP`] per transaction), group after group, until the list is empty. The writer runs apart from the
 //! requests, so a request whose client goes away mid-write does not cancel the others' transaction, and it takes
 //! the next group as soon as one has committed (when the turn passed from request to request, each handover waited
@@ -43,10 +43,6 @@ use crate::store::{self};
 
 /// Requests written in one transaction at most (each holds a body of up to the inbox's size cap).
 const MAX_GROUP: usize = 64;
-
-/// The largest group applied at the inbox on PostgreSQL (see the module's documentation). A peer sending at a
-/// steady pace makes groups of one or two; one catching up after an outage, of dozens.
-pub const MAX_APPLIED_GROUP_POSTGRES: usize = 8;
 
 /// The waiting list, shared by every clone of one service.
 #[derive(Debug, Default)]
@@ -133,11 +129,13 @@ impl Federation {
         object: Option<Box<ReplicatedObject>>,
     ) -> Result<GroupIntake, ServiceError> {
         let groups = self.inbound_groups();
-        // On SQLite a group is nearly always applied here, so the request makes its object's checks beside the
-        // other requests; on PostgreSQL a busy group goes to the intake, which checks again, so the group makes them.
-        let checked = match self.store().backend() {
-            store::Backend::Sqlite => object.as_deref().and_then(|object| self.check_replicated(object)),
-            store::Backend::Postgres => None,
+        // Where a group is nearly always applied here, the request makes its object's checks beside the other
+        // requests; where a busy group goes to the intake, which checks again, the group makes them (see
+        // `store::WriteGrouping`).
+        let checked = if self.store().write_grouping().changes_checked_before_joining {
+            object.as_deref().and_then(|object| self.check_replicated(object))
+        } else {
+            None
         };
         let (reply, answer) = oneshot::channel();
         let start_writer = {
@@ -168,7 +166,7 @@ impl Federation {
     /// others' transaction.
     fn start_group_writer(&self) {
         let federation = self.clone();
-        drop(self.store().spawn_write(async move {
+        self.store().start_group_writer(async move {
             // Should the task end early (a panic), the guard hands the list to a new writer.
             let mut guard = WriterGuard {
                 federation: federation.clone(),
@@ -187,16 +185,13 @@ impl Federation {
                 };
                 federation.write_inbound_group(group).await;
             }
-        }));
+        });
     }
 
     /// Writes one group (applying it when it can) and tells each of its requests what became of its activity.
     async fn write_inbound_group(&self, mut group: Vec<WaitingActivity>) {
         let mut applied = None;
-        let small_enough = match self.store().backend() {
-            store::Backend::Postgres => group.len() <= MAX_APPLIED_GROUP_POSTGRES,
-            store::Backend::Sqlite => true,
-        };
+        let small_enough = group.len() <= self.store().write_grouping().largest_group_applied_at_once;
         if small_enough && group.iter().all(|waiting| waiting.object.is_some()) {
             let now = self.now();
             let batch: Vec<(InboxActivityRow, Result<InboundMessage, String>)> = group
