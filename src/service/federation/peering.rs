@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use super::super::{ErrorCode, Service, ServiceError};
 use super::peer_state::{block_has_lapsed, normalize_realm};
-use crate::domain::{PeerLevel, PeerState, ShownPeerState};
+use crate::domain::{KeyPin, PeerLevel, PeerState, ShownPeerState};
 use crate::store::federation::{DeliveryRow, PeerKeyRow, PeerRecord};
 use crate::store::{self, Transaction};
 
@@ -170,7 +170,7 @@ impl Service {
     }
 
     /// The rows that pin `keys` for `realm`, `pinned_by` an admin, a first contact or an endorsing key.
-    pub(super) fn pin_keys(&self, realm: &str, keys: &[KeyDescription], pinned_by: &str) -> Vec<PeerKeyRow> {
+    pub(super) fn pin_keys(&self, realm: &str, keys: &[KeyDescription], pinned_by: &KeyPin) -> Vec<PeerKeyRow> {
         let now = self.now();
         keys.iter()
             .map(|key| PeerKeyRow {
@@ -180,7 +180,7 @@ impl Service {
                 fingerprint: key.public_key.fingerprint(),
                 valid_from: DateTime::from_timestamp(key.valid_from, 0),
                 valid_until: key.valid_until.and_then(|until| DateTime::from_timestamp(until, 0)),
-                pinned_by: pinned_by.to_owned(),
+                pinned_by: pinned_by.clone(),
                 pinned_at: now,
             })
             .collect()
@@ -252,7 +252,7 @@ impl Service {
             }
         };
         super::peer_state::save_peer_state(&mut transaction.conn(), &peer, now).await?;
-        for key in self.pin_keys(&realm, &introduction.keys, "admin") {
+        for key in self.pin_keys(&realm, &introduction.keys, &KeyPin::Admin) {
             store::federation::save_peer_key(&mut transaction.conn(), &key).await?;
         }
         if let Some(message) = message {
@@ -286,7 +286,7 @@ impl Service {
             ));
         }
         let keys = store::federation::list_peer_keys(&mut transaction.conn(), &realm).await?;
-        let provisional = keys.iter().any(|key| key.pinned_by == "first_contact");
+        let provisional = keys.iter().any(|key| key.pinned_by.is_provisional());
         if provisional && confirmed_fingerprint.is_none() {
             return Err(ServiceError::validation(
                 "fingerprint",
@@ -315,8 +315,8 @@ impl Service {
             ));
         }
         for mut key in keys {
-            if key.pinned_by == "first_contact" {
-                key.pinned_by = "admin".to_owned();
+            if key.pinned_by.is_provisional() {
+                key.pinned_by = KeyPin::Admin;
                 key.pinned_at = now;
                 store::federation::save_peer_key(&mut transaction.conn(), &key).await?;
             }
@@ -608,7 +608,7 @@ impl Service {
                     let endorser = announced.endorsement.as_ref().and_then(|endorsement| {
                         pinned
                             .iter()
-                            .find(|key| key.key_id == endorsement.endorsing_key_id && key.pinned_by != "first_contact")
+                            .find(|key| key.key_id == endorsement.endorsing_key_id && !key.pinned_by.is_provisional())
                             .and_then(|key| PublicKey::from_multikey(&key.public_key_multibase).ok())
                             .filter(|public_key| public_key.endorses(&announced.description, endorsement))
                             .map(|_| endorsement.endorsing_key_id.clone())
@@ -618,7 +618,7 @@ impl Service {
                             for row in self.pin_keys(
                                 &peer.realm,
                                 std::slice::from_ref(&announced.description),
-                                &endorsing_key_id,
+                                &KeyPin::EndorsedBy(endorsing_key_id),
                             ) {
                                 store::federation::save_peer_key(&mut transaction.conn(), &row).await?;
                             }
