@@ -652,8 +652,9 @@ impl Service {
 pub const KEY_REFRESH_INTERVAL: chrono::TimeDelta = chrono::TimeDelta::hours(1);
 
 impl Service {
-    /// Whether `realm`'s actor may be re-read now for its keys (at most once per [`KEY_REFRESH_INTERVAL`]); when it
-    /// may, the time is recorded at once, so concurrent requests do not all fetch.
+    /// Whether `realm`'s actor may be re-read now for its keys: never while the peer is blocked (a block whose time
+    /// has run out no longer counts), and at most once per [`KEY_REFRESH_INTERVAL`]; when it may, the time is
+    /// recorded at once, so concurrent requests do not all fetch.
     pub async fn claim_key_refresh(&self, realm: &str) -> Result<bool, ServiceError> {
         let realm = normalize_realm(realm);
         let now = self.now();
@@ -661,6 +662,9 @@ impl Service {
         let Some(mut peer) = store::federation::find_peer(&mut transaction.conn(), &realm).await? else {
             return Ok(false);
         };
+        if peer.state == PeerState::Blocked && !block_has_lapsed(&peer, now) {
+            return Ok(false);
+        }
         if peer
             .manifest_refreshed_at
             .is_some_and(|at| now - at < KEY_REFRESH_INTERVAL)
