@@ -1015,7 +1015,7 @@ async fn run_peer_command(instance: &Instance, command: PeerCommand) -> anyhow::
                     let provisional: Vec<&str> = view
                         .keys
                         .iter()
-                        .filter(|key| key.pinned_by == "first_contact")
+                        .filter(|key| key.pinned_by.is_provisional())
                         .map(|key| key.fingerprint.as_str())
                         .collect();
                     match provisional.first() {

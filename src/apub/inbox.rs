@@ -29,8 +29,8 @@ use serde_json::json;
 use url::Url;
 
 use super::ApubState;
-use super::signing_time::{TIME_POLICY, key_outside_window};
-use crate::domain::PeerState;
+use super::signing_time::TIME_POLICY;
+use crate::service::federation::admission::{AdmittedSender, MaySend, Refusal, SenderPurpose};
 use crate::service::federation::inbox::{InboxNonce, InboxSender, Intake, VerifiedActivity};
 use crate::service::federation::peering::PeerIntroduction;
 
@@ -237,28 +237,17 @@ async fn process(state: &ApubState, request: Request<Body>) -> InboxVerdict {
             );
         }
     };
-    // What only the body tells: whether a peer that is not active yet sends a peering activity, and a stranger's
-    // Follow.
+    // What only the body tells: whether a sender admitted for peering messages only sends one (the body is read
+    // for it only then), and a stranger's Follow.
     let (peer_realm, key, first_contact, known_sender) = match sender {
-        HeaderSender::Known(sender) => {
-            if !matches!(sender.peer.state, PeerState::Active | PeerState::Unreachable) && !is_peering(&body) {
-                return InboxVerdict::rejected(
-                    StatusCode::FORBIDDEN,
-                    "peer_not_active",
-                    format!(
-                        "the peering is {}: only Follow, Accept, Reject, Undo and an Update of the instance actor are taken",
-                        sender.peer.state
-                    ),
-                );
+        HeaderSender::Known(admitted) => {
+            if let MaySend::PeeringOnly { otherwise } = &admitted.may_send
+                && !is_peering(&body)
+            {
+                return refused_sender(otherwise);
             }
-            if sender.key.pinned_by == "first_contact" && !is_peering(&body) {
-                return InboxVerdict::rejected(
-                    StatusCode::FORBIDDEN,
-                    "peer_not_active",
-                    "the sender's key awaits an admin's approval",
-                );
-            }
-            (sender.peer.realm.clone(), sender.public_key, None, Some(*sender))
+            let sender = admitted.sender;
+            (sender.peer.realm.clone(), sender.public_key, None, Some(sender))
         }
         HeaderSender::Stranger { actor_url } => {
             match first_contact(state, &signature, actor_url, &body, &parts.headers).await {
@@ -558,14 +547,40 @@ pub fn target_uri(state: &ApubState, uri: &axum::http::Uri) -> Option<Url> {
     base.join(uri.path_and_query().map_or("/", |path| path.as_str())).ok()
 }
 
-/// [`key_outside_window`] as the inbox's refusal.
-fn key_outside_window_verdict(
-    valid_from: Option<DateTime<Utc>>,
-    valid_until: Option<DateTime<Utc>>,
-    now: DateTime<Utc>,
-) -> Option<InboxVerdict> {
-    key_outside_window(valid_from, valid_until, now)
-        .map(|outside| InboxVerdict::rejected(StatusCode::UNAUTHORIZED, outside.reason, outside.detail))
+/// The admission rule's refusal of a known sender, as the inbox answers it.
+fn refused_sender(refusal: &Refusal) -> InboxVerdict {
+    match refusal {
+        Refusal::Blocked => InboxVerdict::rejected(
+            StatusCode::FORBIDDEN,
+            "blocked_sender",
+            "this instance has blocked the sender",
+        ),
+        Refusal::NotActive(state) => InboxVerdict::rejected(
+            StatusCode::FORBIDDEN,
+            "peer_not_active",
+            format!(
+                "the peering is {state}: only Follow, Accept, Reject, Undo and an Update of the instance actor are taken"
+            ),
+        ),
+        Refusal::FirstContactKey => InboxVerdict::rejected(
+            StatusCode::FORBIDDEN,
+            "peer_not_active",
+            "the sender's key awaits an admin's approval",
+        ),
+        Refusal::KeyExpired => InboxVerdict::rejected(
+            StatusCode::UNAUTHORIZED,
+            "key_expired",
+            "the signing key's validity has ended",
+        ),
+        Refusal::KeyNotYetValid => InboxVerdict::rejected(
+            StatusCode::UNAUTHORIZED,
+            "key_not_yet_valid",
+            "the signing key's validity has not begun",
+        ),
+        // Not refusals of an inbox request (the inbox looks its keys up itself, and names no origin), answered as a
+        // key this instance has not pinned for the sender all the same.
+        Refusal::UnknownKey | Refusal::KeyOfAnotherRealm { .. } => unknown_key(),
+    }
 }
 
 fn unknown_key() -> InboxVerdict {
@@ -596,7 +611,7 @@ async fn refreshed_key(
         Ok(None) => return Ok(None),
         Err(error) => return Err(internal(&error.to_string())),
     };
-    if peer.actor_url != actor_url.as_str() || peer.state == PeerState::Blocked {
+    if peer.actor_url != actor_url.as_str() {
         return Err(unknown_key());
     }
     match federation.claim_key_refresh(&realm).await {
@@ -620,9 +635,9 @@ async fn refreshed_key(
 
 /// Who sent a request, as far as its headers tell.
 enum HeaderSender {
-    /// A peer with this key pinned (perhaps just re-read, see [`refreshed_key`]), neither blocked nor outside its
-    /// key's window.
-    Known(Box<InboxSender>),
+    /// A peer with this key pinned (perhaps just re-read, see [`refreshed_key`]), admitted for an inbox request:
+    /// neither blocked nor outside its key's window.
+    Known(Box<AdmittedSender>),
     /// An instance this one does not know, which may introduce itself with a small `Follow` (see [`first_contact`]).
     Stranger {
         /// Its actor, read from the `keyid`.
@@ -645,19 +660,10 @@ async fn sender_from_headers(
         Err(error) => return Err(internal(&error.to_string())),
     };
     if let Some(sender) = sender {
-        if sender.peer.state == PeerState::Blocked {
-            return Err(InboxVerdict::rejected(
-                StatusCode::FORBIDDEN,
-                "blocked_sender",
-                "this instance has blocked the sender",
-            ));
-        }
-        if let Some(verdict) =
-            key_outside_window_verdict(sender.key.valid_from, sender.key.valid_until, federation.now())
-        {
-            return Err(verdict);
-        }
-        return Ok(HeaderSender::Known(Box::new(sender)));
+        return match federation.admit_sender(sender, SenderPurpose::InboxRequest) {
+            Ok(admitted) => Ok(HeaderSender::Known(Box::new(admitted))),
+            Err(refusal) => Err(refused_sender(&refusal)),
+        };
     }
     let unknown = |detail: &str| InboxVerdict::rejected(StatusCode::FORBIDDEN, "unknown_sender", detail.to_owned());
     let mut actor_url = state.outgoing.peer_url(&signature.key_id).map_err(|_| {

@@ -26,7 +26,8 @@ use serde::Deserialize;
 use serde_json::json;
 
 use crate::documents::DocumentFacts;
-use crate::domain::{PeerState, PublicId};
+use crate::domain::PublicId;
+use crate::service::federation::admission::{Refusal, SenderPurpose};
 use documents::InstanceUrls;
 use outgoing::Outgoing;
 
@@ -280,8 +281,8 @@ async fn manifest(State(state): State<ApubState>) -> Response {
     response
 }
 
-/// `GET /outbox`: for signed GETs from peers only (active, or asked by us and about to answer), checked the way the inbox checks a POST (sender, time,
-/// signature, nonce). Without a query: the collection (its head and first pages); with `after` (and `limit`): a page
+/// `GET /outbox`: for signed GETs from peers only (active, or asked by us and about to answer: the admission rule's
+/// [`SenderPurpose::OutboxRead`]), checked the way the inbox checks a POST (sender, time, signature, nonce). Without a query: the collection (its head and first pages); with `after` (and `limit`): a page
 /// of the history after that position; with `snapshot=true`: a page of the current objects after that object.
 /// Every page is filtered to what the peer may see: only federated spaces and their content ever enter it.
 async fn outbox(
@@ -301,42 +302,24 @@ async fn outbox(
         }
     };
     let federation = state.outgoing.federation();
-    let sender = match federation.inbox_sender(&signature.key_id).await {
-        // A peer this instance asked to peer with (`pending_out`) may read too: our admin chose to share with it, and
-        // it pulls as soon as its admin approved, which can be before its `Accept` reached us.
-        Ok(Some(sender))
-            if matches!(
-                sender.peer.state,
-                PeerState::Active | PeerState::PendingOut | PeerState::Unreachable
-            ) && sender.key.pinned_by != "first_contact" =>
-        {
-            sender
-        }
-        // The inbox's reasons, so that a peer reading them learns what its pushes learn: blocked, not (or no
-        // longer) a peer at all, or a peering that is not active.
-        Ok(Some(sender)) if sender.peer.state == PeerState::Blocked => {
-            return (StatusCode::FORBIDDEN, axum::Json(json!({ "reason": "blocked_sender" }))).into_response();
-        }
-        Ok(Some(_)) => {
-            return (
-                StatusCode::FORBIDDEN,
-                axum::Json(json!({ "reason": "peer_not_active" })),
-            )
-                .into_response();
-        }
-        Ok(None) => {
-            return (StatusCode::FORBIDDEN, axum::Json(json!({ "reason": "unknown_sender" }))).into_response();
+    // The admission rule, with the inbox's reasons, so that a peer reading them learns what its pushes learn:
+    // blocked, not (or no longer) a peer at all, a peering that is not active, or a key outside its window.
+    let sender = match federation.admit_key(&signature.key_id, SenderPurpose::OutboxRead).await {
+        Ok(Ok(admitted)) => admitted.sender,
+        Ok(Err(refusal)) => {
+            let (status, reason) = match refusal {
+                Refusal::Blocked => (StatusCode::FORBIDDEN, "blocked_sender"),
+                Refusal::NotActive(_) | Refusal::FirstContactKey => (StatusCode::FORBIDDEN, "peer_not_active"),
+                // (No origin is named in reading the outbox: a key of another realm cannot be its refusal.)
+                Refusal::UnknownKey | Refusal::KeyOfAnotherRealm { .. } => (StatusCode::FORBIDDEN, "unknown_sender"),
+                Refusal::KeyExpired => (StatusCode::UNAUTHORIZED, "key_expired"),
+                Refusal::KeyNotYetValid => (StatusCode::UNAUTHORIZED, "key_not_yet_valid"),
+            };
+            return (status, axum::Json(json!({ "reason": reason }))).into_response();
         }
         Err(error) => return failure(&error.to_string()),
     };
     let now = federation.now();
-    if let Some(verdict) = signing_time::key_outside_window(sender.key.valid_from, sender.key.valid_until, now) {
-        return (
-            StatusCode::UNAUTHORIZED,
-            axum::Json(json!({ "reason": verdict.reason })),
-        )
-            .into_response();
-    }
     let checks = signature
         .check_time(now.timestamp(), signing_time::TIME_POLICY)
         .and_then(|()| signature.check_coverage(false));

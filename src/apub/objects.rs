@@ -17,14 +17,15 @@ use serde_json::Value;
 
 use super::documents::InstanceUrls;
 use super::rfc3339;
+use crate::domain::PublicId;
 use crate::domain::knowledge::RelationType;
 use crate::domain::replication::{
     ClaimRecord, EntityRecord, FederatedObject, OriginProof, RelationRecord, ReplicatedObject, RevisionRecord,
     SourceRecord, SpaceRecord,
 };
 use crate::domain::tombstone::Tombstone;
-use crate::domain::{PeerState, PublicId};
 use crate::service::federation::Federation;
+use crate::service::federation::admission::{Refusal, SenderPurpose};
 use crate::service::federation::identity::SigningKey;
 use crate::service::federation::inbox::InboxSender;
 
@@ -233,41 +234,19 @@ pub async fn read_replicated(
         .map_err(|error| refusal("invalid_origin_proof", error.to_string()))?
         .to_owned();
     let origin = document.realm().to_ascii_lowercase();
-    let sender = match known_sender.filter(|sender| sender.key.key_id == key_id) {
-        Some(sender) => sender.clone(),
+    // The admission rule decides whether the key vouches for the origin's objects now; the request's signer is not
+    // read again when the proof names its key.
+    let purpose = SenderPurpose::OriginProof { origin: &origin };
+    let admitted = match known_sender.filter(|sender| sender.key.key_id == key_id) {
+        Some(sender) => federation.admit_sender(sender.clone(), purpose),
         None => federation
-            .inbox_sender(&key_id)
+            .admit_key(&key_id, purpose)
             .await
-            .map_err(|error| refusal("internal_error", error.to_string()))?
-            .ok_or_else(|| {
-                refusal(
-                    "invalid_origin_proof",
-                    format!("{key_id} is not a pinned key of a peer"),
-                )
-            })?,
+            .map_err(|error| refusal("internal_error", error.to_string()))?,
     };
-    if sender.key.peer_realm != origin {
-        return Err(refusal(
-            "invalid_origin_proof",
-            format!("{key_id} is not a key of the object's origin {origin}"),
-        ));
-    }
-    if sender.key.pinned_by == "first_contact"
-        || !matches!(sender.peer.state, PeerState::Active | PeerState::Unreachable)
-    {
-        return Err(refusal(
-            "invalid_origin_proof",
-            format!("the origin {origin} is not an active peer"),
-        ));
-    }
-    if let Some(verdict) =
-        super::signing_time::key_outside_window(sender.key.valid_from, sender.key.valid_until, federation.now())
-    {
-        return Err(refusal(
-            "invalid_origin_proof",
-            format!("{key_id} is not valid now ({})", verdict.reason),
-        ));
-    }
+    let sender = admitted
+        .map_err(|refused| origin_proof_refusal(&refused, &key_id, &origin))?
+        .sender;
     // The object's URL, and a content item's author, are on the origin's own URL: a proof by the origin's key
     // vouches only for the origin's objects.
     let on_origin = |text: &str| match (url::Url::parse(text), url::Url::parse(&sender.peer.base_url)) {
@@ -297,6 +276,20 @@ pub async fn read_replicated(
         object,
         proof: OriginProof { signed_object, key_id },
     })
+}
+
+/// The admission rule's refusal of an origin proof's key, as the refusal of the object.
+fn origin_proof_refusal(refused: &Refusal, key_id: &str, origin: &str) -> ObjectRefusal {
+    let detail = match refused {
+        Refusal::UnknownKey => format!("{key_id} is not a pinned key of a peer"),
+        Refusal::KeyOfAnotherRealm { .. } => format!("{key_id} is not a key of the object's origin {origin}"),
+        Refusal::Blocked | Refusal::NotActive(_) | Refusal::FirstContactKey => {
+            format!("the origin {origin} is not an active peer")
+        }
+        Refusal::KeyExpired => format!("{key_id} is not valid now (key_expired)"),
+        Refusal::KeyNotYetValid => format!("{key_id} is not valid now (key_not_yet_valid)"),
+    };
+    refusal("invalid_origin_proof", detail)
 }
 
 /// Reads a replicated object that was verified when it arrived (the intake applies queued activities).

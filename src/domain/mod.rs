@@ -19,7 +19,7 @@ pub mod trust_status;
 pub use actor::{Actor, ActorType, AuthenticatedActor};
 pub use context::{ContextError, ContextKey, ContextValue};
 pub use ids::{IdKind, IdParseError, PublicId};
-pub use peer::{PeerLevel, PeerState, ShownPeerState};
+pub use peer::{KeyPin, PeerLevel, PeerState, ShownPeerState};
 pub use realm::Realm;
 pub use scope::{Scope, ScopeSet};
 pub use trust_status::TrustStatus;

@@ -1,4 +1,5 @@
-//! Peers: the other realms an instance federates with, their states and the base trust an admin gives them.
+//! Peers: the other realms an instance federates with, their states, the base trust an admin gives them, and who
+//! pinned their keys.
 
 use std::fmt;
 
@@ -160,6 +161,65 @@ impl fmt::Display for PeerLevel {
     }
 }
 
+/// Who pinned a peer's key, which decides what the key may sign: an admin (who compared its fingerprint), a
+/// stranger's first contact (read from its actor, unconfirmed until an admin approves the peer), or a key already
+/// pinned that endorsed it (a rotation announced in an `Update`, or found when the peer's actor was re-read).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum KeyPin {
+    /// An admin compared the key's fingerprint (adding the peer, or approving its first contact).
+    Admin,
+    /// Read from a stranger's actor on its first `Follow`: it may sign only peering messages until an admin approves.
+    FirstContact,
+    /// Endorsed by the pinned key with this ID.
+    EndorsedBy(String),
+}
+
+impl KeyPin {
+    /// The stored and displayed name: `admin`, `first_contact`, or the endorsing key's ID.
+    pub fn as_str(&self) -> &str {
+        match self {
+            KeyPin::Admin => "admin",
+            KeyPin::FirstContact => "first_contact",
+            KeyPin::EndorsedBy(key_id) => key_id,
+        }
+    }
+
+    /// The pin with this stored name. Every name is one: a key ID is neither `admin` nor `first_contact` (it is a
+    /// URL).
+    pub fn parse(text: String) -> KeyPin {
+        match text.as_str() {
+            "admin" => KeyPin::Admin,
+            "first_contact" => KeyPin::FirstContact,
+            _ => KeyPin::EndorsedBy(text),
+        }
+    }
+
+    /// Whether the key awaits an admin's approval: read on first contact, so it vouches for nothing yet (it may
+    /// neither sign more than peering messages nor endorse another key).
+    pub fn is_provisional(&self) -> bool {
+        *self == KeyPin::FirstContact
+    }
+}
+
+impl From<String> for KeyPin {
+    fn from(text: String) -> KeyPin {
+        KeyPin::parse(text)
+    }
+}
+
+/// Compares with the name an admin reads (`peer list`, `/admin/peers`).
+impl PartialEq<&str> for KeyPin {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
+impl fmt::Display for KeyPin {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        formatter.write_str(self.as_str())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -174,5 +234,14 @@ mod tests {
         }
         assert_eq!(PeerState::parse("active "), None);
         assert_eq!(PeerLevel::parse("blocked"), None, "a block is a state, not a level");
+        for pin in [
+            KeyPin::Admin,
+            KeyPin::FirstContact,
+            KeyPin::EndorsedBy("https://beta.test/actor#key-1".to_owned()),
+        ] {
+            assert_eq!(KeyPin::parse(pin.as_str().to_owned()), pin);
+        }
+        assert!(KeyPin::FirstContact.is_provisional());
+        assert!(!KeyPin::EndorsedBy("https://beta.test/actor#key-1".to_owned()).is_provisional());
     }
 }

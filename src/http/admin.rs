@@ -157,7 +157,12 @@ async fn add_peer(
     State(state): State<AdminState>,
     JsonBody(body): JsonBody<AddPeerBody>,
 ) -> Result<Response, ApiError> {
-    let level = level(body.level.as_deref().unwrap_or("standard"))?;
+    let level = body
+        .level
+        .as_deref()
+        .map(level)
+        .transpose()?
+        .unwrap_or(PeerLevel::Standard);
     let url = state
         .outgoing
         .peer_url(&body.url)

@@ -5,7 +5,7 @@ use chrono::{DateTime, Utc};
 
 use super::statement::Statement;
 use super::{Conn, StoreError, dispatch};
-use crate::domain::{PeerLevel, PeerState};
+use crate::domain::{KeyPin, PeerLevel, PeerState};
 
 /// One of the instance's signing keys, its private half encrypted.
 #[derive(Debug, Clone, PartialEq, sqlx::FromRow)]
@@ -331,8 +331,9 @@ pub struct PeerKeyRow {
     pub valid_from: Option<DateTime<Utc>>,
     /// First instant it may no longer sign, when published.
     pub valid_until: Option<DateTime<Utc>>,
-    /// `admin`, `first_contact`, or the ID of the pinned key that endorsed it.
-    pub pinned_by: String,
+    /// Who pinned it (stored as `admin`, `first_contact`, or the ID of the pinned key that endorsed it).
+    #[sqlx(try_from = "String")]
+    pub pinned_by: KeyPin,
     /// When it was pinned.
     pub pinned_at: DateTime<Utc>,
 }
@@ -354,7 +355,7 @@ pub async fn save_peer_key(conn: &mut Conn<'_>, key: &PeerKeyRow) -> Result<(), 
         .bind(&key.fingerprint)
         .bind(key.valid_from)
         .bind(key.valid_until)
-        .bind(&key.pinned_by)
+        .bind(key.pinned_by.as_str())
         .bind(key.pinned_at)
         .execute(&mut *connection)
         .await?;

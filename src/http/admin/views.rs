@@ -346,7 +346,7 @@ pub fn peer_wire(view: PeerView) -> PeerWire {
             .map(|key| PeerKeyWire {
                 key_id: key.key_id,
                 fingerprint: key.fingerprint,
-                pinned_by: key.pinned_by,
+                pinned_by: key.pinned_by.as_str().to_owned(),
             })
             .collect(),
     }

@@ -321,7 +321,7 @@ impl Federation {
                 updated_at: now,
             };
             super::peer_state::save_peer_state(&mut transaction.conn(), &peer, now).await?;
-            for key in self.pin_keys(&realm, &introduction.keys, "first_contact") {
+            for key in self.pin_keys(&realm, &introduction.keys, &crate::domain::KeyPin::FirstContact) {
                 store::federation::save_peer_key(&mut transaction.conn(), &key).await?;
             }
         }

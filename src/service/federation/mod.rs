@@ -1,7 +1,9 @@
-//! Federation use cases: the instance's identity and keys, peering, the inbox's database steps and the intake of
-//! peers' activities, and the delivery queue. Transport-free: the `apub` adapter and the workers do HTTP and
-//! ActivityStreams; this module uses the `federation` crate only for keys and their endorsements.
+//! Federation use cases: the instance's identity and keys, peering, who may speak (admission), the inbox's database
+//! steps and the intake of peers' activities, and the delivery queue. Transport-free: the `apub` adapter and the
+//! workers do HTTP and ActivityStreams; this module uses the `federation` crate only for keys and their
+//! endorsements.
 
+pub mod admission;
 pub mod apply;
 pub mod cursors;
 pub mod delivery;

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use super::Federation;
 use super::peer_state::{block_has_lapsed, normalize_realm};
-use crate::domain::{PeerLevel, PeerState, ShownPeerState};
+use crate::domain::{KeyPin, PeerLevel, PeerState, ShownPeerState};
 use crate::service::{ErrorCode, ServiceError};
 use crate::store::federation::{DeliveryRow, PeerKeyRow, PeerRecord};
 use crate::store::{self, Transaction};
@@ -175,7 +175,7 @@ impl Federation {
     }
 
     /// The rows that pin `keys` for `realm`, `pinned_by` an admin, a first contact or an endorsing key.
-    pub(super) fn pin_keys(&self, realm: &str, keys: &[KeyDescription], pinned_by: &str) -> Vec<PeerKeyRow> {
+    pub(super) fn pin_keys(&self, realm: &str, keys: &[KeyDescription], pinned_by: &KeyPin) -> Vec<PeerKeyRow> {
         let now = self.now();
         keys.iter()
             .map(|key| PeerKeyRow {
@@ -185,7 +185,7 @@ impl Federation {
                 fingerprint: key.public_key.fingerprint(),
                 valid_from: DateTime::from_timestamp(key.valid_from, 0),
                 valid_until: key.valid_until.and_then(|until| DateTime::from_timestamp(until, 0)),
-                pinned_by: pinned_by.to_owned(),
+                pinned_by: pinned_by.clone(),
                 pinned_at: now,
             })
             .collect()
@@ -257,7 +257,7 @@ impl Federation {
             }
         };
         super::peer_state::save_peer_state(&mut transaction.conn(), &peer, now).await?;
-        for key in self.pin_keys(&realm, &introduction.keys, "admin") {
+        for key in self.pin_keys(&realm, &introduction.keys, &KeyPin::Admin) {
             store::federation::save_peer_key(&mut transaction.conn(), &key).await?;
         }
         if let Some(message) = message {
@@ -291,7 +291,7 @@ impl Federation {
             ));
         }
         let keys = store::federation::list_peer_keys(&mut transaction.conn(), &realm).await?;
-        let provisional = keys.iter().any(|key| key.pinned_by == "first_contact");
+        let provisional = keys.iter().any(|key| key.pinned_by.is_provisional());
         if provisional && confirmed_fingerprint.is_none() {
             return Err(ServiceError::validation(
                 "fingerprint",
@@ -320,8 +320,8 @@ impl Federation {
             ));
         }
         for mut key in keys {
-            if key.pinned_by == "first_contact" {
-                key.pinned_by = "admin".to_owned();
+            if key.pinned_by.is_provisional() {
+                key.pinned_by = KeyPin::Admin;
                 key.pinned_at = now;
                 store::federation::save_peer_key(&mut transaction.conn(), &key).await?;
             }
@@ -613,7 +613,7 @@ impl Federation {
                     let endorser = announced.endorsement.as_ref().and_then(|endorsement| {
                         pinned
                             .iter()
-                            .find(|key| key.key_id == endorsement.endorsing_key_id && key.pinned_by != "first_contact")
+                            .find(|key| key.key_id == endorsement.endorsing_key_id && !key.pinned_by.is_provisional())
                             .and_then(|key| PublicKey::from_multikey(&key.public_key_multibase).ok())
                             .filter(|public_key| public_key.endorses(&announced.description, endorsement))
                             .map(|_| endorsement.endorsing_key_id.clone())
@@ -623,7 +623,7 @@ impl Federation {
                             for row in self.pin_keys(
                                 &peer.realm,
                                 std::slice::from_ref(&announced.description),
-                                &endorsing_key_id,
+                                &KeyPin::EndorsedBy(endorsing_key_id),
                             ) {
                                 store::federation::save_peer_key(&mut transaction.conn(), &row).await?;
                             }
@@ -657,8 +657,9 @@ impl Federation {
 pub const KEY_REFRESH_INTERVAL: chrono::TimeDelta = chrono::TimeDelta::hours(1);
 
 impl Federation {
-    /// Whether `realm`'s actor may be re-read now for its keys (at most once per [`KEY_REFRESH_INTERVAL`]); when it
-    /// may, the time is recorded at once, so concurrent requests do not all fetch.
+    /// Whether `realm`'s actor may be re-read now for its keys: never while the peer is blocked (a block whose time
+    /// has run out no longer counts), and at most once per [`KEY_REFRESH_INTERVAL`]; when it may, the time is
+    /// recorded at once, so concurrent requests do not all fetch.
     pub async fn claim_key_refresh(&self, realm: &str) -> Result<bool, ServiceError> {
         let realm = normalize_realm(realm);
         let now = self.now();
@@ -666,6 +667,9 @@ impl Federation {
         let Some(mut peer) = store::federation::find_peer(&mut transaction.conn(), &realm).await? else {
             return Ok(false);
         };
+        if peer.state == PeerState::Blocked && !block_has_lapsed(&peer, now) {
+            return Ok(false);
+        }
         if peer
             .manifest_refreshed_at
             .is_some_and(|at| now - at < KEY_REFRESH_INTERVAL)
