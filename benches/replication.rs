@@ -11,10 +11,10 @@
 //! the service with agents that hold the `publish` scope, and watches. Items are small procedures (about 500 bytes
 //! of Markdown, one claim, two tags) in the default space, which is federated. Two settings differ from the
 //! defaults: `INTERAI_WRITES_PER_HOUR=100000000` (the per-controller write limit would stop the publishers) and,
-//! for the first three phases, `INTERAI_FEDERATION_PULL_INTERVAL_SECONDS=86400`, so that beta's anti-entropy pull
+//! for every phase but the backfill, `INTERAI_FEDERATION_PULL_INTERVAL_SECONDS=86400`, so that beta's anti-entropy pull
 //! (every 60 s by default) does not fetch during a phase what push is being timed on.
 //!
-//! Four phases per backend, each on its own pair of instances (`INTERAI_BENCH_PHASES` chooses):
+//! Five phases per backend, each on its own instances (`INTERAI_BENCH_PHASES` chooses):
 //!
 //! - **delivery** (sustained delivery of a backlog). The benchmark takes alpha's push lease for beta (what alpha's
 //!   loop takes before a round; it holds for 30 s, and is only granted while there is something to push, so a
@@ -40,6 +40,12 @@
 //!   connection of its own (those stamped from 20 ms before the newest one it saw), first found it (after its
 //!   query returned, so the commit, the poll interval and the poll's own query are inside).
 //!   Both instances read the same system clock in one process, so the two times compare directly.
+//! - **peers** (light traffic to many peers): alpha and `INTERAI_BENCH_PEERS` (10) betas, all peered with alpha,
+//!   in one process; alpha publishes one item every 1/`INTERAI_BENCH_PEERS_RATE` s (10/s) for
+//!   `INTERAI_BENCH_SECONDS`, after the same warm-up as the lag phase. Every item goes to every beta. Reported: the
+//!   cores the process kept busy over the paced publishing (to the last beta's last application), that divided by
+//!   the peers (what one more peer costs at this pace, publishing shared by all), the CPU per delivered item, and
+//!   the stamp lag of every item on every beta (no poller, so its CPU is not in the figure).
 //! - **backfill**: alpha is seeded with `INTERAI_BENCH_BACKFILL_ITEMS` items by `interai::seed` (the knowledge and
 //!   evidence of `interai admin seed`: claims, subjects, relations, second revisions, usage, reviews, ratings, of
 //!   which the content replicates), with the default pull interval. Then a fresh beta is introduced (alpha adds it,
@@ -64,8 +70,10 @@
 //! | `INTERAI_BENCH_POLL_MS` | 1 | the lag phase's poll interval of beta's intake log |
 //! | `INTERAI_BENCH_WARMUP_SECONDS` | 1 | the lag phase first publishes this long at the same pace, not counted (the first items after a start meet cold statement caches on every pooled connection; their worst lag is printed) |
 //! | `INTERAI_BENCH_LAG_DUMP` | — | a file prefix: the lag phase writes `{prefix}.{backend}`, one line per item (warm-up first): commit time, content ID, stamp lag and seen lag in ms |
+//! | `INTERAI_BENCH_PEERS` | 10 | betas of the peers phase |
+//! | `INTERAI_BENCH_PEERS_RATE` | 10 | publishes per second in the peers phase |
 //! | `INTERAI_BENCH_BACKFILL_ITEMS` | 100000 | items seeded on alpha for the backfill |
-//! | `INTERAI_BENCH_PHASES` | `delivery,live,lag,backfill` | which phases to run, in this order |
+//! | `INTERAI_BENCH_PHASES` | `delivery,live,lag,peers,backfill` | which phases to run, in this order |
 //! | `INTERAI_BENCH_BACKENDS` | `sqlite,postgres` | which backends to run (PostgreSQL only with the URL set) |
 //! | `INTERAI_BENCH_DATABASE_URL` | — | a PostgreSQL server URL; enables the PostgreSQL run |
 //! | `INTERAI_BENCH_WORKER_THREADS` | cores | tokio worker threads (both instances and the benchmark share them) |
@@ -80,6 +88,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
+use interai::apub::replicate::limits::{PEERS_PER_PASS, PUSH_LEASE};
 use interai::clock::{Clock, SystemClock};
 use interai::domain::{ActorType, AuthenticatedActor, PeerState, ScopeSet};
 use interai::service::Service;
@@ -112,6 +121,7 @@ enum Phase {
     Delivery,
     Live,
     Lag,
+    Peers,
     Backfill,
 }
 
@@ -124,6 +134,8 @@ struct Options {
     warmup_seconds: f64,
     poll: Duration,
     lag_dump: Option<String>,
+    peers: usize,
+    peers_rate: f64,
     backfill_items: u64,
     phases: Vec<Phase>,
     backends: Vec<Backend>,
@@ -135,12 +147,13 @@ impl Options {
     fn from_environment() -> Options {
         let (postgres_url, backends) = backends_from_environment();
         let phases = variable("INTERAI_BENCH_PHASES")
-            .unwrap_or_else(|| "delivery,live,lag,backfill".to_owned())
+            .unwrap_or_else(|| "delivery,live,lag,peers,backfill".to_owned())
             .split(',')
             .map(|name| match name.trim() {
                 "delivery" => Phase::Delivery,
                 "live" => Phase::Live,
                 "lag" => Phase::Lag,
+                "peers" => Phase::Peers,
                 "backfill" => Phase::Backfill,
                 other => panic!("INTERAI_BENCH_PHASES: unknown phase {other:?}"),
             })
@@ -153,6 +166,8 @@ impl Options {
             warmup_seconds: number("INTERAI_BENCH_WARMUP_SECONDS", 1.0_f64).max(0.0),
             lag_dump: variable("INTERAI_BENCH_LAG_DUMP"),
             poll: Duration::from_secs_f64(number("INTERAI_BENCH_POLL_MS", 1.0_f64).max(0.0) / 1e3),
+            peers: number("INTERAI_BENCH_PEERS", 10_usize).max(1),
+            peers_rate: number("INTERAI_BENCH_PEERS_RATE", 10.0_f64).max(0.1),
             backfill_items: number("INTERAI_BENCH_BACKFILL_ITEMS", 100_000_u64).max(1),
             phases,
             backends,
@@ -790,7 +805,7 @@ async fn hold_push(
         let primer = publish(&alpha.service, caller, item(&format!("{run}-primer"), attempt)).await;
         let leased = alpha
             .federation
-            .lease_push(interai::apub::replicate::PEERS_PER_PASS)
+            .lease_push(PEERS_PER_PASS, PUSH_LEASE)
             .await
             .expect("lease push");
         let mut ours = None;
@@ -833,7 +848,7 @@ async fn delivery(options: &Options, backend: Backend, run: &str) -> DeliveryRow
         cursor,
         "alpha pushed while the lease was held (the writes took {:.1} s; the lease is {} s): use fewer items",
         written.elapsed.as_secs_f64(),
-        interai::service::federation::cursors::PUSH_LEASE.num_seconds()
+        PUSH_LEASE.num_seconds()
     );
     assert_eq!(
         backlog.undelivered,
@@ -1062,6 +1077,99 @@ async fn lag(options: &Options, backend: Backend, run: &str) -> LagRow {
     }
 }
 
+struct PeersRow {
+    backend: Backend,
+    peers: usize,
+    items: usize,
+    achieved: f64,
+    stamp: Spread,
+    cpu: CpuUse,
+}
+
+impl PeersRow {
+    /// Cores per peer: the process's cores over the paced window, divided by the peers.
+    fn cores_per_peer(&self) -> f64 {
+        self.cpu.process_cores / self.peers as f64
+    }
+
+    /// CPU milliseconds per item delivered to one peer (publishing included, shared by all).
+    fn cpu_ms_per_delivery(&self) -> f64 {
+        self.cpu.process_cores * self.cpu.wall.as_secs_f64() * 1e3 / (self.items * self.peers).max(1) as f64
+    }
+}
+
+/// Light traffic to many peers: alpha publishes at `INTERAI_BENCH_PEERS_RATE` while every one of its betas is
+/// pushed each item; what the process spends per peer, and the lag on every beta.
+async fn peers(options: &Options, backend: Backend, run: &str) -> PeersRow {
+    let settings = settings(86_400);
+    let alpha = Side::start_with(backend, options.postgres_url.as_deref(), &settings).await;
+    let mut betas = Vec::with_capacity(options.peers);
+    for _ in 0..options.peers {
+        let beta = Side::start_with(backend, options.postgres_url.as_deref(), &settings).await;
+        peer(&alpha, &beta).await;
+        betas.push(beta);
+    }
+    eprintln!("{}: peers: alpha and {} betas peered", backend.name(), betas.len());
+    let callers = publishers(&alpha.service, options.publishers).await;
+    let mut alpha_db = Reader::open(&alpha).await;
+    let warmup = (options.peers_rate * options.warmup_seconds).round() as usize;
+    let count = (options.peers_rate * options.seconds).round().max(1.0) as usize;
+    let mut ticks = tokio::time::interval(Duration::from_secs_f64(1.0 / options.peers_rate));
+    let mut tasks = tokio::task::JoinSet::new();
+    let mut cpu = None;
+    let mut started = Instant::now();
+    for number in 0..warmup + count {
+        ticks.tick().await;
+        if number == warmup {
+            // The warm-up items are out of the way first, so that the window holds only the measured ones.
+            for beta in &betas {
+                drain(&mut alpha_db, beta, Duration::from_secs(60), "peers: warm-up").await;
+            }
+            cpu = Some(CpuMeter::start());
+            started = Instant::now();
+        }
+        let service = alpha.service.clone();
+        let caller = callers[number % callers.len()].clone();
+        let request = item(run, number);
+        tasks.spawn(async move { (number, publish(&service, &caller, request).await) });
+    }
+    let mut numbered = Vec::with_capacity(warmup + count);
+    while let Some(joined) = tasks.join_next().await {
+        numbered.push(joined.expect("publish task"));
+    }
+    let achieved = count as f64 / started.elapsed().as_secs_f64();
+    for beta in &betas {
+        drain(&mut alpha_db, beta, Duration::from_secs(120), "peers").await;
+    }
+    let cpu = cpu.expect("the measured items were published").stop();
+    profile_report("the peers phase", count * betas.len(), cpu.wall);
+    let items: Vec<(String, DateTime<Utc>)> = numbered
+        .into_iter()
+        .filter(|(number, _)| *number >= warmup)
+        .map(|(_, item)| item)
+        .collect();
+    let mut stamps = Vec::with_capacity(items.len() * betas.len());
+    for beta in &betas {
+        let intake = intake(beta, &alpha).await;
+        let (lags, missing) = lags(&items, &intake.applied);
+        assert_eq!(missing, 0, "every item is applied on every beta: {}", intake.describe());
+        stamps.extend(lags);
+    }
+    stamps.sort_by(f64::total_cmp);
+    alpha.stop().await;
+    for beta in betas {
+        beta.stop().await;
+    }
+    PeersRow {
+        backend,
+        peers: options.peers,
+        items: items.len(),
+        achieved,
+        stamp: Spread::of(&stamps),
+        cpu,
+    }
+}
+
 struct BackfillRow {
     backend: Backend,
     seeded: String,
@@ -1177,6 +1285,7 @@ struct Rows {
     delivery: Vec<DeliveryRow>,
     live: Vec<LiveRow>,
     lag: Vec<LagRow>,
+    peers: Vec<PeersRow>,
     backfill: Vec<BackfillRow>,
 }
 
@@ -1294,6 +1403,36 @@ fn print_rows(options: &Options, rows: &Rows) {
             );
         }
     }
+    if !rows.peers.is_empty() {
+        println!(
+            "\nlight traffic to many peers: {:.0} publishes/s for {:.0} s, each item pushed to every peer (cores over the paced window, to the last application; lag to each beta's intake stamp, ms)",
+            options.peers_rate, options.seconds
+        );
+        println!(
+            "{:<8} {:>6} {:>6} {:>10} {:<26} {:<12} {:>14} {:>16}",
+            "backend",
+            "peers",
+            "items",
+            "publish/s",
+            "stamp p50 / p99 / max",
+            "cpu",
+            "cores per peer",
+            "cpu ms/delivery"
+        );
+        for row in &rows.peers {
+            println!(
+                "{:<8} {:>6} {:>6} {:>10.1} {:<26} {:<12} {:>14.3} {:>16.2}",
+                row.backend.name(),
+                row.peers,
+                row.items,
+                row.achieved,
+                row.stamp.show(),
+                row.cpu.show(),
+                row.cores_per_peer(),
+                row.cpu_ms_per_delivery(),
+            );
+        }
+    }
     if !rows.backfill.is_empty() {
         println!(
             "\nbackfill of a new peer (clock from beta's approval; fetched: snapshot read to its end; applied: beta's queue empty too)"
@@ -1341,6 +1480,7 @@ fn main() {
                     Phase::Delivery => rows.delivery.push(delivery(&options, backend, &run).await),
                     Phase::Live => rows.live.push(live(&options, backend, &run).await),
                     Phase::Lag => rows.lag.push(lag(&options, backend, &run).await),
+                    Phase::Peers => rows.peers.push(peers(&options, backend, &run).await),
                     Phase::Backfill => rows.backfill.push(backfill(&options, backend).await),
                 }
                 eprintln!(

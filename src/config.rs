@@ -265,7 +265,7 @@ pub const DEFAULT_HEADER_READ_TIMEOUT_SECONDS: u64 = 10;
 pub const DEFAULT_MAX_CONNECTIONS: u32 = 1024;
 /// Default cap on the connections of one client address: an eighth of the default total, so that one host cannot
 /// take the instance's connections, and room for two processes of a peer pushing at once (each holds up to
-/// `service::federation::cursors::PUSH_CONCURRENCY`, 48, connections to a peer). Behind a reverse proxy every client
+/// `apub::replicate::limits::PUSH_CONCURRENCY`, 48, connections to a peer). Behind a reverse proxy every client
 /// has the proxy's address: raise it to `INTERAI_MAX_CONNECTIONS` there, and let the proxy limit clients.
 pub const DEFAULT_MAX_CONNECTIONS_PER_CLIENT: u32 = 128;
 /// Default deadline of a whole request: a 2 MiB inbox body at the minimum rate below fits with room to spare, and a

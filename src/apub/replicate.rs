@@ -1,7 +1,9 @@
 //! Replication over HTTP: push rounds (our outbox to each active peer's inbox, a window of events at a time, in
 //! order per object, a bounded number of requests in flight) and pulls (a peer's snapshot, then its outbox pages,
 //! into our inbox queue after checking every object's origin proof), and the pages of our own outbox that peers
-//! pull. Business rules (cursors, backoff, dead letters) stay in `service::federation::cursors`.
+//! pull. The push's limits (window, windows per round, requests in flight, round and lease times) are in
+//! [`limits`], beside the code that obeys them; business rules (cursors, backoff, circuit breaker, dead letters)
+//! stay in `service::federation::cursors`, which is given the limits it needs.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
@@ -21,16 +23,16 @@ use super::objects::{activity_document, activity_kind, is_replication, read_repl
 use super::outgoing::{Outgoing, classify, refusal_reason};
 use crate::service::ServiceError;
 use crate::service::federation::Federation;
-use crate::service::federation::cursors::{
-    LeasedPeer, PUSH_CONCURRENCY, PUSH_ROUND_TIME, PUSH_ROUND_WINDOWS, PullProgress, PushResult, PushedEvent,
-};
+use crate::service::federation::cursors::{LeasedPeer, PullProgress, PushResult, PushedEvent};
 use crate::service::federation::identity::SigningKey;
 use crate::service::federation::inbox::{InboxSender, VerifiedActivity};
 use crate::service::federation::outbox::OutboxEntry;
 use crate::service::federation::retry::AttemptResult;
 
-/// Peers worked on per pass.
-pub const PEERS_PER_PASS: i64 = 16;
+pub mod limits;
+
+pub use limits::PEERS_PER_PASS;
+use limits::{PUSH_CONCURRENCY, PUSH_LEASE, PUSH_ROUND_TIME, PUSH_ROUND_WINDOWS, PUSH_WINDOW};
 /// Activities per outbox page at most (a peer may ask for fewer).
 pub const MAX_PAGE: i64 = 500;
 /// Activities per page a pull asks for.
@@ -92,15 +94,34 @@ fn round_events(entries: Vec<OutboxEntry>, urls: &InstanceUrls) -> Vec<RoundEven
         .collect()
 }
 
+/// What one push pass did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PushPass {
+    /// Delivery attempts made (a round that failed still did work).
+    pub attempts: usize,
+    /// Whether another round may be due at once: some round stopped before the outbox's end (its windows or its
+    /// time ran out, a window could not be read) or failed (a retry may be due at once). A round that sent
+    /// everything after its cursor leaves nothing behind: an event committed after it wakes the loop again.
+    pub more: bool,
+}
+
+/// What one push round did.
+struct RoundOutcome {
+    attempts: usize,
+    more: bool,
+}
+
 impl Outgoing {
-    /// One push pass: a round for every peer whose push is due. Returns how many delivery attempts it made.
-    pub async fn push_due(&self) -> Result<usize, ServiceError> {
-        let leased = self.federation().lease_push(PEERS_PER_PASS).await?;
-        let mut sent = 0;
+    /// One push pass: a round for every peer whose push is due.
+    pub async fn push_due(&self) -> Result<PushPass, ServiceError> {
+        let leased = self.federation().lease_push(PEERS_PER_PASS, PUSH_LEASE).await?;
+        let mut pass = PushPass::default();
         for peer in leased {
-            sent += self.push_round(&peer).await?;
+            let round = self.push_round(&peer).await?;
+            pass.attempts += round.attempts;
+            pass.more |= round.more;
         }
-        Ok(sent)
+        Ok(pass)
     }
 
     /// One round to one peer: the events after its cursor (one while its circuit is open), read a window at a time,
@@ -111,9 +132,9 @@ impl Outgoing {
     /// requests in flight stay at their bound from one window to the next. Before, each window was a round of its
     /// own, and the peer's inbox idled at every window's end: while the last requests were answered, the cursor
     /// saved, the next window read and its first objects rendered (about a tenth of a delivery's time).
-    async fn push_round(&self, leased: &LeasedPeer) -> Result<usize, ServiceError> {
+    async fn push_round(&self, leased: &LeasedPeer) -> Result<RoundOutcome, ServiceError> {
         let federation = self.federation();
-        let window = leased.window();
+        let window = leased.window(PUSH_WINDOW);
         // Two reads on two connections at once: both are on the way of every change to its peers.
         let (first, key) = tokio::join!(
             federation.outbox_entries(leased.replication.push_cursor, window),
@@ -141,7 +162,10 @@ impl Outgoing {
                     });
                 }
                 federation.finish_push_round(leased, events).await?;
-                return Ok(0);
+                return Ok(RoundOutcome {
+                    attempts: 0,
+                    more: false,
+                });
             }
         };
         let slots = Arc::new(tokio::sync::Semaphore::new(PUSH_CONCURRENCY));
@@ -154,8 +178,11 @@ impl Outgoing {
         let mut last_of_object: HashMap<String, oneshot::Receiver<Option<PushResult>>> = HashMap::new();
         let windows = if window == 1 { 1 } else { PUSH_ROUND_WINDOWS };
         let mut entries = first;
+        // Whether the round read to the outbox's end (a window shorter than the limit): then nothing is left.
+        let mut read_to_end = false;
         for window_number in 1..=windows {
             let full = i64::try_from(entries.len()).unwrap_or(i64::MAX) >= window;
+            read_to_end = !full;
             let read_through = entries.last().map(|entry| entry.event.seq);
             // The next window is read while this one is sent.
             let next = match read_through {
@@ -260,7 +287,10 @@ impl Outgoing {
             };
             entries = match read {
                 Ok(entries) if !entries.is_empty() => entries,
-                Ok(_) => break,
+                Ok(_) => {
+                    read_to_end = true;
+                    break;
+                }
                 Err(error) => {
                     tracing::warn!(peer = %leased.peer.realm, error = %error, "reading the next window of a push round failed");
                     break;
@@ -290,8 +320,17 @@ impl Outgoing {
             .iter()
             .filter(|event| matches!(event.result, PushResult::Attempted(_)))
             .count();
+        let stopped_early = events.iter().any(|event| {
+            matches!(
+                event.result,
+                PushResult::Postponed | PushResult::Attempted(AttemptResult::Retry { .. })
+            )
+        });
         federation.finish_push_round(leased, events).await?;
-        Ok(sent)
+        Ok(RoundOutcome {
+            attempts: sent,
+            more: stopped_early || !read_to_end,
+        })
     }
 
     /// Posts one replicated activity, signed afresh; says how it ended and whether a 401/403 may be retried with a

@@ -333,7 +333,7 @@ async fn an_objects_events_in_two_windows_of_one_round_are_sent_one_after_the_ot
     let (alpha, beta) = (network.node("alpha.test"), network.node("beta.test"));
     let author = agent(alpha.service(), "author").await;
     let head = alpha.federation().outbox_head().await.expect("head");
-    let window = interai::service::federation::cursors::PUSH_WINDOW;
+    let window = interai::apub::replicate::limits::PUSH_WINDOW;
     for index in head + 1..window {
         publish_procedure(alpha.service(), &author, &format!("filler procedure {index}"), &[]).await;
     }

@@ -20,23 +20,6 @@ use crate::store::federation::{DeliveryRow, PeerRecord};
 use crate::store::replication::{Lease, PeerReplicationRow};
 use crate::store::{self, Conn};
 
-/// Events read at a time for a healthy peer (a round reads its next window while it sends one).
-pub const PUSH_WINDOW: i64 = 256;
-/// Windows a push round reads at most: its cursor is saved, and its lease given back, every this many windows.
-pub const PUSH_ROUND_WINDOWS: usize = 4;
-/// Requests in flight to one peer at once: most of the 64 an inbox of this software takes from one peer at once
-/// (`apub::inbox::PEER_CONCURRENCY`), the rest left for its other requests (peering, key updates). Each request
-/// waits for the receiver's commit, so requests in flight are what hides that wait: 48 delivered about a fifth
-/// more than 32 (docs/benchmarks.md, "Push concurrency 48"), 64 no more than 48.
-pub const PUSH_CONCURRENCY: usize = 48;
-
-/// How long a push round starts requests: what is left then waits for the next round. With the transport's
-/// request timeout (10 s) a round ends within [`PUSH_LEASE`], so no other process takes the peer while a round is
-/// still sending, and a process killed mid-round holds the peer only that long.
-pub const PUSH_ROUND_TIME: TimeDelta = TimeDelta::seconds(10);
-
-/// How long a push round holds its peer.
-pub const PUSH_LEASE: TimeDelta = TimeDelta::seconds(30);
 /// How long a 401 or 403 answer is believed to be fixable by signing again with a freshly read key: one such
 /// answer per interval is retried at once, a second is final (a dead letter).
 pub const AUTH_REFRESH_INTERVAL: TimeDelta = TimeDelta::hours(1);
@@ -57,13 +40,13 @@ pub struct LeasedPeer {
 }
 
 impl LeasedPeer {
-    /// Events to send this round: the whole window, or one while the circuit is open (the last round failed), so
-    /// a peer that is down costs one request per backoff period.
-    pub fn window(&self) -> i64 {
+    /// Events to send this round: the whole window (`full`, the adapter's limit), or one while the circuit is open
+    /// (the last round failed), so a peer that is down costs one request per backoff period.
+    pub fn window(&self, full: i64) -> i64 {
         if self.replication.consecutive_failures > 0 {
             1
         } else {
-            PUSH_WINDOW
+            full
         }
     }
 
@@ -141,22 +124,24 @@ pub struct ReplicationLag {
 const PULLED_ROWS_PER_STATEMENT: usize = 500;
 
 impl Federation {
-    /// Takes the peers whose push round is due, for this worker alone for the lease time.
-    pub async fn lease_push(&self, limit: i64) -> Result<Vec<LeasedPeer>, ServiceError> {
-        self.lease_peers(Lease::Push, limit).await
+    /// Takes the peers whose push round is due, for this worker alone for `held_for` (the adapter's lease time,
+    /// longer than its rounds last).
+    pub async fn lease_push(&self, limit: i64, held_for: TimeDelta) -> Result<Vec<LeasedPeer>, ServiceError> {
+        self.lease_peers(Lease::Push, limit, held_for).await
     }
 
     /// Takes the peers whose pull is due.
     pub async fn lease_pull(&self, limit: i64) -> Result<Vec<LeasedPeer>, ServiceError> {
-        self.lease_peers(Lease::Pull, limit).await
+        self.lease_peers(Lease::Pull, limit, LEASE).await
     }
 
-    async fn lease_peers(&self, lease: Lease, limit: i64) -> Result<Vec<LeasedPeer>, ServiceError> {
+    async fn lease_peers(
+        &self,
+        lease: Lease,
+        limit: i64,
+        held_for: TimeDelta,
+    ) -> Result<Vec<LeasedPeer>, ServiceError> {
         let now = self.now();
-        let held_for = match lease {
-            Lease::Push => PUSH_LEASE,
-            Lease::Pull => LEASE,
-        };
         let rows = store::replication::lease_due(self.store(), lease, now, now + held_for, limit).await?;
         if rows.is_empty() {
             return Ok(Vec::new());
