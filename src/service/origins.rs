@@ -40,7 +40,7 @@ impl Service {
     /// [`Service::foreign_origins`] reads them. One small query: the public documents call it for every request.
     pub async fn federation_summary(&self) -> Result<FederationSummary, ServiceError> {
         let mut reader = self.store().reader().await?;
-        let counts = store::federation::count_peers_by_state(&mut reader.conn()).await?;
+        let counts = store::peers::count_peers_by_state(&mut reader.conn()).await?;
         let sharing: i64 = counts
             .into_iter()
             .filter(|(state, _)| shares_content(*state))
@@ -58,13 +58,13 @@ impl Service {
         origins: impl IntoIterator<Item = &str>,
     ) -> Result<Vec<ForeignOrigin>, ServiceError> {
         let mut foreign: Vec<ForeignOrigin> = Vec::new();
-        let mut peers: Option<Vec<crate::store::federation::PeerRecord>> = None;
+        let mut peers: Option<Vec<crate::store::peers::PeerRecord>> = None;
         for origin in origins {
             if self.realm().is(origin) || foreign.iter().any(|known| known.realm == origin) {
                 continue;
             }
             if peers.is_none() {
-                peers = Some(store::federation::list_peers(conn).await?);
+                peers = Some(store::peers::list_peers(conn).await?);
             }
             let peer = peers
                 .iter()

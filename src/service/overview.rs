@@ -38,7 +38,7 @@ impl Service {
         let now = self.now();
         let mut reader = self.store().reader().await?;
         let counts = store::overview::count_everything(&mut reader.conn(), self.realm().as_str(), now).await?;
-        let by_state = store::federation::count_peers_by_state(&mut reader.conn()).await?;
+        let by_state = store::peers::count_peers_by_state(&mut reader.conn()).await?;
         let peers_by_state = PeerState::ALL
             .iter()
             .map(|state| {

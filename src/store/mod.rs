@@ -7,17 +7,21 @@
 
 pub mod actors;
 pub mod audit;
+pub mod deliveries;
 pub mod evidence;
-pub mod federation;
 pub mod files;
 mod group_writes;
 pub mod idempotency;
+pub mod inbox;
+pub mod instance_keys;
+pub mod intake_log;
 pub mod keys;
 mod keyset_page;
 pub mod knowledge;
 mod merged_rows;
 pub mod outbox;
 pub mod overview;
+pub mod peers;
 mod postgres_held;
 pub mod replication;
 pub mod search;

@@ -209,7 +209,7 @@ impl Federation {
 mod tests {
     use super::*;
     use crate::domain::KeyPin;
-    use crate::store::federation::{PeerKeyRow, PeerRecord};
+    use crate::store::peers::{PeerKeyRow, PeerRecord};
 
     fn now() -> DateTime<Utc> {
         DateTime::parse_from_rfc3339("2026-11-01T09:00:00Z")

@@ -16,7 +16,8 @@ use super::peering::PeeringMessage;
 use super::retry::{AttemptResult, BACKOFF_CAP, DELIVERY_HORIZON, LEASE, backoff_bound, jitter};
 use crate::domain::PeerState;
 use crate::service::ServiceError;
-use crate::store::federation::{DeliveryRow, PeerRecord};
+use crate::store::deliveries::DeliveryRow;
+use crate::store::peers::PeerRecord;
 use crate::store::replication::{Lease, PeerReplicationRow};
 use crate::store::{self, Conn};
 
@@ -151,7 +152,7 @@ impl Federation {
         for replication in rows {
             // A peer removed or blocked since the lease was taken is left alone (a blocked peer is never due, so
             // its lease lapses unused).
-            if let Some(peer) = store::federation::find_peer(&mut reader.conn(), &replication.peer_realm).await?
+            if let Some(peer) = store::peers::find_peer(&mut reader.conn(), &replication.peer_realm).await?
                 && matches!(peer.state, PeerState::Active | PeerState::Unreachable)
             {
                 leased.push(LeasedPeer { replication, peer });
@@ -225,7 +226,7 @@ impl Federation {
         row.push_cursor = cursor;
         row.leased_until = None;
         row.updated_at = now;
-        let mut peer = store::federation::find_peer(&mut transaction.conn(), &leased.peer.realm).await?;
+        let mut peer = store::peers::find_peer(&mut transaction.conn(), &leased.peer.realm).await?;
         if forgotten_by_peer {
             let error = format!(
                 "{UNKNOWN_SENDER}: the peer has not known this instance for {} hours (its admin removed the \
@@ -243,7 +244,7 @@ impl Federation {
                 peer.last_error = Some(excerpt(&error));
                 peer.last_error_at = Some(now);
                 peer.updated_at = now;
-                store::federation::save_peer(&mut transaction.conn(), peer).await?;
+                store::peers::save_peer(&mut transaction.conn(), peer).await?;
             }
         } else {
             match failure {
@@ -276,7 +277,7 @@ impl Federation {
                             peer.state = PeerState::Unreachable;
                         }
                         peer.updated_at = now;
-                        store::federation::save_peer(&mut transaction.conn(), peer).await?;
+                        store::peers::save_peer(&mut transaction.conn(), peer).await?;
                     }
                 }
                 None => {
@@ -299,7 +300,7 @@ impl Federation {
                                 peer.state = PeerState::Active;
                             }
                             peer.updated_at = now;
-                            store::federation::save_peer(&mut transaction.conn(), peer).await?;
+                            store::peers::save_peer(&mut transaction.conn(), peer).await?;
                         }
                     }
                 }
@@ -337,8 +338,8 @@ impl Federation {
             created_at: now,
             finished_at: Some(now),
         };
-        store::federation::insert_delivery(conn, &row).await?;
-        store::federation::set_delivery_outbox_seq(conn, &row.id, event.seq).await?;
+        store::deliveries::insert_delivery(conn, &row).await?;
+        store::deliveries::set_delivery_outbox_seq(conn, &row.id, event.seq).await?;
         tracing::warn!(peer = %leased.peer.realm, activity_id = %event.activity_id, error, "the peer refused an activity for good: dead letter");
         Ok(())
     }
@@ -394,13 +395,11 @@ impl Federation {
                 row.last_pull_error = Some(excerpt(&error));
                 row.next_pull_at = now + interval;
                 // The peer's own row carries the newest failure of every channel, which `peer list` shows.
-                if let Some(mut peer) =
-                    store::federation::find_peer(&mut transaction.conn(), &leased.peer.realm).await?
-                {
+                if let Some(mut peer) = store::peers::find_peer(&mut transaction.conn(), &leased.peer.realm).await? {
                     peer.last_error = Some(excerpt(&error));
                     peer.last_error_at = Some(now);
                     peer.updated_at = now;
-                    store::federation::save_peer(&mut transaction.conn(), &peer).await?;
+                    store::peers::save_peer(&mut transaction.conn(), &peer).await?;
                 }
             }
         }
@@ -424,15 +423,15 @@ impl Federation {
         let mut queued = 0;
         // Several rows per statement, in chunks that stay far below either database's limit on bound values.
         for chunk in activities.chunks(PULLED_ROWS_PER_STATEMENT) {
-            let rows: Vec<store::federation::InboxActivityRow> = chunk
+            let rows: Vec<store::inbox::InboxActivityRow> = chunk
                 .iter()
-                .map(|activity| store::federation::InboxActivityRow {
+                .map(|activity| store::inbox::InboxActivityRow {
                     peer_realm: peer_realm.to_owned(),
                     ..super::inbox::queued_row(activity, now)
                 })
                 .collect();
-            let rows: Vec<&store::federation::InboxActivityRow> = rows.iter().collect();
-            queued += store::federation::insert_inbox_activities(&mut transaction.conn(), &rows)
+            let rows: Vec<&store::inbox::InboxActivityRow> = rows.iter().collect();
+            queued += store::inbox::insert_inbox_activities(&mut transaction.conn(), &rows)
                 .await?
                 .len();
         }
@@ -458,7 +457,7 @@ impl Federation {
             let (undelivered, oldest_undelivered_at) =
                 store::outbox::backlog(&mut reader.conn(), replication.push_cursor).await?;
             let dead_letters =
-                store::federation::count_dead_letters(&mut reader.conn(), &replication.peer_realm).await?;
+                store::deliveries::count_dead_letters(&mut reader.conn(), &replication.peer_realm).await?;
             lags.push(ReplicationLag {
                 replication,
                 undelivered,
@@ -483,18 +482,18 @@ impl Federation {
     pub async fn dead_letters(&self, realm: Option<&str>, limit: i64) -> Result<Vec<DeliveryRow>, ServiceError> {
         let realm = realm.map(normalize_realm);
         let mut reader = self.store().reader().await?;
-        Ok(store::federation::list_dead_letters(&mut reader.conn(), realm.as_deref(), limit).await?)
+        Ok(store::deliveries::list_dead_letters(&mut reader.conn(), realm.as_deref(), limit).await?)
     }
 
     /// Sends a dead letter again: it goes back into the delivery queue, due now, signed afresh when it is sent.
     pub async fn replay_dead_letter(&self, id: &str) -> Result<DeliveryRow, ServiceError> {
         let now = self.now();
         let mut transaction = self.store().begin().await?;
-        let row = store::federation::find_delivery(&mut transaction.conn(), id)
+        let row = store::deliveries::find_delivery(&mut transaction.conn(), id)
             .await?
             .filter(|row| row.state == "dead")
             .ok_or_else(|| ServiceError::not_found(id))?;
-        store::federation::finish_delivery_attempt(
+        store::deliveries::finish_delivery_attempt(
             &mut transaction.conn(),
             &row.id,
             "pending",
@@ -516,7 +515,7 @@ impl Federation {
     /// Forgets a dead letter.
     pub async fn drop_dead_letter(&self, id: &str) -> Result<(), ServiceError> {
         let mut transaction = self.store().begin().await?;
-        if !store::federation::delete_dead_letter(&mut transaction.conn(), id).await? {
+        if !store::deliveries::delete_dead_letter(&mut transaction.conn(), id).await? {
             return Err(ServiceError::not_found(id));
         }
         transaction.commit().await?;

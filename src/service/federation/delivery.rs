@@ -10,7 +10,7 @@ use super::peering::PeeringMessage;
 use super::retry::{AttemptResult, BACKOFF_CAP, DELIVERY_HORIZON, LEASE, backoff_bound, jitter};
 use crate::domain::PeerState;
 use crate::service::ServiceError;
-pub use crate::store::federation::DeliveryRow;
+pub use crate::store::deliveries::DeliveryRow;
 use crate::store::{self};
 
 /// A leased delivery with its message read back.
@@ -33,12 +33,12 @@ impl Federation {
         let now = self.now();
         // Read first: a pass with nothing due takes no turn at the writer.
         let mut reader = self.store().reader().await?;
-        if !store::federation::deliveries_due(&mut reader.conn(), now, only_peer).await? {
+        if !store::deliveries::deliveries_due(&mut reader.conn(), now, only_peer).await? {
             return Ok(Vec::new());
         }
         drop(reader);
         let mut transaction = self.store().begin().await?;
-        let rows = store::federation::lease_due_deliveries(&mut transaction.conn(), now, now + LEASE, limit, only_peer)
+        let rows = store::deliveries::lease_due_deliveries(&mut transaction.conn(), now, now + LEASE, limit, only_peer)
             .await?;
         transaction.commit().await?;
         rows.into_iter()
@@ -54,10 +54,10 @@ impl Federation {
     pub async fn finish_delivery(&self, delivery: &DeliveryRow, result: AttemptResult) -> Result<(), ServiceError> {
         let now = self.now();
         let mut transaction = self.store().begin().await?;
-        let mut peer = store::federation::find_peer(&mut transaction.conn(), &delivery.peer_realm).await?;
+        let mut peer = store::peers::find_peer(&mut transaction.conn(), &delivery.peer_realm).await?;
         match &result {
             AttemptResult::Delivered => {
-                store::federation::finish_delivery_attempt(
+                store::deliveries::finish_delivery_attempt(
                     &mut transaction.conn(),
                     &delivery.id,
                     "delivered",
@@ -76,7 +76,7 @@ impl Federation {
             AttemptResult::Retry { error, retry_after } => {
                 let jittered = jitter(backoff_bound(delivery.attempts));
                 let wait = retry_after.map_or(jittered, |asked| asked.min(BACKOFF_CAP).max(jittered));
-                store::federation::finish_delivery_attempt(
+                store::deliveries::finish_delivery_attempt(
                     &mut transaction.conn(),
                     &delivery.id,
                     "pending",
@@ -95,7 +95,7 @@ impl Federation {
                 }
             }
             AttemptResult::Refused { error } => {
-                store::federation::finish_delivery_attempt(
+                store::deliveries::finish_delivery_attempt(
                     &mut transaction.conn(),
                     &delivery.id,
                     "dead",
@@ -112,7 +112,7 @@ impl Federation {
         }
         if let Some(peer) = peer.as_mut() {
             peer.updated_at = now;
-            store::federation::save_peer(&mut transaction.conn(), peer).await?;
+            store::peers::save_peer(&mut transaction.conn(), peer).await?;
         }
         transaction.commit().await?;
         // Each failure class is logged once when it begins (WARN), its repeats at DEBUG, the recovery once (INFO).
@@ -143,12 +143,12 @@ impl Federation {
     /// The deliveries of a peer (or every peer), newest first.
     pub async fn deliveries(&self, realm: Option<&str>, limit: i64) -> Result<Vec<DeliveryRow>, ServiceError> {
         let mut reader = self.store().reader().await?;
-        Ok(store::federation::list_deliveries(&mut reader.conn(), realm, limit).await?)
+        Ok(store::deliveries::list_deliveries(&mut reader.conn(), realm, limit).await?)
     }
 
     /// The earliest time a pending delivery is due, if any (the worker waits on the clock until then).
     pub async fn next_delivery_due(&self) -> Result<Option<DateTime<Utc>>, ServiceError> {
         let mut reader = self.store().reader().await?;
-        Ok(store::federation::next_delivery_due(&mut reader.conn()).await?)
+        Ok(store::deliveries::next_delivery_due(&mut reader.conn()).await?)
     }
 }

@@ -6,7 +6,7 @@ use federation::{InstanceKeyPair, KeyDescription, KeyEndorsement, PublicKey};
 
 use super::Federation;
 use crate::service::ServiceError;
-use crate::store::{self, federation::InstanceKeyRow};
+use crate::store::{self, instance_keys::InstanceKeyRow};
 
 /// How long a rotated-out key still verifies after its successor starts signing, so requests signed just before
 /// the rotation (and retried) are still accepted.
@@ -88,7 +88,7 @@ impl Federation {
     pub async fn ensure_instance_key(&self) -> Result<bool, ServiceError> {
         let key_box = self.key_box()?;
         let mut transaction = self.store().begin().await?;
-        let rows = store::federation::list_instance_keys(&mut transaction.conn()).await?;
+        let rows = store::instance_keys::list_instance_keys(&mut transaction.conn()).await?;
         if let Some(row) = rows.last() {
             key_box
                 .open(&row.encrypted_private_key, &row.key_id)
@@ -108,7 +108,7 @@ impl Federation {
             endorsement: None,
             created_at: now,
         };
-        store::federation::insert_instance_key(&mut transaction.conn(), &row).await?;
+        store::instance_keys::insert_instance_key(&mut transaction.conn(), &row).await?;
         transaction.commit().await?;
         tracing::info!(key_id = %row.key_id, fingerprint = %key_pair.public_key().fingerprint(), "instance key created");
         Ok(true)
@@ -119,7 +119,7 @@ impl Federation {
     pub async fn published_instance_keys(&self) -> Result<Vec<PublishedKey>, ServiceError> {
         let now = self.now();
         let mut reader = self.store().reader().await?;
-        let rows = store::federation::list_instance_keys(&mut reader.conn()).await?;
+        let rows = store::instance_keys::list_instance_keys(&mut reader.conn()).await?;
         rows.iter()
             .filter(|row| row.valid_until.is_none_or(|until| until + ROTATION_OVERLAP > now))
             .map(published_of)
@@ -130,7 +130,7 @@ impl Federation {
     pub async fn signing_key(&self) -> Result<SigningKey, ServiceError> {
         let now = self.now();
         let mut reader = self.store().reader().await?;
-        let rows = store::federation::list_instance_keys(&mut reader.conn()).await?;
+        let rows = store::instance_keys::list_instance_keys(&mut reader.conn()).await?;
         let row = rows
             .iter()
             .rev()
@@ -142,7 +142,7 @@ impl Federation {
     /// The key with this ID, opened (a rotation's announcement is signed by the key it replaces).
     pub(crate) async fn instance_key_by_id(&self, key_id: &str) -> Result<SigningKey, ServiceError> {
         let mut reader = self.store().reader().await?;
-        let rows = store::federation::list_instance_keys(&mut reader.conn()).await?;
+        let rows = store::instance_keys::list_instance_keys(&mut reader.conn()).await?;
         let row = rows
             .iter()
             .find(|row| row.key_id == key_id)
@@ -191,9 +191,9 @@ impl Federation {
             created_at: now,
         };
         let mut transaction = self.store().begin().await?;
-        store::federation::retire_instance_key(&mut transaction.conn(), &old.key_id, now + ROTATION_OVERLAP).await?;
-        store::federation::insert_instance_key(&mut transaction.conn(), &row).await?;
-        let peers = store::federation::list_peers(&mut transaction.conn()).await?;
+        store::instance_keys::retire_instance_key(&mut transaction.conn(), &old.key_id, now + ROTATION_OVERLAP).await?;
+        store::instance_keys::insert_instance_key(&mut transaction.conn(), &row).await?;
+        let peers = store::peers::list_peers(&mut transaction.conn()).await?;
         // Every peer that has pinned (or may pin) this instance's key hears of the new one; a blocked or rejected
         // peer re-reads the actor if the peering resumes.
         for peer in peers.iter().filter(|peer| {

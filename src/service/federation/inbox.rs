@@ -16,7 +16,9 @@ use crate::bounded_memo::BoundedMemo;
 use crate::domain::replication::{FederatedObject, ReplicatedObject};
 use crate::domain::{PeerLevel, PeerState};
 use crate::service::ServiceError;
-use crate::store::federation::{InboxActivityRow, IntakeRow, PeerKeyRow, PeerRecord};
+use crate::store::inbox::InboxActivityRow;
+use crate::store::intake_log::IntakeRow;
+use crate::store::peers::{PeerKeyRow, PeerRecord};
 use crate::store::{self};
 
 /// How long a processed activity's ID is kept against a sender's retry: a sender gives up after its delivery
@@ -192,7 +194,7 @@ impl Federation {
     /// (and stored), so it takes effect on the next request in every process.
     pub async fn inbox_sender(&self, key_id: &str) -> Result<Option<InboxSender>, ServiceError> {
         let mut reader = self.store().reader().await?;
-        let Some((key, peer)) = store::federation::find_peer_key_and_peer(&mut reader.conn(), key_id).await? else {
+        let Some((key, peer)) = store::peers::find_peer_key_and_peer(&mut reader.conn(), key_id).await? else {
             return Ok(None);
         };
         drop(reader);
@@ -212,7 +214,7 @@ impl Federation {
     /// The peer with this realm, a lapsed block lifted.
     pub async fn find_peer(&self, realm: &str) -> Result<Option<PeerRecord>, ServiceError> {
         let mut reader = self.store().reader().await?;
-        let peer = store::federation::find_peer(&mut reader.conn(), &normalize_realm(realm)).await?;
+        let peer = store::peers::find_peer(&mut reader.conn(), &normalize_realm(realm)).await?;
         Ok(peer.map(|mut peer| {
             if block_has_lapsed(&peer, self.now()) {
                 peer.state = peer.state_before_block.unwrap_or(PeerState::Rejected);
@@ -231,7 +233,7 @@ impl Federation {
         expires_at: DateTime<Utc>,
     ) -> Result<bool, ServiceError> {
         let mut transaction = self.store().begin().await?;
-        let fresh = store::federation::insert_nonce(&mut transaction.conn(), peer_realm, nonce, expires_at).await?;
+        let fresh = store::inbox::insert_nonce(&mut transaction.conn(), peer_realm, nonce, expires_at).await?;
         transaction.commit().await?;
         Ok(fresh)
     }
@@ -241,8 +243,8 @@ impl Federation {
     pub async fn purge_inbox_records(&self) -> Result<u64, ServiceError> {
         let now = self.now();
         let mut transaction = self.store().begin().await?;
-        let nonces = store::federation::delete_expired_nonces(&mut transaction.conn(), now, PURGE_BATCH).await?;
-        let activities = store::federation::purge_processed_inbox_activities(
+        let nonces = store::inbox::delete_expired_nonces(&mut transaction.conn(), now, PURGE_BATCH).await?;
+        let activities = store::inbox::purge_processed_inbox_activities(
             &mut transaction.conn(),
             now - ACTIVITY_DEDUPE_HORIZON,
             PURGE_BATCH,
@@ -255,7 +257,7 @@ impl Federation {
     /// Whether a first contact from an unknown instance may be recorded (fewer than [`MAX_PENDING_REQUESTS`] wait).
     pub async fn may_record_first_contact(&self) -> Result<Result<(), FirstContactRefusal>, ServiceError> {
         let mut reader = self.store().reader().await?;
-        let pending = store::federation::count_peers_by_state(&mut reader.conn())
+        let pending = store::peers::count_peers_by_state(&mut reader.conn())
             .await?
             .into_iter()
             .find(|(state, _)| *state == PeerState::PendingIn)
@@ -285,7 +287,7 @@ impl Federation {
         };
         let now = self.now();
         let mut transaction = self.store().begin().await?;
-        if !store::federation::insert_nonce(
+        if !store::inbox::insert_nonce(
             &mut transaction.conn(),
             &activity.peer_realm,
             &nonce.nonce,
@@ -296,7 +298,7 @@ impl Federation {
             return Ok(Intake::ReplayedNonce);
         }
         let realm = normalize_realm(&introduction.realm);
-        if store::federation::find_peer(&mut transaction.conn(), &realm)
+        if store::peers::find_peer(&mut transaction.conn(), &realm)
             .await?
             .is_none()
         {
@@ -322,11 +324,10 @@ impl Federation {
             };
             super::peer_state::save_peer_state(&mut transaction.conn(), &peer, now).await?;
             for key in self.pin_keys(&realm, &introduction.keys, &crate::domain::KeyPin::FirstContact) {
-                store::federation::save_peer_key(&mut transaction.conn(), &key).await?;
+                store::peers::save_peer_key(&mut transaction.conn(), &key).await?;
             }
         }
-        let queued =
-            store::federation::insert_inbox_activity(&mut transaction.conn(), &queued_row(activity, now)).await?;
+        let queued = store::inbox::insert_inbox_activity(&mut transaction.conn(), &queued_row(activity, now)).await?;
         self.record_contact(
             &mut transaction,
             &activity.peer_realm,
@@ -347,9 +348,9 @@ impl Federation {
         was_unreachable: bool,
         now: DateTime<Utc>,
     ) -> Result<(), ServiceError> {
-        store::federation::record_peer_contact(&mut transaction.conn(), realm, now).await?;
+        store::peers::record_peer_contact(&mut transaction.conn(), realm, now).await?;
         if was_unreachable
-            && let Some(mut peer) = store::federation::find_peer(&mut transaction.conn(), realm).await?
+            && let Some(mut peer) = store::peers::find_peer(&mut transaction.conn(), realm).await?
             && peer.state == PeerState::Unreachable
         {
             peer.state = PeerState::Active;
@@ -383,7 +384,7 @@ impl Federation {
     /// Up to `limit` queued activities that are due, oldest first, read without taking them (applying claims them).
     pub async fn due_inbound(&self, limit: i64) -> Result<Vec<InboxActivityRow>, ServiceError> {
         let mut reader = self.store().reader().await?;
-        Ok(store::federation::due_inbox_activities(&mut reader.conn(), self.now(), limit).await?)
+        Ok(store::inbox::due_inbox_activities(&mut reader.conn(), self.now(), limit).await?)
     }
 
     /// Applies one queued activity, as the adapter read it (`Err` with the reason when it could not be read as
@@ -400,7 +401,7 @@ impl Federation {
         let checked = self.check_inbound(message);
         let applied = within_unit_of_work!(self.service(), redoable, |unit| {
             async {
-                let claimed = store::federation::claim_inbox_activities(
+                let claimed = store::inbox::claim_inbox_activities(
                     &mut unit.conn(),
                     std::slice::from_ref(&row.activity_id),
                     self.now(),
@@ -437,7 +438,7 @@ impl Federation {
                 let wait = super::retry::jitter(super::retry::backoff_bound(row.attempts.saturating_add(1)));
                 tracing::warn!(peer = %row.peer_realm, activity_id = %row.activity_id, error = %error, retry_in_ms = wait.num_milliseconds(), "applying an inbound activity failed: it is tried again later");
                 let mut transaction = self.store().begin().await?;
-                store::federation::retry_inbox_activity(
+                store::inbox::retry_inbox_activity(
                     &mut transaction.conn(),
                     &row.activity_id,
                     self.now() + wait,
@@ -465,7 +466,7 @@ impl Federation {
                 async {
                     let ids: Vec<String> = batch.iter().map(|(row, _)| row.activity_id.clone()).collect();
                     let claimed: std::collections::HashSet<String> =
-                        store::federation::claim_inbox_activities(&mut unit.conn(), &ids, self.now())
+                        store::inbox::claim_inbox_activities(&mut unit.conn(), &ids, self.now())
                             .await?
                             .into_iter()
                             .collect();
@@ -567,7 +568,7 @@ impl Federation {
         };
         let peer = match read_before {
             Some(peer) => Some(peer),
-            None => store::federation::find_peer(&mut unit.conn(), &row.peer_realm).await?,
+            None => store::peers::find_peer(&mut unit.conn(), &row.peer_realm).await?,
         };
         if let (Some(peer), Ok(InboundMessage::Replicated(_))) = (&peer, message) {
             peers.insert(row.peer_realm.clone(), peer.clone());
@@ -623,21 +624,21 @@ impl Federation {
             return Ok(());
         }
         let now = self.now();
-        let states: Vec<store::federation::FinishedActivity<'_>> = finished
+        let states: Vec<store::inbox::FinishedActivity<'_>> = finished
             .iter()
-            .map(|(row, ending)| store::federation::FinishedActivity {
+            .map(|(row, ending)| store::inbox::FinishedActivity {
                 activity_id: &row.activity_id,
                 state: ending.state,
                 outcome: ending.outcome,
             })
             .collect();
-        store::federation::finish_inbox_activities(&mut transaction.conn(), &states, now).await?;
+        store::inbox::finish_inbox_activities(&mut transaction.conn(), &states, now).await?;
         // The lines' IDs follow one another (a monotonic ULID generator), so the log keeps the batch's order.
         let ids: Vec<String> = finished.iter().map(|_| self.service().new_internal_id()).collect();
-        let lines: Vec<store::federation::IntakeLine<'_>> = finished
+        let lines: Vec<store::intake_log::IntakeLine<'_>> = finished
             .iter()
             .zip(&ids)
-            .map(|((row, ending), id)| store::federation::IntakeLine {
+            .map(|((row, ending), id)| store::intake_log::IntakeLine {
                 id,
                 peer_realm: &row.peer_realm,
                 activity_id: &row.activity_id,
@@ -647,7 +648,7 @@ impl Federation {
                 detail: &ending.detail,
             })
             .collect();
-        store::federation::insert_intakes(&mut transaction.conn(), &lines, now).await?;
+        store::intake_log::insert_intakes(&mut transaction.conn(), &lines, now).await?;
         Ok(())
     }
 
@@ -655,19 +656,19 @@ impl Federation {
     pub async fn intake_log(&self, realm: Option<&str>, limit: i64) -> Result<Vec<IntakeRow>, ServiceError> {
         let mut reader = self.store().reader().await?;
         let realm = realm.map(normalize_realm);
-        Ok(store::federation::list_intake(&mut reader.conn(), realm.as_deref(), limit).await?)
+        Ok(store::intake_log::list_intake(&mut reader.conn(), realm.as_deref(), limit).await?)
     }
 
     /// The stored activity with this ID (what the inbox accepted, and what became of it).
     pub async fn inbound_activity(&self, activity_id: &str) -> Result<Option<InboxActivityRow>, ServiceError> {
         let mut reader = self.store().reader().await?;
-        Ok(store::federation::find_inbox_activity(&mut reader.conn(), activity_id).await?)
+        Ok(store::inbox::find_inbox_activity(&mut reader.conn(), activity_id).await?)
     }
 
     /// How many activities wait to be applied.
     pub async fn inbound_queue_depth(&self) -> Result<i64, ServiceError> {
         let mut reader = self.store().reader().await?;
-        Ok(store::federation::count_queued_inbox_activities(&mut reader.conn()).await?)
+        Ok(store::inbox::count_queued_inbox_activities(&mut reader.conn()).await?)
     }
 }
 

@@ -38,7 +38,7 @@ use super::apply::CheckedRevision;
 use super::inbox::{BatchApplied, InboundMessage, InboxNonce, Intake, VerifiedActivity, log_batch_outcomes};
 use crate::domain::replication::ReplicatedObject;
 use crate::service::ServiceError;
-use crate::store::federation::InboxActivityRow;
+use crate::store::inbox::InboxActivityRow;
 use crate::store::{self};
 
 /// Requests written in one transaction at most (each holds a body of up to the inbox's size cap).
@@ -271,7 +271,7 @@ impl Federation {
         let rows: Vec<&InboxActivityRow> = batch.iter().map(|(row, _)| row).collect();
         let stored = within_unit_of_work!(self.service(), |unit| {
             async {
-                if store::federation::any_queued_inbox_activity(&mut unit.conn()).await? {
+                if store::inbox::any_queued_inbox_activity(&mut unit.conn()).await? {
                     return Ok::<_, ServiceError>(None);
                 }
                 let intakes = self.store_group_rows(unit.transaction(), group, &rows).await?;
@@ -284,7 +284,7 @@ impl Federation {
                             .iter()
                             .find(|waiting| waiting.activity.activity_id == row.activity_id)
                     {
-                        store::federation::keep_inbox_activity_body(
+                        store::inbox::keep_inbox_activity_body(
                             &mut unit.conn(),
                             &row.activity_id,
                             &waiting.activity.body,
@@ -341,11 +341,10 @@ impl Federation {
                 )
             })
             .collect();
-        let mut new_nonces: HashSet<(String, String)> =
-            store::federation::insert_nonces(&mut transaction.conn(), &nonces)
-                .await?
-                .into_iter()
-                .collect();
+        let mut new_nonces: HashSet<(String, String)> = store::inbox::insert_nonces(&mut transaction.conn(), &nonces)
+            .await?
+            .into_iter()
+            .collect();
         // The first request with a nonce takes it; a second one with the same nonce is a replay.
         let fresh: Vec<bool> = group
             .iter()
@@ -357,11 +356,10 @@ impl Federation {
             .filter(|(_, fresh)| **fresh)
             .map(|(row, _)| *row)
             .collect();
-        let mut stored: HashSet<String> =
-            store::federation::insert_inbox_activities(&mut transaction.conn(), &fresh_rows)
-                .await?
-                .into_iter()
-                .collect();
+        let mut stored: HashSet<String> = store::inbox::insert_inbox_activities(&mut transaction.conn(), &fresh_rows)
+            .await?
+            .into_iter()
+            .collect();
         let intakes: Vec<Intake> = group
             .iter()
             .zip(&fresh)

@@ -4,7 +4,7 @@
 use chrono::{DateTime, Utc};
 
 use crate::domain::PeerState;
-use crate::store::federation::PeerRecord;
+use crate::store::peers::PeerRecord;
 use crate::store::{self, Conn, StoreError};
 
 /// A peer realm as stored: lower case, without a trailing dot.
@@ -25,7 +25,7 @@ pub(crate) async fn save_peer_state(
     peer: &PeerRecord,
     now: DateTime<Utc>,
 ) -> Result<(), StoreError> {
-    store::federation::save_peer(conn, peer).await?;
+    store::peers::save_peer(conn, peer).await?;
     if peer.state == PeerState::Active {
         let head = store::outbox::head(conn).await?;
         store::replication::create_if_missing(conn, &peer.realm, head, now).await?;

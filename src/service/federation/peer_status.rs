@@ -10,7 +10,7 @@ use super::super::ServiceError;
 use super::cursors::ReplicationLag;
 use super::peer_failure::{BLOCKED_SENDER, PeerFailure, failure_class};
 use crate::domain::{PeerState, ShownPeerState};
-use crate::store::federation::{PeerKeyRow, PeerRecord};
+use crate::store::peers::{PeerKeyRow, PeerRecord};
 use crate::store::{self, Reader};
 
 /// A peer with everything an admin is shown of it.
@@ -92,13 +92,13 @@ fn newest_failure(peer: &PeerRecord, lag: Option<&ReplicationLag>) -> Option<Pee
 
 /// Builds the status of `peer` from what the database holds.
 pub(super) async fn status_of(reader: &mut Reader, peer: PeerRecord) -> Result<PeerView, ServiceError> {
-    let keys = store::federation::list_peer_keys(&mut reader.conn(), &peer.realm).await?;
-    let pending_peering_messages = store::federation::count_pending_deliveries(&mut reader.conn(), &peer.realm).await?;
+    let keys = store::peers::list_peer_keys(&mut reader.conn(), &peer.realm).await?;
+    let pending_peering_messages = store::deliveries::count_pending_deliveries(&mut reader.conn(), &peer.realm).await?;
     let replication = match store::replication::find(&mut reader.conn(), &peer.realm).await? {
         Some(replication) => {
             let (undelivered, oldest_undelivered_at) =
                 store::outbox::backlog(&mut reader.conn(), replication.push_cursor).await?;
-            let dead_letters = store::federation::count_dead_letters(&mut reader.conn(), &peer.realm).await?;
+            let dead_letters = store::deliveries::count_dead_letters(&mut reader.conn(), &peer.realm).await?;
             Some(ReplicationLag {
                 replication,
                 undelivered,

@@ -12,7 +12,8 @@ use super::Federation;
 use super::peer_state::{block_has_lapsed, normalize_realm};
 use crate::domain::{KeyPin, PeerLevel, PeerState, ShownPeerState};
 use crate::service::{ErrorCode, ServiceError};
-use crate::store::federation::{DeliveryRow, PeerKeyRow, PeerRecord};
+use crate::store::deliveries::DeliveryRow;
+use crate::store::peers::{PeerKeyRow, PeerRecord};
 use crate::store::{self, Transaction};
 
 /// A peering message to deliver to one peer, stored in the delivery queue.
@@ -170,7 +171,7 @@ impl Federation {
             created_at: now,
             finished_at: None,
         };
-        store::federation::insert_delivery(&mut transaction.conn(), &row).await?;
+        store::deliveries::insert_delivery(&mut transaction.conn(), &row).await?;
         Ok(())
     }
 
@@ -205,7 +206,7 @@ impl Federation {
         }
         let now = self.now();
         let mut transaction = self.store().begin().await?;
-        let existing = store::federation::find_peer(&mut transaction.conn(), &realm).await?;
+        let existing = store::peers::find_peer(&mut transaction.conn(), &realm).await?;
         let mut peer = match existing {
             Some(peer) if peer.state == PeerState::Blocked => {
                 return Err(ServiceError::validation(
@@ -258,7 +259,7 @@ impl Federation {
         };
         super::peer_state::save_peer_state(&mut transaction.conn(), &peer, now).await?;
         for key in self.pin_keys(&realm, &introduction.keys, &KeyPin::Admin) {
-            store::federation::save_peer_key(&mut transaction.conn(), &key).await?;
+            store::peers::save_peer_key(&mut transaction.conn(), &key).await?;
         }
         if let Some(message) = message {
             self.queue_peering_message(&mut transaction, &peer, message).await?;
@@ -281,7 +282,7 @@ impl Federation {
         let realm = normalize_realm(realm);
         let now = self.now();
         let mut transaction = self.store().begin().await?;
-        let mut peer = store::federation::find_peer(&mut transaction.conn(), &realm)
+        let mut peer = store::peers::find_peer(&mut transaction.conn(), &realm)
             .await?
             .ok_or_else(|| not_found_peer(&realm))?;
         if peer.state != PeerState::PendingIn {
@@ -290,7 +291,7 @@ impl Federation {
                 format!("{realm} is {}, not waiting for approval (pending_in)", peer.state),
             ));
         }
-        let keys = store::federation::list_peer_keys(&mut transaction.conn(), &realm).await?;
+        let keys = store::peers::list_peer_keys(&mut transaction.conn(), &realm).await?;
         let provisional = keys.iter().any(|key| key.pinned_by.is_provisional());
         if provisional && confirmed_fingerprint.is_none() {
             return Err(ServiceError::validation(
@@ -323,7 +324,7 @@ impl Federation {
             if key.pinned_by.is_provisional() {
                 key.pinned_by = KeyPin::Admin;
                 key.pinned_at = now;
-                store::federation::save_peer_key(&mut transaction.conn(), &key).await?;
+                store::peers::save_peer_key(&mut transaction.conn(), &key).await?;
             }
         }
         peer.state = PeerState::Active;
@@ -346,7 +347,7 @@ impl Federation {
     pub async fn reject_peer(&self, realm: &str) -> Result<PeerView, ServiceError> {
         let realm = normalize_realm(realm);
         let mut transaction = self.store().begin().await?;
-        let mut peer = store::federation::find_peer(&mut transaction.conn(), &realm)
+        let mut peer = store::peers::find_peer(&mut transaction.conn(), &realm)
             .await?
             .ok_or_else(|| not_found_peer(&realm))?;
         if !matches!(peer.state, PeerState::PendingIn | PeerState::Active) {
@@ -399,7 +400,7 @@ impl Federation {
             ));
         }
         let mut transaction = self.store().begin().await?;
-        let mut peer = store::federation::find_peer(&mut transaction.conn(), &realm)
+        let mut peer = store::peers::find_peer(&mut transaction.conn(), &realm)
             .await?
             .ok_or_else(|| not_found_peer(&realm))?;
         if peer.state != PeerState::Blocked {
@@ -419,7 +420,7 @@ impl Federation {
     pub async fn unblock_peer(&self, realm: &str) -> Result<PeerView, ServiceError> {
         let realm = normalize_realm(realm);
         let mut transaction = self.store().begin().await?;
-        let mut peer = store::federation::find_peer(&mut transaction.conn(), &realm)
+        let mut peer = store::peers::find_peer(&mut transaction.conn(), &realm)
             .await?
             .ok_or_else(|| not_found_peer(&realm))?;
         if peer.state != PeerState::Blocked {
@@ -436,7 +437,7 @@ impl Federation {
     pub async fn set_peer_level(&self, realm: &str, level: PeerLevel) -> Result<PeerView, ServiceError> {
         let realm = normalize_realm(realm);
         let mut transaction = self.store().begin().await?;
-        let mut peer = store::federation::find_peer(&mut transaction.conn(), &realm)
+        let mut peer = store::peers::find_peer(&mut transaction.conn(), &realm)
             .await?
             .ok_or_else(|| not_found_peer(&realm))?;
         peer.level = level;
@@ -453,10 +454,10 @@ impl Federation {
     pub async fn remove_peer(&self, realm: &str) -> Result<(), ServiceError> {
         let realm = normalize_realm(realm);
         let mut transaction = self.store().begin().await?;
-        let peer = store::federation::find_peer(&mut transaction.conn(), &realm)
+        let peer = store::peers::find_peer(&mut transaction.conn(), &realm)
             .await?
             .ok_or_else(|| not_found_peer(&realm))?;
-        store::federation::delete_peer(&mut transaction.conn(), &realm).await?;
+        store::peers::delete_peer(&mut transaction.conn(), &realm).await?;
         store::replication::delete(&mut transaction.conn(), &realm).await?;
         if let Some(follow_id) = peer.their_follow_id.clone()
             && matches!(
@@ -485,7 +486,7 @@ impl Federation {
     pub async fn peer_view(&self, realm: &str) -> Result<PeerView, ServiceError> {
         let realm = normalize_realm(realm);
         let mut reader = self.store().reader().await?;
-        let peer = store::federation::find_peer(&mut reader.conn(), &realm)
+        let peer = store::peers::find_peer(&mut reader.conn(), &realm)
             .await?
             .ok_or_else(|| not_found_peer(&realm))?;
         self.view_of(&mut reader, peer).await
@@ -501,7 +502,7 @@ impl Federation {
     /// Every peer, by realm.
     pub async fn list_peers(&self) -> Result<Vec<PeerView>, ServiceError> {
         let mut reader = self.store().reader().await?;
-        let peers = store::federation::list_peers(&mut reader.conn()).await?;
+        let peers = store::peers::list_peers(&mut reader.conn()).await?;
         let mut views = Vec::with_capacity(peers.len());
         for peer in peers {
             views.push(self.view_of(&mut reader, peer).await?);
@@ -592,7 +593,7 @@ impl Federation {
                 }
             }
             InboundPeering::UpdateKeys { keys } => {
-                let pinned = store::federation::list_peer_keys(&mut transaction.conn(), &peer.realm).await?;
+                let pinned = store::peers::list_peer_keys(&mut transaction.conn(), &peer.realm).await?;
                 let mut added = Vec::new();
                 let mut refused = Vec::new();
                 for announced in keys {
@@ -605,7 +606,7 @@ impl Federation {
                                 .valid_until
                                 .and_then(|until| DateTime::from_timestamp(until, 0));
                             if updated != *known {
-                                store::federation::save_peer_key(&mut transaction.conn(), &updated).await?;
+                                store::peers::save_peer_key(&mut transaction.conn(), &updated).await?;
                             }
                         }
                         continue;
@@ -625,7 +626,7 @@ impl Federation {
                                 std::slice::from_ref(&announced.description),
                                 &KeyPin::EndorsedBy(endorsing_key_id),
                             ) {
-                                store::federation::save_peer_key(&mut transaction.conn(), &row).await?;
+                                store::peers::save_peer_key(&mut transaction.conn(), &row).await?;
                             }
                             added.push(announced.description.key_id.clone());
                         }
@@ -664,7 +665,7 @@ impl Federation {
         let realm = normalize_realm(realm);
         let now = self.now();
         let mut transaction = self.store().begin().await?;
-        let Some(mut peer) = store::federation::find_peer(&mut transaction.conn(), &realm).await? else {
+        let Some(mut peer) = store::peers::find_peer(&mut transaction.conn(), &realm).await? else {
             return Ok(false);
         };
         if peer.state == PeerState::Blocked && !block_has_lapsed(&peer, now) {
@@ -686,7 +687,7 @@ impl Federation {
     pub async fn refresh_peer_keys(&self, realm: &str, keys: Vec<AnnouncedKey>) -> Result<String, ServiceError> {
         let realm = normalize_realm(realm);
         let mut transaction = self.store().begin().await?;
-        let mut peer = store::federation::find_peer(&mut transaction.conn(), &realm)
+        let mut peer = store::peers::find_peer(&mut transaction.conn(), &realm)
             .await?
             .ok_or_else(|| not_found_peer(&realm))?;
         let (_, detail) = self
