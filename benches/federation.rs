@@ -9,7 +9,7 @@
 //! `Follow` is delivered), beta approves alpha with alpha's key fingerprint (an `Accept` is delivered back).
 //!
 //! Then alpha's senders (1, 4 and 16 at once) each sign and send distinct activities to beta's inbox with
-//! `Outgoing::signed_request` and the HTTP transport, one after another; the latency of a request runs from the
+//! `FederationClient::signed_request` and the HTTP transport, one after another; the latency of a request runs from the
 //! signing to the response. By default these are `Follow`s of beta's actor with unique IDs: beta accepts each with
 //! 202, its federation loop applies it and, since alpha is an active peer, queues and delivers an `Accept` back, as it
 //! would in real life. `INTERAI_BENCH_ACTIVITY=accept` sends instead `Accept`s of follows beta never sent, which beta
@@ -48,7 +48,7 @@ use std::time::{Duration, Instant};
 
 use federation::transport::{HttpTransport, OutgoingPolicy, SharedTransport};
 use http::Method;
-use interai::apub::outgoing::Outgoing;
+use interai::apub::client::FederationClient;
 use interai::service::federation::identity::SigningKey;
 use url::Url;
 
@@ -109,7 +109,7 @@ impl Options {
 
 /// What alpha's senders share.
 struct Sender {
-    outgoing: Outgoing,
+    client: FederationClient,
     transport: SharedTransport,
     key: SigningKey,
     inbox: Url,
@@ -167,7 +167,7 @@ impl Sender {
         let body = self.body();
         let started = Instant::now();
         let request = self
-            .outgoing
+            .client
             .signed_request(Method::POST, &self.inbox, Some(body), &self.key)
             .expect("signed request");
         let outcome = match self.transport.send(request).await {
@@ -362,7 +362,7 @@ async fn run_backend(options: &Options, backend: Backend, rows: &mut Vec<Row>) {
         .expect("HTTP transport"),
     );
     let sender = Arc::new(Sender {
-        outgoing: alpha.outgoing.clone(),
+        client: alpha.client.clone(),
         transport,
         key: alpha.federation.signing_key().await.expect("alpha's key"),
         inbox: Url::parse(&beta_view.peer.inbox_url).expect("beta's inbox URL"),

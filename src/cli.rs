@@ -853,7 +853,7 @@ fn parse_level(text: &str) -> anyhow::Result<PeerLevel> {
 /// Delivers what this command queued right away, so that a peering starts without waiting for the server's next
 /// pass; whatever fails here is retried by the running server.
 async fn deliver_now(instance: &Instance) {
-    match instance.outgoing().deliver_due(32, None).await {
+    match instance.federation_client().deliver_due(32, None).await {
         Ok(attempts) if attempts > 0 => eprintln!(
             "sent {attempts} queued activit{}",
             if attempts == 1 { "y" } else { "ies" }
@@ -961,9 +961,9 @@ async fn run_peer_command(instance: &Instance, command: PeerCommand) -> anyhow::
             yes,
         } => {
             let level = parse_level(&level)?;
-            let outgoing = instance.outgoing();
-            let url = outgoing.peer_url(&url)?;
-            let introduction = outgoing.fetch_manifest(&url).await?;
+            let client = instance.federation_client();
+            let url = client.peer_url(&url)?;
+            let introduction = client.fetch_manifest(&url).await?;
             let fingerprints: Vec<String> = introduction
                 .keys
                 .iter()

@@ -181,8 +181,8 @@ impl Instance {
     }
 
     /// Signs and sends this instance's outgoing federation requests.
-    pub fn outgoing(&self) -> crate::apub::outgoing::Outgoing {
-        crate::apub::outgoing::Outgoing::new(
+    pub fn federation_client(&self) -> crate::apub::client::FederationClient {
+        crate::apub::client::FederationClient::new(
             self.federation.clone(),
             self.transport.clone(),
             self.config.federation_allow_http,
@@ -193,7 +193,7 @@ impl Instance {
     /// The federation loop of this instance (started by `serve`; a test runs its passes directly).
     pub fn federation_loop(&self) -> crate::workers::federation::FederationLoop {
         crate::workers::federation::FederationLoop::new(
-            self.outgoing(),
+            self.federation_client(),
             self.inbox_handoff.clone(),
             crate::workers::federation::ReplicationSettings {
                 push: self.config.federation_push,
@@ -219,7 +219,7 @@ impl Instance {
             self.service.clone(),
             &self.config,
             crate::http::FederationParts {
-                outgoing: self.outgoing(),
+                client: self.federation_client(),
                 inbox_handoff: self.inbox_handoff.clone(),
             },
             self.metrics.clone(),

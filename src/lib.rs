@@ -1,11 +1,11 @@
 //! The interai instance as a library: every module the binary and the integration tests share.
 
+pub mod agent_documents;
 pub mod apub;
 pub mod bounded_memo;
 pub mod cli;
 pub mod clock;
 pub mod config;
-pub mod documents;
 pub mod domain;
 pub mod http;
 pub mod instance;

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 use chrono::{DateTime, Utc};
-use interai::apub::outgoing::Outgoing;
+use interai::apub::client::FederationClient;
 use interai::clock::SystemClock;
 use interai::config::Config;
 use interai::domain::{PeerLevel, PeerState};
@@ -353,7 +353,7 @@ pub struct Side {
     pub base_url: String,
     pub service: Service,
     pub federation: interai::service::federation::Federation,
-    pub outgoing: Outgoing,
+    pub client: FederationClient,
     /// A second handle on the instance's federation loop, to run a pass at once instead of waiting for the served
     /// loop's next poll (leases keep the two from doing the same work twice).
     pub federation_loop: FederationLoop,
@@ -401,7 +401,7 @@ impl Side {
         instance.bootstrap().await.expect("instance bootstraps");
         let service = instance.service().clone();
         let federation = instance.federation().clone();
-        let outgoing = instance.outgoing();
+        let client = instance.federation_client();
         let federation_loop = instance.federation_loop();
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         let task = tokio::spawn(async move {
@@ -417,7 +417,7 @@ impl Side {
             base_url,
             service,
             federation,
-            outgoing,
+            client,
             federation_loop,
             stop,
             task,
@@ -468,8 +468,8 @@ pub async fn wait_until(alpha: &Side, beta: &Side, what: &str, done: impl AsyncF
 /// Alpha reads beta's manifest and adds it; alpha's Follow reaches beta over the socket, where alpha waits for
 /// beta's admin (`pending_in`).
 pub async fn introduce(alpha: &Side, beta: &Side) {
-    let beta_url = alpha.outgoing.peer_url(&beta.base_url).expect("beta's URL");
-    let introduction = alpha.outgoing.fetch_manifest(&beta_url).await.expect("beta's manifest");
+    let beta_url = alpha.client.peer_url(&beta.base_url).expect("beta's URL");
+    let introduction = alpha.client.fetch_manifest(&beta_url).await.expect("beta's manifest");
     alpha
         .federation
         .add_peer(&introduction, PeerLevel::Standard)

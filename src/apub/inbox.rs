@@ -214,7 +214,7 @@ async fn process(state: &ApubState, request: Request<Body>) -> InboxVerdict {
         Ok(signature) => signature,
         Err(rejection) => return InboxVerdict::from_rejection(&rejection),
     };
-    let federation = state.outgoing.federation();
+    let federation = state.client.federation();
     // The body's own bound: its `Content-Length` as hyper read it (or the size of a body built in process).
     let announced_length = axum::body::HttpBody::size_hint(&body)
         .upper()
@@ -475,7 +475,7 @@ async fn check_activity(
                 "only peers send objects",
             ));
         }
-        let federation = state.outgoing.federation();
+        let federation = state.client.federation();
         match super::objects::read_replicated(federation, &activity, known_sender).await {
             Ok(object) => replicated = Some(object),
             Err(refusal) if refusal.reason == "internal_error" => return Err(internal(&refusal.detail)),
@@ -543,7 +543,7 @@ fn activity_id_is_senders(activity_id: &str, actor: &str) -> bool {
 /// The absolute target URI of a request as the sender signed it: this instance's public URL with the request's
 /// path and query (the server sees only `/inbox`).
 pub fn target_uri(state: &ApubState, uri: &axum::http::Uri) -> Option<Url> {
-    let base = Url::parse(state.outgoing.federation().public_base_url()).ok()?;
+    let base = Url::parse(state.client.federation().public_base_url()).ok()?;
     base.join(uri.path_and_query().map_or("/", |path| path.as_str())).ok()
 }
 
@@ -598,12 +598,12 @@ async fn refreshed_key(
     state: &ApubState,
     signature: &ParsedSignature,
 ) -> Result<Option<crate::service::federation::inbox::InboxSender>, InboxVerdict> {
-    let federation = state.outgoing.federation();
-    let Ok(mut actor_url) = state.outgoing.peer_url(&signature.key_id) else {
+    let federation = state.client.federation();
+    let Ok(mut actor_url) = state.client.peer_url(&signature.key_id) else {
         return Ok(None);
     };
     actor_url.set_fragment(None);
-    let Some(realm) = super::outgoing::realm_of(&actor_url) else {
+    let Some(realm) = super::client::realm_of(&actor_url) else {
         return Ok(None);
     };
     let peer = match federation.find_peer(&realm).await {
@@ -619,7 +619,7 @@ async fn refreshed_key(
         Ok(false) => return Err(unknown_key()),
         Err(error) => return Err(internal(&error.to_string())),
     }
-    let keys = state.outgoing.fetch_announced_keys(&actor_url).await.map_err(|error| {
+    let keys = state.client.fetch_announced_keys(&actor_url).await.map_err(|error| {
         tracing::info!(peer = %realm, error = %error, "re-reading a peer's keys failed");
         unknown_key()
     })?;
@@ -653,7 +653,7 @@ async fn sender_from_headers(
     signature: &ParsedSignature,
     announced_length: Option<usize>,
 ) -> Result<HeaderSender, InboxVerdict> {
-    let federation = state.outgoing.federation();
+    let federation = state.client.federation();
     let sender = match federation.inbox_sender(&signature.key_id).await {
         Ok(Some(sender)) => Some(sender),
         Ok(None) => refreshed_key(state, signature).await?,
@@ -666,13 +666,13 @@ async fn sender_from_headers(
         };
     }
     let unknown = |detail: &str| InboxVerdict::rejected(StatusCode::FORBIDDEN, "unknown_sender", detail.to_owned());
-    let mut actor_url = state.outgoing.peer_url(&signature.key_id).map_err(|_| {
+    let mut actor_url = state.client.peer_url(&signature.key_id).map_err(|_| {
         unknown("the sender is not a peer of this instance, and its keyid names no actor it could read")
     })?;
     actor_url.set_fragment(None);
     // A known peer's unknown key is no first contact: a new key is pinned only through an endorsement by a pinned
     // key (an Update), never by fetching it.
-    let realm = super::outgoing::realm_of(&actor_url)
+    let realm = super::client::realm_of(&actor_url)
         .ok_or_else(|| unknown("the sender is not a peer of this instance, and its keyid names no realm"))?;
     match federation.find_peer(&realm).await {
         Ok(None) => {}
@@ -719,7 +719,7 @@ async fn first_contact(
             "the sender is not a peer of this instance",
         )
     };
-    let federation = state.outgoing.federation();
+    let federation = state.client.federation();
     let activity: Activity = serde_json::from_slice(body).map_err(|_| unknown())?;
     if activity.kind != ActivityKind::Follow || activity.object.id() != Some(federation.instance_actor_url().as_str()) {
         return Err(unknown());
@@ -734,7 +734,7 @@ async fn first_contact(
         body,
     )
     .map_err(|rejection| InboxVerdict::from_rejection(&rejection))?;
-    match state.outgoing.federation().may_record_first_contact().await {
+    match state.client.federation().may_record_first_contact().await {
         Ok(Ok(())) => {}
         Ok(Err(_)) => {
             return Err(InboxVerdict::rejected(
@@ -745,7 +745,7 @@ async fn first_contact(
         }
         Err(error) => return Err(internal(&error.to_string())),
     }
-    let introduction = state.outgoing.fetch_actor(&actor_url).await.map_err(|error| {
+    let introduction = state.client.fetch_actor(&actor_url).await.map_err(|error| {
         InboxVerdict::rejected(
             StatusCode::FORBIDDEN,
             "unknown_sender",

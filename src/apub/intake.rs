@@ -6,9 +6,9 @@
 
 use federation::protocol::Activity;
 
-use super::convert::inbound_peering;
 use super::handoff::InboxHandoff;
 use super::objects::{is_replication, read_verified};
+use super::peering_messages::inbound_peering;
 use crate::service::ServiceError;
 use crate::service::federation::Federation;
 use crate::service::federation::inbox::{BatchApplied, InboundMessage};

@@ -2,13 +2,13 @@
 //! the outgoing signed requests. It converts between the `federation` crate's wire types and the service's
 //! transport-neutral ones; business rules stay in `service::federation`.
 
-pub mod convert;
-pub mod documents;
+pub mod client;
+pub mod discovery;
 pub mod handoff;
 pub mod inbox;
 pub mod intake;
 pub mod objects;
-pub mod outgoing;
+pub mod peering_messages;
 pub mod replicate;
 pub mod signing_time;
 
@@ -25,17 +25,17 @@ use federation::signature::parse_signature;
 use serde::Deserialize;
 use serde_json::json;
 
-use crate::documents::DocumentFacts;
+use crate::agent_documents::DocumentFacts;
 use crate::domain::PublicId;
 use crate::service::federation::admission::{Refusal, SenderPurpose};
-use documents::InstanceUrls;
-use outgoing::Outgoing;
+use client::FederationClient;
+use discovery::InstanceUrls;
 
 /// What the federation routes share.
 #[derive(Clone)]
 pub struct ApubState {
     /// Outgoing requests, and through them the federation.
-    pub outgoing: Outgoing,
+    pub client: FederationClient,
     /// The facts the manifest is made of.
     pub facts: Arc<DocumentFacts>,
     /// The inbox's body cap: twice the MCP request cap, so a maximal `publish` with its envelope and proof fits.
@@ -57,7 +57,7 @@ impl std::fmt::Debug for ApubState {
 impl ApubState {
     fn urls(&self) -> InstanceUrls {
         InstanceUrls {
-            base: self.outgoing.federation().public_base_url().to_owned(),
+            base: self.client.federation().public_base_url().to_owned(),
         }
     }
 
@@ -134,7 +134,7 @@ fn not_found() -> Response {
 }
 
 async fn instance_actor(State(state): State<ApubState>, headers: HeaderMap) -> Response {
-    let federation = state.outgoing.federation();
+    let federation = state.client.federation();
     let (keys, signing) = match (
         federation.published_instance_keys().await,
         federation.signing_key().await,
@@ -142,7 +142,7 @@ async fn instance_actor(State(state): State<ApubState>, headers: HeaderMap) -> R
         (Ok(keys), Ok(signing)) => (keys, signing),
         (Err(error), _) | (_, Err(error)) => return failure(&error.to_string()),
     };
-    let actor = documents::instance_actor(&state.urls(), federation.realm().as_str(), &keys, &signing.key_id);
+    let actor = discovery::instance_actor(&state.urls(), federation.realm().as_str(), &keys, &signing.key_id);
     json_response(activity_media_type(&headers), &actor)
 }
 
@@ -154,10 +154,10 @@ async fn object(State(state): State<ApubState>, Path(id): Path<String>, headers:
     let Some(public_id) = actor_id(&id) else {
         return not_found();
     };
-    match state.outgoing.service().find_actor(&public_id).await {
-        Ok(actor) if state.outgoing.federation().realm().is(&actor.origin) => json_response(
+    match state.client.service().find_actor(&public_id).await {
+        Ok(actor) if state.client.federation().realm().is(&actor.origin) => json_response(
             activity_media_type(&headers),
-            &documents::local_actor(&state.urls(), &actor),
+            &discovery::local_actor(&state.urls(), &actor),
         ),
         Ok(_) => not_found(),
         Err(error) if error.code == crate::service::ErrorCode::NotFound => not_found(),
@@ -210,13 +210,13 @@ async fn webfinger_answer(State(state): State<ApubState>, Query(query): Query<We
         )
             .into_response();
     };
-    let federation = state.outgoing.federation();
+    let federation = state.client.federation();
     let urls = state.urls();
     let realm = federation.realm().as_str().to_owned();
     if resource == urls.actor() || resource.eq_ignore_ascii_case(&format!("acct:{realm}@{realm}")) {
         return json_response(
             federation::protocol::discovery::JRD_MEDIA_TYPE,
-            &documents::webfinger(&resource, &urls.actor()),
+            &discovery::webfinger(&resource, &urls.actor()),
         );
     }
     let Some((user, host)) = resource
@@ -234,7 +234,7 @@ async fn webfinger_answer(State(state): State<ApubState>, Query(query): Query<We
     match federation.service().find_actor(&public_id).await {
         Ok(actor) if federation.realm().is(&actor.origin) => json_response(
             federation::protocol::discovery::JRD_MEDIA_TYPE,
-            &documents::webfinger(&resource, &urls.object(actor.id.as_str())),
+            &discovery::webfinger(&resource, &urls.object(actor.id.as_str())),
         ),
         Ok(_) => not_found(),
         Err(error) if error.code == crate::service::ErrorCode::NotFound => not_found(),
@@ -243,11 +243,11 @@ async fn webfinger_answer(State(state): State<ApubState>, Query(query): Query<We
 }
 
 async fn nodeinfo_links(State(state): State<ApubState>) -> Response {
-    json_response("application/json", &documents::nodeinfo_links(&state.urls()))
+    json_response("application/json", &discovery::nodeinfo_links(&state.urls()))
 }
 
 async fn nodeinfo(State(state): State<ApubState>) -> Response {
-    let federation = state.outgoing.federation();
+    let federation = state.client.federation();
     let users = match federation.service().list_actors().await {
         Ok(actors) => actors
             .iter()
@@ -257,18 +257,18 @@ async fn nodeinfo(State(state): State<ApubState>) -> Response {
     };
     json_response(
         federation::protocol::discovery::NODEINFO_21_MEDIA_TYPE,
-        &documents::nodeinfo(&state.facts.software_version, users as u64, federation.realm().as_str()),
+        &discovery::nodeinfo(&state.facts.software_version, users as u64, federation.realm().as_str()),
     )
 }
 
 async fn manifest(State(state): State<ApubState>) -> Response {
-    let federation = state.outgoing.federation();
+    let federation = state.client.federation();
     let keys = match federation.published_instance_keys().await {
         Ok(keys) => keys,
         Err(error) => return failure(&error.to_string()),
     };
-    let mut document = crate::documents::manifest(&state.facts);
-    match serde_json::to_value(documents::manifest_federation(&state.urls(), &keys)) {
+    let mut document = crate::agent_documents::manifest(&state.facts);
+    match serde_json::to_value(discovery::manifest_federation(&state.urls(), &keys)) {
         Ok(federation) => document["federation"] = federation,
         Err(error) => return failure(&error.to_string()),
     }
@@ -301,7 +301,7 @@ async fn outbox(
                 .into_response();
         }
     };
-    let federation = state.outgoing.federation();
+    let federation = state.client.federation();
     // The admission rule, with the inbox's reasons, so that a peer reading them learns what its pushes learn:
     // blocked, not (or no longer) a peer at all, a peering that is not active, or a key outside its window.
     let sender = match federation.admit_key(&signature.key_id, SenderPurpose::OutboxRead).await {

@@ -15,7 +15,7 @@ use federation::protocol::objects::{
 use federation::protocol::{Activity, ActivityKind, ActivityObject, context::document_context, parse_rfc3339};
 use serde_json::Value;
 
-use super::documents::InstanceUrls;
+use super::discovery::InstanceUrls;
 use super::rfc3339;
 use crate::domain::PublicId;
 use crate::domain::knowledge::RelationType;

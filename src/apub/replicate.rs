@@ -18,9 +18,9 @@ use serde_json::{Value, json};
 use tokio::sync::oneshot;
 use url::Url;
 
-use super::documents::InstanceUrls;
+use super::client::{FederationClient, classify, refusal_reason};
+use super::discovery::InstanceUrls;
 use super::objects::{activity_document, activity_kind, is_replication, read_replicated, signed_object};
-use super::outgoing::{Outgoing, classify, refusal_reason};
 use crate::service::ServiceError;
 use crate::service::federation::Federation;
 use crate::service::federation::cursors::{LeasedPeer, PullProgress, PushResult, PushedEvent};
@@ -111,7 +111,7 @@ struct RoundOutcome {
     more: bool,
 }
 
-impl Outgoing {
+impl FederationClient {
     /// One push pass: a round for every peer whose push is due.
     pub async fn push_due(&self) -> Result<PushPass, ServiceError> {
         let leased = self.federation().lease_push(PEERS_PER_PASS, PUSH_LEASE).await?;
@@ -216,7 +216,7 @@ impl Outgoing {
                 let before = last_of_object.remove(&object_id);
                 let (finished, after_this) = oneshot::channel();
                 last_of_object.insert(object_id, after_this);
-                let outgoing = self.clone();
+                let client = self.clone();
                 let key = Arc::clone(&key);
                 let inbox = inbox.clone();
                 let slots = Arc::clone(&slots);
@@ -240,18 +240,18 @@ impl Outgoing {
                             (Some(failure), Some(_)) => (failure.clone(), false),
                             // The round is over its time: what is not sent yet waits for the next round, so the
                             // round ends well inside its lease.
-                            (None, Some(_)) if outgoing.federation().now() >= round_deadline => {
+                            (None, Some(_)) if client.federation().now() >= round_deadline => {
                                 failed = Some(PushResult::Postponed);
                                 (PushResult::Postponed, false)
                             }
                             (None, Some(body)) => {
                                 let started = std::time::Instant::now();
-                                let (result, auth_refresh) = outgoing
+                                let (result, auth_refresh) = client
                                     .post_replicated(&inbox, body.clone().into_bytes(), &key, may_refresh_auth)
                                     .await;
-                                outgoing.metrics().record_peer_delivery(
+                                client.metrics().record_peer_delivery(
                                     &peer_realm,
-                                    super::outgoing::delivery_outcome(&result),
+                                    super::client::delivery_outcome(&result),
                                     Some(started.elapsed().as_secs_f64()),
                                 );
                                 let result = PushResult::Attempted(result);

@@ -19,7 +19,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::json_body::JsonBody;
-use crate::apub::outgoing::Outgoing;
+use crate::apub::client::FederationClient;
 use crate::domain::{PeerLevel, Scope};
 use crate::service::{ErrorCode, ServiceError};
 use views::peer_wire;
@@ -28,7 +28,7 @@ use views::peer_wire;
 #[derive(Clone, Debug)]
 pub struct AdminState {
     /// Outgoing requests (reading a new peer's manifest, delivering at once), and through them the service.
-    pub outgoing: Outgoing,
+    pub client: FederationClient,
 }
 
 /// The routes, behind [`require_admin`].
@@ -95,7 +95,7 @@ async fn require_admin(State(state): State<AdminState>, mut request: Request, ne
             scheme.eq_ignore_ascii_case("bearer").then(|| token.trim().to_owned())
         })
         .unwrap_or_default();
-    match state.outgoing.service().authenticate(&presented).await {
+    match state.client.service().authenticate(&presented).await {
         Ok(caller) if caller.scopes.contains(Scope::Admin) => {
             super::request_log::record_caller(request.extensions(), &caller);
             request.extensions_mut().insert(AdminCaller(caller.actor.id.clone()));
@@ -136,11 +136,11 @@ fn level(text: &str) -> Result<PeerLevel, ApiError> {
 }
 
 async fn list_peers(State(state): State<AdminState>) -> Result<Response, ApiError> {
-    Ok(axum::Json(views::peers(state.outgoing.federation()).await?).into_response())
+    Ok(axum::Json(views::peers(state.client.federation()).await?).into_response())
 }
 
 async fn show_peer(State(state): State<AdminState>, Path(realm): Path<String>) -> Result<Response, ApiError> {
-    Ok(axum::Json(views::peer(state.outgoing.federation(), &realm).await?).into_response())
+    Ok(axum::Json(views::peer(state.client.federation(), &realm).await?).into_response())
 }
 
 #[derive(Deserialize)]
@@ -164,11 +164,11 @@ async fn add_peer(
         .transpose()?
         .unwrap_or(PeerLevel::Standard);
     let url = state
-        .outgoing
+        .client
         .peer_url(&body.url)
         .map_err(|error| ApiError(ServiceError::validation("url", error.to_string())))?;
     let introduction = state
-        .outgoing
+        .client
         .fetch_manifest(&url)
         .await
         .map_err(|error| ApiError(ServiceError::validation("url", format!("the peer's manifest: {error}"))))?;
@@ -190,15 +190,15 @@ async fn add_peer(
             .with_details(json!({ "field": "fingerprint", "peer_fingerprints": listed })),
         ));
     }
-    let view = state.outgoing.federation().add_peer(&introduction, level).await?;
+    let view = state.client.federation().add_peer(&introduction, level).await?;
     deliver_now(&state, &view.peer.realm).await;
-    let view = state.outgoing.federation().peer_view(&view.peer.realm).await?;
+    let view = state.client.federation().peer_view(&view.peer.realm).await?;
     Ok((StatusCode::CREATED, axum::Json(peer_wire(view))).into_response())
 }
 
 /// Sends what an operation queued for `realm` right away; failures stay queued for the federation loop.
 async fn deliver_now(state: &AdminState, realm: &str) {
-    if let Err(error) = state.outgoing.deliver_due(8, Some(realm)).await {
+    if let Err(error) = state.client.deliver_due(8, Some(realm)).await {
         tracing::warn!(peer = realm, error = %error, "immediate delivery failed; the federation loop retries");
     }
 }
@@ -220,7 +220,7 @@ async fn approve_peer(
     let body = body.map(|JsonBody(body)| body).unwrap_or_default();
     let level = body.level.as_deref().map(level).transpose()?;
     let view = state
-        .outgoing
+        .client
         .federation()
         .approve_peer(&realm, level, body.fingerprint.as_deref())
         .await?;
@@ -229,7 +229,7 @@ async fn approve_peer(
 }
 
 async fn reject_peer(State(state): State<AdminState>, Path(realm): Path<String>) -> Result<Response, ApiError> {
-    let view = state.outgoing.federation().reject_peer(&realm).await?;
+    let view = state.client.federation().reject_peer(&realm).await?;
     deliver_now(&state, &view.peer.realm).await;
     Ok(axum::Json(peer_wire(view)).into_response())
 }
@@ -248,7 +248,7 @@ async fn block_peer(
     JsonBody(body): JsonBody<BlockBody>,
 ) -> Result<Response, ApiError> {
     let view = state
-        .outgoing
+        .client
         .federation()
         .block_peer(&realm, &body.reason, body.until)
         .await?;
@@ -256,7 +256,7 @@ async fn block_peer(
 }
 
 async fn unblock_peer(State(state): State<AdminState>, Path(realm): Path<String>) -> Result<Response, ApiError> {
-    Ok(axum::Json(peer_wire(state.outgoing.federation().unblock_peer(&realm).await?)).into_response())
+    Ok(axum::Json(peer_wire(state.client.federation().unblock_peer(&realm).await?)).into_response())
 }
 
 #[derive(Deserialize)]
@@ -272,19 +272,19 @@ async fn set_level(
 ) -> Result<Response, ApiError> {
     let level = level(&body.level)?;
     Ok(axum::Json(peer_wire(
-        state.outgoing.federation().set_peer_level(&realm, level).await?,
+        state.client.federation().set_peer_level(&realm, level).await?,
     ))
     .into_response())
 }
 
 async fn remove_peer(State(state): State<AdminState>, Path(realm): Path<String>) -> Result<Response, ApiError> {
-    state.outgoing.federation().remove_peer(&realm).await?;
+    state.client.federation().remove_peer(&realm).await?;
     deliver_now(&state, &realm).await;
     Ok(StatusCode::NO_CONTENT.into_response())
 }
 
 async fn identity(State(state): State<AdminState>) -> Result<Response, ApiError> {
-    Ok(axum::Json(views::identity(state.outgoing.federation()).await?).into_response())
+    Ok(axum::Json(views::identity(state.client.federation()).await?).into_response())
 }
 
 #[derive(Deserialize)]
@@ -297,23 +297,23 @@ async fn dead_letters(
     State(state): State<AdminState>,
     axum::extract::Query(query): axum::extract::Query<DeadLetterQuery>,
 ) -> Result<Response, ApiError> {
-    let answer = views::dead_letters(state.outgoing.federation(), query.peer.as_deref()).await?;
+    let answer = views::dead_letters(state.client.federation(), query.peer.as_deref()).await?;
     Ok(axum::Json(answer).into_response())
 }
 
 async fn replay_dead_letter(State(state): State<AdminState>, Path(id): Path<String>) -> Result<Response, ApiError> {
-    let row = state.outgoing.federation().replay_dead_letter(&id).await?;
+    let row = state.client.federation().replay_dead_letter(&id).await?;
     deliver_now(&state, &row.peer_realm).await;
     Ok(axum::Json(views::delivery_wire(&row)).into_response())
 }
 
 async fn drop_dead_letter(State(state): State<AdminState>, Path(id): Path<String>) -> Result<Response, ApiError> {
-    state.outgoing.federation().drop_dead_letter(&id).await?;
+    state.client.federation().drop_dead_letter(&id).await?;
     Ok(StatusCode::NO_CONTENT.into_response())
 }
 
 async fn list_spaces(State(state): State<AdminState>) -> Result<Response, ApiError> {
-    Ok(axum::Json(views::spaces(state.outgoing.service()).await?).into_response())
+    Ok(axum::Json(views::spaces(state.client.service()).await?).into_response())
 }
 
 #[derive(Deserialize)]
@@ -337,7 +337,7 @@ async fn create_space(
         ))
     })?;
     let space = state
-        .outgoing
+        .client
         .service()
         .create_space(
             &caller.0,
@@ -364,7 +364,7 @@ async fn delete_content(
     JsonBody(body): JsonBody<DeleteBody>,
 ) -> Result<Response, ApiError> {
     let deletion = state
-        .outgoing
+        .client
         .service()
         .delete_content(&caller.0, &id, &body.reason)
         .await?;

@@ -1,9 +1,9 @@
 //! The HTTP adapter: the axum router with health checks, the authenticated MCP endpoint and the body cap.
 
 pub mod admin;
+pub mod agent_document_routes;
 pub mod auth;
 pub mod cors;
-pub mod documents;
 pub mod health;
 pub mod json_body;
 pub mod jsonrpc;
@@ -23,7 +23,7 @@ use crate::service::Service;
 /// What the federation routes need from the composition root.
 pub struct FederationParts {
     /// Signs and sends outgoing requests.
-    pub outgoing: crate::apub::outgoing::Outgoing,
+    pub client: crate::apub::client::FederationClient,
     /// What the inbox hands to the intake (a wake-up, the objects it read).
     pub inbox_handoff: std::sync::Arc<crate::apub::handoff::InboxHandoff>,
 }
@@ -34,7 +34,7 @@ pub struct FederationParts {
 /// front guard (a malformed body gets a JSON-RPC error), then rmcp. `/metrics` is described in `http::metrics`; its
 /// layer counts every request, whichever route answers it.
 pub fn router(service: Service, config: &Config, federation: FederationParts, metrics: Metrics) -> Router {
-    let facts = std::sync::Arc::new(crate::documents::DocumentFacts {
+    let facts = std::sync::Arc::new(crate::agent_documents::DocumentFacts {
         realm: config.realm.clone(),
         base_url: config.public_base_url(),
         software_version: env!("CARGO_PKG_VERSION").to_owned(),
@@ -47,12 +47,12 @@ pub fn router(service: Service, config: &Config, federation: FederationParts, me
         max_request_bytes: config.max_request_bytes,
     };
     let cors_policy = cors::CorsPolicy::new(crate::mcp::origins_with_ports(&config.allowed_origins));
-    let federation_use_cases = federation.outgoing.federation().clone();
+    let federation_use_cases = federation.client.federation().clone();
     let admin_state = admin::AdminState {
-        outgoing: federation.outgoing.clone(),
+        client: federation.client.clone(),
     };
     let apub_state = crate::apub::ApubState {
-        outgoing: federation.outgoing,
+        client: federation.client,
         facts: facts.clone(),
         inbox_body_cap: config.max_request_bytes.saturating_mul(2),
         peer_limits: std::sync::Arc::new(crate::apub::inbox::PeerLimits::default()),
@@ -71,7 +71,7 @@ pub fn router(service: Service, config: &Config, federation: FederationParts, me
         ))
         .route_layer(axum::middleware::from_fn_with_state(cors_policy, cors::apply));
     let metrics_routes = metrics::routes(federation_use_cases, config.max_request_bytes, metrics.clone());
-    let document_routes = documents::routes(facts, service.clone());
+    let document_routes = agent_document_routes::routes(facts, service.clone());
     Router::new()
         .route("/healthz", get(health::healthz))
         .route("/readyz", get(health::readyz))

@@ -4,11 +4,11 @@
 //! `service`; this module only translates between MCP and the domain.
 
 pub mod call;
-pub mod convert;
 pub mod resources;
 pub mod schema;
 pub mod tools;
 pub mod wire;
+pub mod wire_conversion;
 
 use std::sync::Arc;
 
@@ -23,8 +23,8 @@ use rmcp::transport::streamable_http_server::session::never::NeverSessionManager
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::{ErrorData, RoleServer, tool_handler};
 
+use crate::agent_documents::DocumentFacts;
 use crate::config::Config;
-use crate::documents::DocumentFacts;
 use crate::service::Service;
 
 /// The MCP server of one instance: a thin shell over the service layer.

@@ -12,7 +12,7 @@ use serde_json::json;
 
 use super::InteraiMcp;
 use super::call::{caller_of, client_of};
-use crate::documents::{PublicDocument, RESOURCE_TEMPLATES, render};
+use crate::agent_documents::{PublicDocument, RESOURCE_TEMPLATES, render};
 use crate::service::audit::CallAudit;
 use crate::service::lookup::{GetRequest, RevisionSelector};
 use crate::service::{ErrorCode, ServiceError};

@@ -139,7 +139,7 @@ pub struct ClaimStanding {
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct RelationsView {
     /// Declared by the shown revision.
-    pub outgoing: Vec<Relation>,
+    pub client: Vec<Relation>,
     /// Declared by other content's current revisions and pointing at this item.
     pub incoming: Vec<Relation>,
 }
@@ -508,7 +508,7 @@ impl Service {
                 incoming_relations_by_others |= !declared_by_caller;
             }
             Some(RelationsView {
-                outgoing: store::knowledge::relations_of_revision(conn, &revision.id).await?,
+                client: store::knowledge::relations_of_revision(conn, &revision.id).await?,
                 incoming,
             })
         } else {

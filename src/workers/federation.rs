@@ -7,7 +7,7 @@ use std::sync::Arc;
 use chrono::TimeDelta;
 use tokio::sync::watch;
 
-use crate::apub::outgoing::Outgoing;
+use crate::apub::client::FederationClient;
 use crate::apub::replicate::PushPass;
 use crate::service::loop_health::FEDERATION_LOOP;
 
@@ -42,7 +42,7 @@ const INBOX_PURGE_ROUNDS: usize = 100;
 /// The loop and what wakes it.
 #[derive(Debug)]
 pub struct FederationLoop {
-    outgoing: Outgoing,
+    client: FederationClient,
     inbox_handoff: Arc<crate::apub::handoff::InboxHandoff>,
     passes: watch::Sender<u64>,
     settings: ReplicationSettings,
@@ -55,13 +55,13 @@ pub struct FederationLoop {
 impl FederationLoop {
     /// The loop of one instance; `inbox_handoff` is what this instance's inbox hands to its intake.
     pub fn new(
-        outgoing: Outgoing,
+        client: FederationClient,
         inbox_handoff: Arc<crate::apub::handoff::InboxHandoff>,
         settings: ReplicationSettings,
     ) -> FederationLoop {
         let (passes, _) = watch::channel(0);
         FederationLoop {
-            outgoing,
+            client,
             inbox_handoff,
             passes,
             settings,
@@ -81,7 +81,7 @@ impl FederationLoop {
     /// end and did not fail counts as none left).
     /// Returns how many activities and attempts it handled.
     pub async fn run_once(&self) -> usize {
-        let federation = self.outgoing.federation();
+        let federation = self.client.federation();
         let mut handled = 0;
         loop {
             // The four kinds of work touch different rows and each takes its own lease, so they run at once: an
@@ -89,7 +89,7 @@ impl FederationLoop {
             // other kinds' reads (and while one page of a peer's snapshot is fetched and its proofs checked, the
             // pages before it are applied).
             let delivering = async {
-                match self.outgoing.deliver_due(DELIVERY_BATCH, None).await {
+                match self.client.deliver_due(DELIVERY_BATCH, None).await {
                     Ok(delivered) => delivered,
                     Err(error) => {
                         tracing::warn!(error = %error, cause = error.cause.as_deref().unwrap_or(""), "delivering failed");
@@ -102,7 +102,7 @@ impl FederationLoop {
                 if !self.settings.push {
                     return PushPass::default();
                 }
-                match self.outgoing.push_due().await {
+                match self.client.push_due().await {
                     Ok(pushed) => pushed,
                     Err(error) => {
                         tracing::warn!(error = %error, cause = error.cause.as_deref().unwrap_or(""), "pushing the outbox failed");
@@ -115,7 +115,7 @@ impl FederationLoop {
                 match crate::apub::intake::apply_queued(federation, &self.inbox_handoff).await {
                     Ok(pass) => {
                         for batch in &pass.batches {
-                            self.outgoing.record_intake_batch(*batch);
+                            self.client.record_intake_batch(*batch);
                         }
                         pass.taken
                     }
@@ -127,7 +127,7 @@ impl FederationLoop {
                 }
             };
             let pulling = async {
-                match self.outgoing.pull_due(self.settings.pull_interval).await {
+                match self.client.pull_due(self.settings.pull_interval).await {
                     Ok(pulled) => pulled,
                     Err(error) => {
                         tracing::warn!(error = %error, cause = error.cause.as_deref().unwrap_or(""), "pulling failed");
@@ -160,7 +160,7 @@ impl FederationLoop {
     }
 
     async fn purge_inbox_if_due(&self) {
-        let federation = self.outgoing.federation();
+        let federation = self.client.federation();
         if !interval_elapsed(&self.last_inbox_purge, federation.now(), INBOX_PURGE_INTERVAL) {
             return;
         }
@@ -181,7 +181,7 @@ impl FederationLoop {
     }
 
     async fn purge_if_due(&self) {
-        let federation = self.outgoing.federation();
+        let federation = self.client.federation();
         if !interval_elapsed(&self.last_purge, federation.now(), PURGE_INTERVAL) {
             return;
         }
@@ -194,7 +194,7 @@ impl FederationLoop {
 
     /// Runs passes until `stop` turns true.
     pub async fn run(self, mut stop: watch::Receiver<bool>) {
-        let health = self.outgoing.service().background_loops();
+        let health = self.client.service().background_loops();
         loop {
             self.run_once().await;
             let failure = self
@@ -202,9 +202,9 @@ impl FederationLoop {
                 .lock()
                 .unwrap_or_else(|poisoned| poisoned.into_inner())
                 .take();
-            health.pass_finished(FEDERATION_LOOP, self.outgoing.service().now(), failure);
+            health.pass_finished(FEDERATION_LOOP, self.client.service().now(), failure);
             self.passes.send_modify(|passes| *passes += 1);
-            let federation = self.outgoing.federation();
+            let federation = self.client.federation();
             let now = federation.now();
             let next_delivery = federation.next_delivery_due().await.ok().flatten();
             let next_replication = federation.next_replication_due().await.ok().flatten();

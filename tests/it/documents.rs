@@ -299,7 +299,7 @@ fn check_text_document(
     text: &str,
     instance_facts: &[&str],
     idempotency_key_pattern: &str,
-    documented: &[interai::documents::DocumentedNumber],
+    documented: &[interai::agent_documents::DocumentedNumber],
     tools: &ServedTools,
 ) {
     // What names the instance rather than a limit: its realm, URLs, version and parameter hash.
@@ -365,15 +365,17 @@ async fn every_number_and_tool_name_in_every_served_document_is_the_servers() {
     };
 
     // The documented numbers, as the documents module lists them, and the server's own values for each.
-    let facts = interai::documents::DocumentFacts {
+    let facts = interai::agent_documents::DocumentFacts {
         realm: "alpha.test".to_owned(),
         base_url: "http://alpha.test".to_owned(),
         software_version: env!("CARGO_PKG_VERSION").to_owned(),
         writes_per_hour: 17,
         parameter_hash: served.service.trust_parameters().parameter_hash(),
     };
-    let documented =
-        interai::documents::documented_numbers(&facts, &served.service.federation_summary().await.expect("summary"));
+    let documented = interai::agent_documents::documented_numbers(
+        &facts,
+        &served.service.federation_summary().await.expect("summary"),
+    );
     let number = |name: &str| {
         documented
             .iter()

@@ -48,7 +48,7 @@ async fn get(node: &Node, path: &str, accept: &str) -> (StatusCode, http::Header
 pub(crate) async fn signed_post(from: &Node, to: &Node, activity: &Value) -> http::Request<Vec<u8>> {
     let key = from.federation().signing_key().await.expect("signing key");
     let inbox = Url::parse(&format!("{}/inbox", to.url())).expect("inbox URL");
-    from.outgoing()
+    from.federation_client()
         .signed_request(
             Method::POST,
             &inbox,
@@ -381,7 +381,7 @@ async fn the_inbox_refuses_each_bad_request_with_its_own_status_and_stores_nothi
     let mut cases: Vec<(&str, http::Request<Vec<u8>>, StatusCode, &str)> = Vec::new();
     // No signature.
     let mut request = alpha
-        .outgoing()
+        .federation_client()
         .signed_request(Method::POST, &inbox, Some(body("r1")), &key)
         .expect("signed");
     request.headers_mut().remove("signature");
@@ -389,7 +389,7 @@ async fn the_inbox_refuses_each_bad_request_with_its_own_status_and_stores_nothi
     cases.push(("r1", request, StatusCode::UNAUTHORIZED, "signature_missing"));
     // Forged signature bytes.
     let mut request = alpha
-        .outgoing()
+        .federation_client()
         .signed_request(Method::POST, &inbox, Some(body("r2")), &key)
         .expect("signed");
     let zero_signature = format!(
@@ -407,27 +407,27 @@ async fn the_inbox_refuses_each_bad_request_with_its_own_status_and_stores_nothi
         key_pair: InstanceKeyPair::from_secret_bytes(&[3_u8; 32]),
     };
     let request = alpha
-        .outgoing()
+        .federation_client()
         .signed_request(Method::POST, &inbox, Some(body("r3")), &wrong)
         .expect("signed");
     cases.push(("r3", request, StatusCode::UNAUTHORIZED, "signature_invalid"));
     // A body changed after signing: the digest no longer matches.
     let mut request = alpha
-        .outgoing()
+        .federation_client()
         .signed_request(Method::POST, &inbox, Some(body("r4")), &key)
         .expect("signed");
     *request.body_mut() = body("r4-tampered");
     cases.push(("r4", request, StatusCode::BAD_REQUEST, "digest_mismatch"));
     // The digest removed.
     let mut request = alpha
-        .outgoing()
+        .federation_client()
         .signed_request(Method::POST, &inbox, Some(body("r5")), &key)
         .expect("signed");
     request.headers_mut().remove("content-digest");
     cases.push(("r5", request, StatusCode::BAD_REQUEST, "digest_missing"));
     // Wrong content type.
     let mut request = alpha
-        .outgoing()
+        .federation_client()
         .signed_request(Method::POST, &inbox, Some(body("r6")), &key)
         .expect("signed");
     request
@@ -441,20 +441,20 @@ async fn the_inbox_refuses_each_bad_request_with_its_own_status_and_stores_nothi
     ));
     // Oversize body.
     let mut request = alpha
-        .outgoing()
+        .federation_client()
         .signed_request(Method::POST, &inbox, Some(body("r7")), &key)
         .expect("signed");
     *request.body_mut() = vec![b' '; 2 * 1024 * 1024 + 1];
     cases.push(("r7", request, StatusCode::PAYLOAD_TOO_LARGE, "body_too_large"));
     // Malformed JSON, properly signed.
     let request = alpha
-        .outgoing()
+        .federation_client()
         .signed_request(Method::POST, &inbox, Some(b"{\"type\": \"Follow\",".to_vec()), &key)
         .expect("signed");
     cases.push(("r8", request, StatusCode::BAD_REQUEST, "malformed_activity"));
     // Wrong types inside an activity.
     let request = alpha
-        .outgoing()
+        .federation_client()
         .signed_request(
             Method::POST,
             &inbox,
@@ -467,7 +467,7 @@ async fn the_inbox_refuses_each_bad_request_with_its_own_status_and_stores_nothi
     let mut unknown = activity("r10");
     unknown["type"] = json!("Dance");
     let request = alpha
-        .outgoing()
+        .federation_client()
         .signed_request(
             Method::POST,
             &inbox,
@@ -700,7 +700,7 @@ async fn a_request_signed_with_a_key_not_yet_pinned_rereads_the_actor_once_and_p
     };
     let inbox = Url::parse("http://beta.test/inbox").expect("url");
     let request = alpha
-        .outgoing()
+        .federation_client()
         .signed_request(
             Method::POST,
             &inbox,
@@ -729,7 +729,7 @@ async fn the_outbox_answers_signed_gets_from_active_peers_only() {
     let outbox = Url::parse("http://beta.test/outbox").expect("url");
     let key = alpha.federation().signing_key().await.expect("key");
     let request = alpha
-        .outgoing()
+        .federation_client()
         .signed_request(Method::GET, &outbox, None, &key)
         .expect("signed");
     let replay = request.clone();
@@ -745,14 +745,14 @@ async fn the_outbox_answers_signed_gets_from_active_peers_only() {
     assert_eq!(status, StatusCode::UNAUTHORIZED, "an unsigned GET");
     let gamma_key = gamma.federation().signing_key().await.expect("key");
     let request = gamma
-        .outgoing()
+        .federation_client()
         .signed_request(Method::GET, &outbox, None, &gamma_key)
         .expect("signed");
     assert_eq!(send(beta, request).await.0, StatusCode::FORBIDDEN, "not a peer");
     // A GET signed for another path does not verify.
     let elsewhere = Url::parse("http://beta.test/outbox?after=0").expect("url");
     let mut request = alpha
-        .outgoing()
+        .federation_client()
         .signed_request(Method::GET, &elsewhere, None, &key)
         .expect("signed");
     *request.uri_mut() = "http://beta.test/outbox".parse().expect("uri");

@@ -350,8 +350,8 @@ async fn an_objects_events_in_two_windows_of_one_round_are_sent_one_after_the_ot
         publish_procedure(alpha.service(), &author, &format!("later procedure {index}"), &[]).await;
     }
     network.switchboard.hold("beta.test", "held procedure");
-    let outgoing = alpha.outgoing();
-    let round = tokio::spawn(async move { outgoing.push_due().await });
+    let client = alpha.federation_client();
+    let round = tokio::spawn(async move { client.push_due().await });
     network
         .switchboard
         .wait_until("the second window's other items to arrive", |switchboard| {
@@ -520,7 +520,7 @@ async fn signed_get(from: &Node, to: &Node, path: &str) -> Value {
     let key = from.federation().signing_key().await.expect("key");
     let url = Url::parse(&format!("{}{path}", to.url())).expect("url");
     let request = from
-        .outgoing()
+        .federation_client()
         .signed_request(Method::GET, &url, None, &key)
         .expect("signed");
     let (status, body) = send(to, request).await;
@@ -538,7 +538,7 @@ async fn post_activity(from: &Node, to: &Node, activity: &Value) -> (StatusCode,
     let key = from.federation().signing_key().await.expect("key");
     let inbox = Url::parse(&format!("{}/inbox", to.url())).expect("inbox");
     let request = from
-        .outgoing()
+        .federation_client()
         .signed_request(
             Method::POST,
             &inbox,
@@ -768,7 +768,7 @@ async fn tampered_relayed_and_colliding_objects_are_refused_with_nothing_stored(
         alpha.url()
     );
     let request = alpha
-        .outgoing()
+        .federation_client()
         .signed_request(Method::POST, &inbox, Some(body.into_bytes()), &key)
         .expect("signed");
     let (status, body) = send(beta, request).await;

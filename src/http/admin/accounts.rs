@@ -25,11 +25,11 @@ pub(super) fn routes() -> Router<AdminState> {
 }
 
 async fn list_actors(State(state): State<AdminState>) -> Result<Response, ApiError> {
-    Ok(axum::Json(views::actors(state.outgoing.service()).await?).into_response())
+    Ok(axum::Json(views::actors(state.client.service()).await?).into_response())
 }
 
 async fn show_actor(State(state): State<AdminState>, Path(id): Path<String>) -> Result<Response, ApiError> {
-    Ok(axum::Json(views::actor(state.outgoing.service(), &id).await?).into_response())
+    Ok(axum::Json(views::actor(state.client.service(), &id).await?).into_response())
 }
 
 #[derive(Deserialize)]
@@ -56,7 +56,7 @@ async fn create_actor(
         .map(|text| parse_id("controller", text))
         .transpose()?;
     let actor = state
-        .outgoing
+        .client
         .service()
         .create_actor(NewActor {
             actor_type,
@@ -68,7 +68,7 @@ async fn create_actor(
 }
 
 async fn list_keys(State(state): State<AdminState>, Path(id): Path<String>) -> Result<Response, ApiError> {
-    Ok(axum::Json(views::keys(state.outgoing.service(), &id).await?).into_response())
+    Ok(axum::Json(views::keys(state.client.service(), &id).await?).into_response())
 }
 
 #[derive(Deserialize)]
@@ -102,7 +102,7 @@ async fn create_key(
         })?,
     };
     let expires_at = crate::service::paging::optional_instant("expires_at", body.expires_at.as_deref())?;
-    let service = state.outgoing.service();
+    let service = state.client.service();
     let issued = service
         .create_api_key(NewApiKey {
             actor_id,
@@ -120,7 +120,7 @@ async fn create_key(
 
 async fn revoke_key(State(state): State<AdminState>, Path(id): Path<String>) -> Result<Response, ApiError> {
     let key_id = parse_id("id", &id)?;
-    let service = state.outgoing.service();
+    let service = state.client.service();
     let key = service.revoke_api_key(&key_id).await?;
     Ok(axum::Json(views::key_wire(&key, service.now())).into_response())
 }

@@ -67,7 +67,7 @@ async fn audit(
         until: parameters.until,
         cursor: parameters.cursor,
     };
-    Ok(axum::Json(views::audit(state.outgoing.service(), query).await?).into_response())
+    Ok(axum::Json(views::audit(state.client.service(), query).await?).into_response())
 }
 
 #[derive(Deserialize)]
@@ -92,5 +92,5 @@ async fn content(
         status: parameters.status,
         cursor: parameters.cursor,
     };
-    Ok(axum::Json(views::content(state.outgoing.service(), query).await?).into_response())
+    Ok(axum::Json(views::content(state.client.service(), query).await?).into_response())
 }

@@ -465,7 +465,7 @@ fn content_output(view: ContentView) -> GetOutput {
         relations: view
             .relations
             .as_ref()
-            .map(|relations| relations.outgoing.iter().map(relation_output).collect()),
+            .map(|relations| relations.client.iter().map(relation_output).collect()),
         incoming_relations: view.relations.as_ref().map(|relations| {
             relations
                 .incoming

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use axum::body::Body;
 use chrono::TimeDelta;
 use federation::transport::{Transport, TransportError, TransportFuture};
-use interai::apub::outgoing::Outgoing;
+use interai::apub::client::FederationClient;
 use interai::clock::ManualClock;
 use interai::config::Config;
 use interai::domain::PeerLevel;
@@ -254,8 +254,8 @@ impl Node {
     }
 
     /// Its outgoing requests.
-    pub fn outgoing(&self) -> Outgoing {
-        self.instance.outgoing()
+    pub fn federation_client(&self) -> FederationClient {
+        self.instance.federation_client()
     }
 
     /// Its public URL.
@@ -266,9 +266,9 @@ impl Node {
     /// Adds `other` as a peer the way `interai admin peer add` does: reads its manifest, pins its keys, queues a
     /// `Follow`.
     pub async fn add_peer(&self, other: &Node, level: PeerLevel) -> PeerView {
-        let outgoing = self.outgoing();
-        let url = outgoing.peer_url(&other.url()).expect("peer URL");
-        let introduction = outgoing.fetch_manifest(&url).await.expect("the peer's manifest");
+        let client = self.federation_client();
+        let url = client.peer_url(&other.url()).expect("peer URL");
+        let introduction = client.fetch_manifest(&url).await.expect("the peer's manifest");
         self.federation()
             .add_peer(&introduction, level)
             .await

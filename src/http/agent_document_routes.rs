@@ -10,7 +10,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use serde_json::json;
 
-use crate::documents::{DocumentFacts, PublicDocument, render};
+use crate::agent_documents::{DocumentFacts, PublicDocument, render};
 use crate::service::Service;
 
 /// How long clients and proxies may cache a document.

@@ -10,8 +10,8 @@ use federation::transport::{SharedTransport, TransportError};
 use http::{HeaderMap, HeaderValue, Method, Request, Response, StatusCode};
 use url::Url;
 
-use super::convert::outbound_activity;
-use super::documents::{InstanceUrls, instance_actor};
+use super::discovery::{InstanceUrls, instance_actor};
+use super::peering_messages::outbound_activity;
 use crate::service::ServiceError;
 use crate::service::federation::Federation;
 use crate::service::federation::delivery::LeasedDelivery;
@@ -27,7 +27,7 @@ const ERROR_EXCERPT_CHARACTERS: usize = 200;
 
 /// Why a peer's documents could not be read.
 #[derive(Debug, thiserror::Error)]
-pub enum OutgoingError {
+pub enum FederationClientError {
     /// The URL is not one this instance may call.
     #[error("{0}")]
     Url(String),
@@ -44,7 +44,7 @@ pub enum OutgoingError {
 
 /// Signs and sends this instance's requests.
 #[derive(Debug, Clone)]
-pub struct Outgoing {
+pub struct FederationClient {
     federation: Federation,
     transport: SharedTransport,
     allow_http: bool,
@@ -60,7 +60,7 @@ pub fn realm_of(url: &Url) -> Option<String> {
     })
 }
 
-impl Outgoing {
+impl FederationClient {
     /// Outgoing requests of `service` through `transport`; `allow_http` admits `http://` peers; deliveries are
     /// counted in `metrics`.
     pub fn new(
@@ -68,8 +68,8 @@ impl Outgoing {
         transport: SharedTransport,
         allow_http: bool,
         metrics: crate::metrics::Metrics,
-    ) -> Outgoing {
-        Outgoing {
+    ) -> FederationClient {
+        FederationClient {
             federation,
             transport,
             allow_http,
@@ -109,22 +109,24 @@ impl Outgoing {
     }
 
     /// Parses a peer URL the admin gave or a document named, refusing schemes this instance does not use.
-    pub fn peer_url(&self, text: &str) -> Result<Url, OutgoingError> {
+    pub fn peer_url(&self, text: &str) -> Result<Url, FederationClientError> {
         let text = text.trim();
         let with_scheme = if text.contains("://") {
             text.to_owned()
         } else {
             format!("https://{text}")
         };
-        let url = Url::parse(&with_scheme).map_err(|_| OutgoingError::Url(format!("{text} is not a URL")))?;
+        let url = Url::parse(&with_scheme).map_err(|_| FederationClientError::Url(format!("{text} is not a URL")))?;
         match url.scheme() {
             "https" => Ok(url),
             "http" if self.allow_http => Ok(url),
-            "http" => Err(OutgoingError::Url(format!(
+            "http" => Err(FederationClientError::Url(format!(
                 "{text} is plain http; peers are reached over https (set INTERAI_FEDERATION_ALLOW_HTTP=true for tests \
                  and a laptop)"
             ))),
-            _ => Err(OutgoingError::Url(format!("{text}: only https URLs name peers"))),
+            _ => Err(FederationClientError::Url(format!(
+                "{text}: only https URLs name peers"
+            ))),
         }
     }
 
@@ -136,7 +138,7 @@ impl Outgoing {
         url: &Url,
         body: Option<Vec<u8>>,
         key: &SigningKey,
-    ) -> Result<Request<Vec<u8>>, OutgoingError> {
+    ) -> Result<Request<Vec<u8>>, FederationClientError> {
         let mut headers = HeaderMap::new();
         headers.insert(http::header::ACCEPT, HeaderValue::from_static(ACTIVITY_JSON));
         if let Some(body) = &body {
@@ -144,7 +146,7 @@ impl Outgoing {
             let digest = federation::digest::content_digest(body);
             headers.insert(
                 "content-digest",
-                HeaderValue::from_str(&digest).map_err(|error| OutgoingError::Document(error.to_string()))?,
+                HeaderValue::from_str(&digest).map_err(|error| FederationClientError::Document(error.to_string()))?,
             );
         }
         let now = self.federation.now().timestamp();
@@ -155,64 +157,70 @@ impl Outgoing {
             nonce: random_nonce(),
         };
         let fields = sign_request(&method, url, &headers, &parameters, &key.key_pair)
-            .map_err(|rejection| OutgoingError::Document(rejection.to_string()))?;
-        let header =
-            |text: &str| HeaderValue::from_str(text).map_err(|error| OutgoingError::Document(error.to_string()));
+            .map_err(|rejection| FederationClientError::Document(rejection.to_string()))?;
+        let header = |text: &str| {
+            HeaderValue::from_str(text).map_err(|error| FederationClientError::Document(error.to_string()))
+        };
         headers.insert("signature-input", header(&fields.signature_input)?);
         headers.insert("signature", header(&fields.signature)?);
         let mut request = Request::builder()
             .method(method)
             .uri(url.as_str())
             .body(body.unwrap_or_default())
-            .map_err(|error| OutgoingError::Url(error.to_string()))?;
+            .map_err(|error| FederationClientError::Url(error.to_string()))?;
         *request.headers_mut() = headers;
         Ok(request)
     }
 
-    async fn get_json(&self, url: &Url, accept: &'static str) -> Result<serde_json::Value, OutgoingError> {
+    async fn get_json(&self, url: &Url, accept: &'static str) -> Result<serde_json::Value, FederationClientError> {
         let mut request = Request::builder()
             .method(Method::GET)
             .uri(url.as_str())
             .body(Vec::new())
-            .map_err(|error| OutgoingError::Url(error.to_string()))?;
+            .map_err(|error| FederationClientError::Url(error.to_string()))?;
         request
             .headers_mut()
             .insert(http::header::ACCEPT, HeaderValue::from_static(accept));
         let response = self.transport.send(request).await?;
         if !response.status().is_success() {
-            return Err(OutgoingError::Document(format!("{url} answered {}", response.status())));
+            return Err(FederationClientError::Document(format!(
+                "{url} answered {}",
+                response.status()
+            )));
         }
         serde_json::from_slice(response.body())
-            .map_err(|error| OutgoingError::Document(format!("{url} did not answer JSON: {error}")))
+            .map_err(|error| FederationClientError::Document(format!("{url} did not answer JSON: {error}")))
     }
 
     /// Reads a peer's manifest (`/.well-known/inter-ai`) and what it says about the peer: its realm (which must be
     /// the URL's host and port), actor, inbox, outbox and keys (each key's listed fingerprint checked against the
     /// key), all under the peer's own URL.
-    pub async fn fetch_manifest(&self, peer_url: &Url) -> Result<PeerIntroduction, OutgoingError> {
+    pub async fn fetch_manifest(&self, peer_url: &Url) -> Result<PeerIntroduction, FederationClientError> {
         let mut manifest_url = peer_url.clone();
         manifest_url.set_path("/.well-known/inter-ai");
         manifest_url.set_query(None);
         manifest_url.set_fragment(None);
         let manifest = self.get_json(&manifest_url, "application/json").await?;
-        let realm = realm_of(peer_url).ok_or_else(|| OutgoingError::Url(format!("{peer_url} has no host")))?;
+        let realm = realm_of(peer_url).ok_or_else(|| FederationClientError::Url(format!("{peer_url} has no host")))?;
         let stated_realm = manifest
             .get("realm")
             .and_then(serde_json::Value::as_str)
             .unwrap_or_default();
         if stated_realm.to_ascii_lowercase() != realm {
-            return Err(OutgoingError::Document(format!(
+            return Err(FederationClientError::Document(format!(
                 "the manifest at {manifest_url} is for the realm {stated_realm:?}, not {realm}"
             )));
         }
         let federation: ManifestFederation =
-            serde_json::from_value(manifest.get("federation").cloned().unwrap_or_default())
-                .map_err(|error| OutgoingError::Document(format!("{realm} does not offer federation: {error}")))?;
+            serde_json::from_value(manifest.get("federation").cloned().unwrap_or_default()).map_err(|error| {
+                FederationClientError::Document(format!("{realm} does not offer federation: {error}"))
+            })?;
         let mut keys = Vec::with_capacity(federation.keys.len());
         for key in &federation.keys {
             keys.push(
-                key.description()
-                    .map_err(|error| OutgoingError::Document(format!("{realm}'s key {}: {error}", key.key_id)))?,
+                key.description().map_err(|error| {
+                    FederationClientError::Document(format!("{realm}'s key {}: {error}", key.key_id))
+                })?,
             );
         }
         let base = peer_url.origin().ascii_serialization();
@@ -230,12 +238,13 @@ impl Outgoing {
 
     /// Reads the instance actor at `actor_url` (a first contact: an unknown instance's `Follow`) and what it says
     /// about the instance, all under the actor's own origin.
-    pub async fn fetch_actor(&self, actor_url: &Url) -> Result<PeerIntroduction, OutgoingError> {
+    pub async fn fetch_actor(&self, actor_url: &Url) -> Result<PeerIntroduction, FederationClientError> {
         let document = self.get_json(actor_url, ACTIVITY_JSON).await?;
-        let actor: ServiceActor = serde_json::from_value(document)
-            .map_err(|error| OutgoingError::Document(format!("{actor_url} is not an instance actor: {error}")))?;
+        let actor: ServiceActor = serde_json::from_value(document).map_err(|error| {
+            FederationClientError::Document(format!("{actor_url} is not an instance actor: {error}"))
+        })?;
         if actor.id != actor_url.as_str() {
-            return Err(OutgoingError::Document(format!(
+            return Err(FederationClientError::Document(format!(
                 "{actor_url} names itself {}",
                 actor.id
             )));
@@ -245,12 +254,12 @@ impl Outgoing {
             keys.push(
                 multikey
                     .description()
-                    .map_err(|error| OutgoingError::Document(format!("key {}: {error}", multikey.id)))?,
+                    .map_err(|error| FederationClientError::Document(format!("key {}: {error}", multikey.id)))?,
             );
         }
         let base = actor_url.origin().ascii_serialization();
         let introduction = PeerIntroduction {
-            realm: realm_of(actor_url).ok_or_else(|| OutgoingError::Url(format!("{actor_url} has no host")))?,
+            realm: realm_of(actor_url).ok_or_else(|| FederationClientError::Url(format!("{actor_url} has no host")))?,
             base_url: base.clone(),
             actor_url: actor.id,
             inbox_url: actor.inbox,
@@ -266,12 +275,13 @@ impl Outgoing {
     pub async fn fetch_announced_keys(
         &self,
         actor_url: &Url,
-    ) -> Result<Vec<crate::service::federation::peering::AnnouncedKey>, OutgoingError> {
+    ) -> Result<Vec<crate::service::federation::peering::AnnouncedKey>, FederationClientError> {
         let document = self.get_json(actor_url, ACTIVITY_JSON).await?;
-        let actor: ServiceActor = serde_json::from_value(document)
-            .map_err(|error| OutgoingError::Document(format!("{actor_url} is not an instance actor: {error}")))?;
+        let actor: ServiceActor = serde_json::from_value(document).map_err(|error| {
+            FederationClientError::Document(format!("{actor_url} is not an instance actor: {error}"))
+        })?;
         if actor.id != actor_url.as_str() {
-            return Err(OutgoingError::Document(format!(
+            return Err(FederationClientError::Document(format!(
                 "{actor_url} names itself {}",
                 actor.id
             )));
@@ -283,7 +293,7 @@ impl Outgoing {
                 Ok(crate::service::federation::peering::AnnouncedKey {
                     description: multikey
                         .description()
-                        .map_err(|error| OutgoingError::Document(format!("key {}: {error}", multikey.id)))?,
+                        .map_err(|error| FederationClientError::Document(format!("key {}: {error}", multikey.id)))?,
                     endorsement: multikey.key_endorsement(),
                 })
             })
@@ -387,14 +397,16 @@ fn derive_actor_url(inbox_url: &str) -> String {
 
 /// Every URL and key ID a peer names must be on its own origin, so a manifest cannot point deliveries or trust at
 /// another host.
-fn check_same_origin(introduction: &PeerIntroduction, base: &str) -> Result<(), OutgoingError> {
+fn check_same_origin(introduction: &PeerIntroduction, base: &str) -> Result<(), FederationClientError> {
     let on_origin = |text: &str| Url::parse(text).is_ok_and(|url| url.origin().ascii_serialization() == base);
     let mut named: Vec<&str> = vec![&introduction.actor_url, &introduction.inbox_url];
     named.extend(introduction.outbox_url.as_deref());
     named.extend(introduction.keys.iter().map(|key| key.key_id.as_str()));
     match named.into_iter().find(|text| !on_origin(text)) {
-        Some(stray) => Err(OutgoingError::Document(format!("{stray} is not under {base}"))),
-        None if introduction.keys.is_empty() => Err(OutgoingError::Document(format!("{base} publishes no key"))),
+        Some(stray) => Err(FederationClientError::Document(format!("{stray} is not under {base}"))),
+        None if introduction.keys.is_empty() => {
+            Err(FederationClientError::Document(format!("{base} publishes no key")))
+        }
         None => Ok(()),
     }
 }
