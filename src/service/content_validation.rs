@@ -4,7 +4,7 @@
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
-use super::content::{ExperienceRequest, PublishRequest};
+use super::content_requests::{ExperienceRequest, PublishRequest};
 use super::limits::{
     MAX_ALIASES, MAX_BODY_BYTES, MAX_CLAIM_CHARACTERS, MAX_CLAIMS, MAX_ID_CHARACTERS, MAX_KEYWORD_CHARACTERS,
     MAX_LANGUAGE_CHARACTERS, MAX_NAME_CHARACTERS, MAX_NORMALIZED_NAME_BYTES, MAX_NOTE_CHARACTERS, MAX_RELATIONS,

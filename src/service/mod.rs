@@ -9,6 +9,7 @@ pub mod audit_retention;
 pub mod bootstrap;
 pub mod compare;
 pub mod content;
+mod content_requests;
 mod content_validation;
 pub mod deletion;
 pub mod error;
