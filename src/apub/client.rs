@@ -1,5 +1,6 @@
-//! Outgoing federation requests: signing each one afresh (RFC 9421 with an RFC 9530 digest), reading a peer's
-//! manifest or instance actor, and delivering queued peering messages through the injected transport.
+//! The federation client (`FederationClient`): this instance's outgoing requests, among them the pushes and pulls of
+//! `replicate.rs`: signing each one afresh (RFC 9421 with an RFC 9530 digest), reading a peer's manifest or instance
+//! actor, and delivering queued peering messages through the injected transport.
 
 use std::time::Duration;
 
@@ -61,7 +62,7 @@ pub fn realm_of(url: &Url) -> Option<String> {
 }
 
 impl FederationClient {
-    /// Outgoing requests of `service` through `transport`; `allow_http` admits `http://` peers; deliveries are
+    /// Outgoing requests of `federation` through `transport`; `allow_http` admits `http://` peers; deliveries are
     /// counted in `metrics`.
     pub fn new(
         federation: Federation,

@@ -27,7 +27,7 @@ use views::peer_wire;
 /// The admin API's state.
 #[derive(Clone, Debug)]
 pub struct AdminState {
-    /// Outgoing requests (reading a new peer's manifest, delivering at once), and through them the service.
+    /// Outgoing requests (reading a new peer's manifest, delivering at once), and through them the federation and the service.
     pub client: FederationClient,
 }
 
