@@ -800,7 +800,7 @@ impl Service {
     }
 
     pub(super) fn controller_ref_for(&self, origin: &str, controller: &str) -> ControllerRef {
-        if self.realm().is(&origin) {
+        if self.realm().is(origin) {
             ControllerRef::first_party(controller)
         } else {
             ControllerRef::remote(origin, controller)

@@ -178,7 +178,7 @@ impl Service {
     }
 
     fn controller_ref(&self, origin: &str, controller: &str) -> ControllerRef {
-        if self.realm().is(&origin) {
+        if self.realm().is(origin) {
             ControllerRef::first_party(controller)
         } else {
             ControllerRef::remote(origin, controller)
