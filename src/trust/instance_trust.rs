@@ -27,6 +27,22 @@ pub(crate) fn quantise(value: f64, quantum: f64) -> f64 {
     }
 }
 
+/// Rounds a non-negative `value` to a multiple of `quantum` half-up, as §2.15 fixes it: `floor(value/quantum + 0.5)`
+/// quanta (for 0.01: `floor(100·t + 0.5)/100`, divided by the whole number of quanta per unit when there is one,
+/// so 0.57 is the nearest double to the decimal).
+pub(crate) fn quantise_half_up(value: f64, quantum: f64) -> f64 {
+    if quantum <= 0.0 || !quantum.is_finite() {
+        return value;
+    }
+    let steps_per_unit = 1.0 / quantum;
+    if (steps_per_unit - steps_per_unit.round()).abs() < 1e-9 {
+        let steps_per_unit = steps_per_unit.round();
+        (value * steps_per_unit + 0.5).floor() / steps_per_unit
+    } else {
+        (value / quantum + 0.5).floor() * quantum
+    }
+}
+
 /// The admin's level for a peer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum AdminTrustLevel {
@@ -80,7 +96,7 @@ pub struct InstanceTrust {
 
 /// t_I from the admin setting and the observations (§2.10). An observation yields an event only if I's stance was
 /// received before the decision and is not neutral; of several observations of one target the earliest decision
-/// counts. Blocked and quarantined instances have t = 0 whatever they agreed with.
+/// counts. Blocked and quarantined instances have t = 0 whatever they agreed with or a pin says.
 pub fn instance_trust(
     setting: &InstanceTrustSetting,
     observations: &[AgreementObservation],
@@ -122,14 +138,24 @@ pub fn instance_trust(
     } else {
         base * 2.0 * agreement
     };
+    // §2.15: a block and quarantine are a hard 0 that no agreement and no pin lifts; a pin is clamped and used as
+    // given; computed trust is quantised half-up.
     let blocked = matches!(setting.level, AdminTrustLevel::Blocked | AdminTrustLevel::Quarantine);
-    let (unquantised, pinned) = match setting.pinned {
-        Some(pin) => (pin, true),
-        None if blocked => (0.0, false),
-        None => (observed, false),
+    let (unquantised, trust, pinned) = match setting.pinned {
+        _ if blocked => (0.0, 0.0, false),
+        Some(pin) => {
+            let pin = pin.clamp(0.0, params.max_instance_trust);
+            (pin, pin, true)
+        }
+        None => {
+            let observed = observed.clamp(0.0, params.max_instance_trust);
+            (
+                observed,
+                quantise_half_up(observed, params.instance_trust_quantum),
+                false,
+            )
+        }
     };
-    let unquantised = unquantised.clamp(0.0, params.max_instance_trust);
-    let trust = quantise(unquantised, params.instance_trust_quantum);
     InstanceTrust {
         base,
         ceiling,

@@ -136,6 +136,28 @@ fn agreement_decays_back_toward_neutral_and_admin_settings_bound_it() {
     let pinned_trust = instance_trust(&pinned, &observations(0, 50), day(100.0), &params);
     assert!(pinned_trust.pinned);
     assert_eq!(pinned_trust.trust, 0.42);
+    // §2.15: a pin is used as given (not quantised), clamped to [0, 0.9].
+    for (pin, used) in [(0.425, 0.425), (1.5, 0.9), (-0.2, 0.0)] {
+        let setting = InstanceTrustSetting {
+            level: AdminTrustLevel::Standard,
+            pinned: Some(pin),
+        };
+        assert_eq!(
+            instance_trust(&setting, &[], day(100.0), &params).trust,
+            used,
+            "pin {pin}"
+        );
+    }
+    // §2.15: a block and quarantine win over a pin.
+    for level in [AdminTrustLevel::Blocked, AdminTrustLevel::Quarantine] {
+        let pinned_but_blocked = InstanceTrustSetting {
+            level,
+            pinned: Some(0.8),
+        };
+        let computed = instance_trust(&pinned_but_blocked, &observations(100, 0), day(100.0), &params);
+        assert_eq!(computed.trust, 0.0, "{level:?} with a pin");
+        assert!(!computed.pinned, "{level:?}: the pin did not decide");
+    }
     // The order of observations does not matter (unlike the seed's additive rule).
     let mut mixed = observations(12, 5);
     let forward = instance_trust(&standard(), &mixed, day(100.0), &params);
