@@ -61,7 +61,6 @@ pub struct Instance {
     federation: FederationUseCases,
     store: Store,
     transport: federation::transport::SharedTransport,
-    inbox_handoff: Arc<crate::apub::handoff::InboxHandoff>,
     /// The instance's own metrics registry, shared by every router built from it.
     metrics: Metrics,
 }
@@ -110,7 +109,6 @@ impl Instance {
             federation,
             store,
             transport,
-            inbox_handoff: Arc::new(crate::apub::handoff::InboxHandoff::default()),
             metrics: Metrics::new(),
         })
     }
@@ -194,7 +192,6 @@ impl Instance {
     pub fn federation_loop(&self) -> crate::workers::federation::FederationLoop {
         crate::workers::federation::FederationLoop::new(
             self.federation_client(),
-            self.inbox_handoff.clone(),
             crate::workers::federation::ReplicationSettings {
                 push: self.config.federation_push,
                 pull_interval: chrono::TimeDelta::seconds(
@@ -220,7 +217,6 @@ impl Instance {
             &self.config,
             crate::http::FederationParts {
                 client: self.federation_client(),
-                inbox_handoff: self.inbox_handoff.clone(),
             },
             self.metrics.clone(),
         )

@@ -323,7 +323,7 @@ async fn process(state: &ApubState, request: Request<Body>) -> InboxVerdict {
         }
     };
     // A known peer's activity is stored with the others waiting, and a replicated object applied with it when it
-    // can be; an object that was queued instead is held for this process's intake (see `handoff`).
+    // can be; the service holds an object that was queued instead for this process's intake, and wakes it.
     let intake = match first_contact.as_ref() {
         Some(introduction) => federation.enqueue_inbound(&verified, &nonce, Some(introduction)).await,
         None => match federation
@@ -334,27 +334,19 @@ async fn process(state: &ApubState, request: Request<Body>) -> InboxVerdict {
                 if let Some(batch) = accepted.batch {
                     state.metrics.record_intake_batch(batch.as_str());
                 }
-                if let Some(object) = accepted.queued_object {
-                    state
-                        .inbox_handoff
-                        .hold(&verified.activity_id, &verified.body, object, now);
-                }
                 Ok(accepted.intake)
             }
             Err(error) => Err(error),
         },
     };
     match intake {
-        Ok(Intake::Queued) => {
-            state.inbox_handoff.work.notify_one();
-            InboxVerdict {
-                status: StatusCode::ACCEPTED,
-                outcome: "accepted",
-                reason: "none",
-                detail: "queued".to_owned(),
-                retry_after: None,
-            }
-        }
+        Ok(Intake::Queued) => InboxVerdict {
+            status: StatusCode::ACCEPTED,
+            outcome: "accepted",
+            reason: "none",
+            detail: "queued".to_owned(),
+            retry_after: None,
+        },
         Ok(Intake::Applied) => InboxVerdict {
             status: StatusCode::ACCEPTED,
             outcome: "accepted",

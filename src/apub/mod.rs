@@ -4,11 +4,10 @@
 
 pub mod client;
 pub mod discovery;
-pub mod handoff;
 pub mod inbox;
-pub mod intake;
 pub mod objects;
 pub mod peering_messages;
+pub mod queued_activity;
 pub mod replicate;
 pub mod signing_time;
 
@@ -42,8 +41,6 @@ pub struct ApubState {
     pub inbox_body_cap: usize,
     /// Per-peer rate and concurrency limits.
     pub peer_limits: Arc<inbox::PeerLimits>,
-    /// What the inbox hands to the intake: a wake-up when it queued an activity, and the objects it read.
-    pub inbox_handoff: Arc<handoff::InboxHandoff>,
     /// The instance's metrics (inbox requests by outcome and reason).
     pub metrics: crate::metrics::Metrics,
 }

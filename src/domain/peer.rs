@@ -3,6 +3,8 @@
 
 use std::fmt;
 
+use chrono::{DateTime, Utc};
+
 /// Where a peering stands, as `peer list` shows it and the database stores it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum PeerState {
@@ -244,4 +246,66 @@ mod tests {
         assert!(KeyPin::FirstContact.is_provisional());
         assert!(!KeyPin::EndorsedBy("https://beta.test/actor#key-1".to_owned()).is_provisional());
     }
+}
+
+/// A peer as stored.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PeerRecord {
+    /// The peer's realm (host and port), lower case: the key of everything about it.
+    pub realm: String,
+    /// Its public URL.
+    pub base_url: String,
+    /// Its instance actor.
+    pub actor_url: String,
+    /// Its inbox.
+    pub inbox_url: String,
+    /// Its outbox.
+    pub outbox_url: Option<String>,
+    /// Where the peering stands.
+    pub state: PeerState,
+    /// The admin's base trust.
+    pub level: PeerLevel,
+    /// The ID of the `Follow` this instance sent.
+    pub our_follow_id: Option<String>,
+    /// The ID of the `Follow` the peer sent.
+    pub their_follow_id: Option<String>,
+    /// Why it was blocked.
+    pub blocked_reason: Option<String>,
+    /// When the block lifts on its own.
+    pub blocked_until: Option<DateTime<Utc>>,
+    /// The state to return to when the block lifts.
+    pub state_before_block: Option<PeerState>,
+    /// The last authenticated request from the peer, or the last delivery to it.
+    pub last_contact_at: Option<DateTime<Utc>>,
+    /// The last failure with the peer, as the admin reads it.
+    pub last_error: Option<String>,
+    /// When it happened.
+    pub last_error_at: Option<DateTime<Utc>>,
+    /// When its manifest was last read after a signature failure (at most once per interval).
+    pub manifest_refreshed_at: Option<DateTime<Utc>>,
+    /// When the peer was first recorded.
+    pub created_at: DateTime<Utc>,
+    /// When the row last changed.
+    pub updated_at: DateTime<Utc>,
+}
+
+/// A key pinned for a peer.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PinnedPeerKey {
+    /// The key ID, a URL under the peer's public URL.
+    pub key_id: String,
+    /// The peer.
+    pub peer_realm: String,
+    /// The public key, multibase.
+    pub public_key_multibase: String,
+    /// `SHA256:…` of the key, as admins compare it.
+    pub fingerprint: String,
+    /// First instant the key may sign, when published.
+    pub valid_from: Option<DateTime<Utc>>,
+    /// First instant it may no longer sign, when published.
+    pub valid_until: Option<DateTime<Utc>>,
+    /// Who pinned it (stored as `admin`, `first_contact`, or the ID of the pinned key that endorsed it).
+    pub pinned_by: KeyPin,
+    /// When it was pinned.
+    pub pinned_at: DateTime<Utc>,
 }

@@ -24,8 +24,6 @@ use crate::service::Service;
 pub struct FederationParts {
     /// Signs and sends outgoing requests.
     pub client: crate::apub::client::FederationClient,
-    /// What the inbox hands to the intake (a wake-up, the objects it read).
-    pub inbox_handoff: std::sync::Arc<crate::apub::handoff::InboxHandoff>,
 }
 
 /// Builds the instance's router. The MCP endpoint's layers apply with `route_layer`, so unknown paths still answer
@@ -56,7 +54,6 @@ pub fn router(service: Service, config: &Config, federation: FederationParts, me
         facts: facts.clone(),
         inbox_body_cap: config.max_request_bytes.saturating_mul(2),
         peer_limits: std::sync::Arc::new(crate::apub::inbox::PeerLimits::default()),
-        inbox_handoff: federation.inbox_handoff,
         metrics: metrics.clone(),
     };
     let authenticated = Router::new()

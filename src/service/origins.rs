@@ -58,7 +58,7 @@ impl Service {
         origins: impl IntoIterator<Item = &str>,
     ) -> Result<Vec<ForeignOrigin>, ServiceError> {
         let mut foreign: Vec<ForeignOrigin> = Vec::new();
-        let mut peers: Option<Vec<crate::store::peers::PeerRecord>> = None;
+        let mut peers: Option<Vec<crate::domain::peer::PeerRecord>> = None;
         for origin in origins {
             if self.realm().is(origin) || foreign.iter().any(|known| known.realm == origin) {
                 continue;

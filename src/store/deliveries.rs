@@ -1,42 +1,57 @@
 //! Peering messages waiting to be sent, sent, or dead (`federation_deliveries`).
 
 use super::{Conn, StoreError, dispatch};
+use crate::domain::peering_delivery::{DeliveryState, PeeringDelivery};
 use chrono::{DateTime, Utc};
 
-/// A peering activity waiting for (or done with) delivery to one peer.
-#[derive(Debug, Clone, PartialEq, sqlx::FromRow)]
-pub struct DeliveryRow {
-    /// The delivery's own ID.
-    pub id: String,
-    /// The peer it goes to.
-    pub peer_realm: String,
-    /// The peer's inbox at the time it was queued.
-    pub inbox_url: String,
-    /// The activity's `id`.
-    pub activity_id: String,
-    /// `Follow`, `Accept`, `Reject`, `Undo` or `Update`.
-    pub activity_type: String,
-    /// What to send, in the transport-neutral form of `service::federation::peering::PeeringMessage`.
-    pub body: String,
-    /// `pending`, `delivered` or `dead`.
-    pub state: String,
-    /// Attempts so far.
-    pub attempts: i32,
-    /// When the next attempt is due.
-    pub next_attempt_at: DateTime<Utc>,
-    /// The last failure.
-    pub last_error: Option<String>,
-    /// When it was queued.
-    pub created_at: DateTime<Utc>,
-    /// When it was delivered or given up on.
-    pub finished_at: Option<DateTime<Utc>>,
+/// A delivery's columns as read (the domain's [`PeeringDelivery`]).
+#[derive(sqlx::FromRow)]
+struct DeliveryColumns {
+    id: String,
+    peer_realm: String,
+    inbox_url: String,
+    activity_id: String,
+    activity_type: String,
+    body: String,
+    state: String,
+    attempts: i32,
+    next_attempt_at: DateTime<Utc>,
+    last_error: Option<String>,
+    created_at: DateTime<Utc>,
+    finished_at: Option<DateTime<Utc>>,
+}
+
+impl DeliveryColumns {
+    fn into_delivery(self) -> Result<PeeringDelivery, StoreError> {
+        let state = DeliveryState::parse(&self.state)
+            .ok_or_else(|| StoreError::Corrupt(format!("delivery {}: unknown state {}", self.id, self.state)))?;
+        Ok(PeeringDelivery {
+            id: self.id,
+            peer_realm: self.peer_realm,
+            inbox_url: self.inbox_url,
+            activity_id: self.activity_id,
+            activity_type: self.activity_type,
+            body: self.body,
+            state,
+            attempts: self.attempts,
+            next_attempt_at: self.next_attempt_at,
+            last_error: self.last_error,
+            created_at: self.created_at,
+            finished_at: self.finished_at,
+        })
+    }
+}
+
+/// Deliveries read, as the domain's.
+fn into_deliveries(rows: Vec<DeliveryColumns>) -> Result<Vec<PeeringDelivery>, StoreError> {
+    rows.into_iter().map(DeliveryColumns::into_delivery).collect()
 }
 
 const DELIVERY_COLUMNS: &str = "id, peer_realm, inbox_url, activity_id, activity_type, body, state, attempts, \
     next_attempt_at, last_error, created_at, finished_at";
 
 /// Queues a delivery.
-pub async fn insert_delivery(conn: &mut Conn<'_>, row: &DeliveryRow) -> Result<(), StoreError> {
+pub async fn insert_delivery(conn: &mut Conn<'_>, row: &PeeringDelivery) -> Result<(), StoreError> {
     dispatch!(conn, |connection| {
         sqlx::query(
             "INSERT INTO federation_deliveries (id, peer_realm, inbox_url, activity_id, activity_type, body, state, \
@@ -49,7 +64,7 @@ pub async fn insert_delivery(conn: &mut Conn<'_>, row: &DeliveryRow) -> Result<(
         .bind(&row.activity_id)
         .bind(&row.activity_type)
         .bind(&row.body)
-        .bind(&row.state)
+        .bind(row.state.as_str())
         .bind(row.attempts)
         .bind(row.next_attempt_at)
         .bind(&row.last_error)
@@ -71,14 +86,14 @@ pub async fn lease_due_deliveries(
     lease_until: DateTime<Utc>,
     limit: i64,
     only_peer: Option<&str>,
-) -> Result<Vec<DeliveryRow>, StoreError> {
+) -> Result<Vec<PeeringDelivery>, StoreError> {
     const DUE: &str = "SELECT d.id FROM federation_deliveries d WHERE d.state = 'pending' AND d.next_attempt_at <= $1 \
          AND (d.leased_until IS NULL OR d.leased_until <= $1) \
          AND ($4 IS NULL OR d.peer_realm = $4) \
          AND NOT EXISTS (SELECT 1 FROM federation_deliveries e WHERE e.peer_realm = d.peer_realm \
          AND e.state = 'pending' AND (e.created_at < d.created_at OR (e.created_at = d.created_at AND e.id < d.id))) \
          ORDER BY d.created_at, d.id LIMIT $3";
-    let rows: Vec<DeliveryRow> = match conn {
+    let rows: Vec<DeliveryColumns> = match conn {
         postgres @ (Conn::Postgres(_) | Conn::PostgresWrite(_)) => {
             let connection = super::postgres_connection(postgres).await?;
             sqlx::query_as(sqlx::AssertSqlSafe(format!(
@@ -106,7 +121,7 @@ pub async fn lease_due_deliveries(
             .await?
         }
     };
-    let mut rows = rows;
+    let mut rows = into_deliveries(rows)?;
     rows.sort_by(|left, right| (left.created_at, &left.id).cmp(&(right.created_at, &right.id)));
     Ok(rows)
 }
@@ -116,7 +131,7 @@ pub async fn lease_due_deliveries(
 pub async fn finish_delivery_attempt(
     conn: &mut Conn<'_>,
     id: &str,
-    state: &str,
+    state: DeliveryState,
     next_attempt_at: DateTime<Utc>,
     last_error: Option<&str>,
     finished_at: Option<DateTime<Utc>>,
@@ -127,7 +142,7 @@ pub async fn finish_delivery_attempt(
              leased_until = NULL WHERE id = $1",
         )
         .bind(id)
-        .bind(state)
+        .bind(state.as_str())
         .bind(next_attempt_at)
         .bind(last_error)
         .bind(finished_at)
@@ -182,8 +197,8 @@ pub async fn list_deliveries(
     conn: &mut Conn<'_>,
     realm: Option<&str>,
     limit: i64,
-) -> Result<Vec<DeliveryRow>, StoreError> {
-    let rows: Vec<DeliveryRow> = dispatch!(conn, |connection| {
+) -> Result<Vec<PeeringDelivery>, StoreError> {
+    let rows: Vec<DeliveryColumns> = dispatch!(conn, |connection| {
         sqlx::query_as(sqlx::AssertSqlSafe(format!(
             "SELECT {DELIVERY_COLUMNS} FROM federation_deliveries WHERE ($1 IS NULL OR peer_realm = $1) \
              ORDER BY created_at DESC, id DESC LIMIT $2"
@@ -193,7 +208,7 @@ pub async fn list_deliveries(
         .fetch_all(&mut *connection)
         .await?
     });
-    Ok(rows)
+    into_deliveries(rows)
 }
 
 /// Notes which outbox event a dead letter carried.
@@ -209,8 +224,8 @@ pub async fn set_delivery_outbox_seq(conn: &mut Conn<'_>, id: &str, seq: i64) ->
 }
 
 /// One delivery by its ID.
-pub async fn find_delivery(conn: &mut Conn<'_>, id: &str) -> Result<Option<DeliveryRow>, StoreError> {
-    let row: Option<DeliveryRow> = dispatch!(conn, |connection| {
+pub async fn find_delivery(conn: &mut Conn<'_>, id: &str) -> Result<Option<PeeringDelivery>, StoreError> {
+    let row: Option<DeliveryColumns> = dispatch!(conn, |connection| {
         sqlx::query_as(sqlx::AssertSqlSafe(format!(
             "SELECT {DELIVERY_COLUMNS} FROM federation_deliveries WHERE id = $1"
         )))
@@ -218,7 +233,7 @@ pub async fn find_delivery(conn: &mut Conn<'_>, id: &str) -> Result<Option<Deliv
         .fetch_optional(&mut *connection)
         .await?
     });
-    Ok(row)
+    row.map(DeliveryColumns::into_delivery).transpose()
 }
 
 /// Dead letters (deliveries refused for good) of a peer or of every peer, newest first.
@@ -226,8 +241,8 @@ pub async fn list_dead_letters(
     conn: &mut Conn<'_>,
     realm: Option<&str>,
     limit: i64,
-) -> Result<Vec<DeliveryRow>, StoreError> {
-    let rows: Vec<DeliveryRow> = dispatch!(conn, |connection| {
+) -> Result<Vec<PeeringDelivery>, StoreError> {
+    let rows: Vec<DeliveryColumns> = dispatch!(conn, |connection| {
         sqlx::query_as(sqlx::AssertSqlSafe(format!(
             "SELECT {DELIVERY_COLUMNS} FROM federation_deliveries WHERE state = 'dead' \
              AND ($1 IS NULL OR peer_realm = $1) ORDER BY created_at DESC, id DESC LIMIT $2"
@@ -237,7 +252,7 @@ pub async fn list_dead_letters(
         .fetch_all(&mut *connection)
         .await?
     });
-    Ok(rows)
+    into_deliveries(rows)
 }
 
 /// How many dead letters a peer has.

@@ -3,27 +3,35 @@
 
 use super::statement::Statement;
 use super::{Conn, StoreError, dispatch};
+use crate::domain::intake_log::IntakeLogEntry;
 use chrono::{DateTime, Utc};
 
-/// One line of the intake log.
-#[derive(Debug, Clone, PartialEq, sqlx::FromRow)]
-pub struct IntakeRow {
-    /// The line's ID.
-    pub id: String,
-    /// The peer whose activity it was.
-    pub peer_realm: String,
-    /// The activity.
-    pub activity_id: String,
-    /// Its type.
-    pub activity_type: String,
-    /// The key that signed it.
-    pub key_id: String,
-    /// `applied`, `ignored` or `refused`.
-    pub outcome: String,
-    /// What it did, for the admin.
-    pub detail: String,
-    /// When.
-    pub created_at: DateTime<Utc>,
+/// An intake log line's columns as read (the domain's [`IntakeLogEntry`]).
+#[derive(sqlx::FromRow)]
+struct IntakeColumns {
+    id: String,
+    peer_realm: String,
+    activity_id: String,
+    activity_type: String,
+    key_id: String,
+    outcome: String,
+    detail: String,
+    created_at: DateTime<Utc>,
+}
+
+impl From<IntakeColumns> for IntakeLogEntry {
+    fn from(columns: IntakeColumns) -> IntakeLogEntry {
+        IntakeLogEntry {
+            id: columns.id,
+            peer_realm: columns.peer_realm,
+            activity_id: columns.activity_id,
+            activity_type: columns.activity_type,
+            key_id: columns.key_id,
+            outcome: columns.outcome,
+            detail: columns.detail,
+            created_at: columns.created_at,
+        }
+    }
 }
 
 /// Appends a batch's lines to the intake log, written at one time, in one statement whose text is the same whatever
@@ -93,11 +101,15 @@ pub struct IntakeLine<'a> {
 }
 
 /// The intake log of a peer (or every peer), newest first.
-pub async fn list_intake(conn: &mut Conn<'_>, realm: Option<&str>, limit: i64) -> Result<Vec<IntakeRow>, StoreError> {
+pub async fn list_intake(
+    conn: &mut Conn<'_>,
+    realm: Option<&str>,
+    limit: i64,
+) -> Result<Vec<IntakeLogEntry>, StoreError> {
     // Two statements rather than `$1 IS NULL OR peer_realm = $1`, which no planner can serve from the peer's index.
     const COLUMNS: &str = "SELECT id, peer_realm, activity_id, activity_type, key_id, outcome, detail, created_at \
          FROM federation_intake";
-    let rows: Vec<IntakeRow> = match realm {
+    let rows: Vec<IntakeColumns> = match realm {
         Some(realm) => dispatch!(conn, |connection| {
             sqlx::query_as(sqlx::AssertSqlSafe(format!(
                 "{COLUMNS} WHERE peer_realm = $1 ORDER BY created_at DESC, id DESC LIMIT $2"
@@ -116,5 +128,5 @@ pub async fn list_intake(conn: &mut Conn<'_>, realm: Option<&str>, limit: i64) -
             .await?
         }),
     };
-    Ok(rows)
+    Ok(rows.into_iter().map(IntakeLogEntry::from).collect())
 }

@@ -2,49 +2,9 @@
 
 use super::statement::Statement;
 use super::{Conn, StoreError, dispatch};
+use crate::domain::peer::{PeerRecord, PinnedPeerKey};
 use crate::domain::{KeyPin, PeerLevel, PeerState};
 use chrono::{DateTime, Utc};
-
-/// A peer as stored.
-#[derive(Debug, Clone, PartialEq)]
-pub struct PeerRecord {
-    /// The peer's realm (host and port), lower case: the key of everything about it.
-    pub realm: String,
-    /// Its public URL.
-    pub base_url: String,
-    /// Its instance actor.
-    pub actor_url: String,
-    /// Its inbox.
-    pub inbox_url: String,
-    /// Its outbox.
-    pub outbox_url: Option<String>,
-    /// Where the peering stands.
-    pub state: PeerState,
-    /// The admin's base trust.
-    pub level: PeerLevel,
-    /// The ID of the `Follow` this instance sent.
-    pub our_follow_id: Option<String>,
-    /// The ID of the `Follow` the peer sent.
-    pub their_follow_id: Option<String>,
-    /// Why it was blocked.
-    pub blocked_reason: Option<String>,
-    /// When the block lifts on its own.
-    pub blocked_until: Option<DateTime<Utc>>,
-    /// The state to return to when the block lifts.
-    pub state_before_block: Option<PeerState>,
-    /// The last authenticated request from the peer, or the last delivery to it.
-    pub last_contact_at: Option<DateTime<Utc>>,
-    /// The last failure with the peer, as the admin reads it.
-    pub last_error: Option<String>,
-    /// When it happened.
-    pub last_error_at: Option<DateTime<Utc>>,
-    /// When its manifest was last read after a signature failure (at most once per interval).
-    pub manifest_refreshed_at: Option<DateTime<Utc>>,
-    /// When the peer was first recorded.
-    pub created_at: DateTime<Utc>,
-    /// When the row last changed.
-    pub updated_at: DateTime<Utc>,
-}
 
 #[derive(sqlx::FromRow)]
 struct PeerRow {
@@ -243,30 +203,37 @@ pub async fn count_peers_by_state(conn: &mut Conn<'_>) -> Result<Vec<(PeerState,
         .collect()
 }
 
-/// A key pinned for a peer.
-#[derive(Debug, Clone, PartialEq, sqlx::FromRow)]
-pub struct PeerKeyRow {
-    /// The key ID, a URL under the peer's public URL.
-    pub key_id: String,
-    /// The peer.
-    pub peer_realm: String,
-    /// The public key, multibase.
-    pub public_key_multibase: String,
-    /// `SHA256:…` of the key, as admins compare it.
-    pub fingerprint: String,
-    /// First instant the key may sign, when published.
-    pub valid_from: Option<DateTime<Utc>>,
-    /// First instant it may no longer sign, when published.
-    pub valid_until: Option<DateTime<Utc>>,
-    /// Who pinned it (stored as `admin`, `first_contact`, or the ID of the pinned key that endorsed it).
+/// A pinned key's columns as read (the domain's [`PinnedPeerKey`]).
+#[derive(sqlx::FromRow)]
+struct PeerKeyColumns {
+    key_id: String,
+    peer_realm: String,
+    public_key_multibase: String,
+    fingerprint: String,
+    valid_from: Option<DateTime<Utc>>,
+    valid_until: Option<DateTime<Utc>>,
     #[sqlx(try_from = "String")]
-    pub pinned_by: KeyPin,
-    /// When it was pinned.
-    pub pinned_at: DateTime<Utc>,
+    pinned_by: KeyPin,
+    pinned_at: DateTime<Utc>,
+}
+
+impl From<PeerKeyColumns> for PinnedPeerKey {
+    fn from(columns: PeerKeyColumns) -> PinnedPeerKey {
+        PinnedPeerKey {
+            key_id: columns.key_id,
+            peer_realm: columns.peer_realm,
+            public_key_multibase: columns.public_key_multibase,
+            fingerprint: columns.fingerprint,
+            valid_from: columns.valid_from,
+            valid_until: columns.valid_until,
+            pinned_by: columns.pinned_by,
+            pinned_at: columns.pinned_at,
+        }
+    }
 }
 
 /// Pins a key, or updates the pin of the same key ID (a first-contact key an admin approves, a new validity).
-pub async fn save_peer_key(conn: &mut Conn<'_>, key: &PeerKeyRow) -> Result<(), StoreError> {
+pub async fn save_peer_key(conn: &mut Conn<'_>, key: &PinnedPeerKey) -> Result<(), StoreError> {
     dispatch!(conn, |connection| {
         sqlx::query(
             "INSERT INTO peer_keys (key_id, peer_realm, public_key_multibase, fingerprint, valid_from, valid_until, \
@@ -298,13 +265,13 @@ const PEER_KEY_COLUMNS: &str =
 pub async fn find_peer_key_and_peer(
     conn: &mut Conn<'_>,
     key_id: &str,
-) -> Result<Option<(PeerKeyRow, PeerRecord)>, StoreError> {
+) -> Result<Option<(PinnedPeerKey, PeerRecord)>, StoreError> {
     let sql = format!(
         "SELECT {}, {} FROM peer_keys k JOIN peers p ON p.realm = k.peer_realm WHERE k.key_id = $1",
         qualified("k", PEER_KEY_COLUMNS),
         qualified("p", PEER_COLUMNS)
     );
-    let found: Option<(PeerKeyRow, PeerRow)> = dispatch!(conn, |connection| {
+    let found: Option<(PeerKeyColumns, PeerRow)> = dispatch!(conn, |connection| {
         match sqlx::query(sqlx::AssertSqlSafe(sql))
             .bind(key_id)
             .fetch_optional(&mut *connection)
@@ -314,7 +281,9 @@ pub async fn find_peer_key_and_peer(
             None => None,
         }
     });
-    found.map(|(key, peer)| Ok((key, peer.into_record()?))).transpose()
+    found
+        .map(|(key, peer)| Ok((key.into(), peer.into_record()?)))
+        .transpose()
 }
 
 /// `a, b` → `t.a, t.b`: a column list qualified by a table alias (the lists' names do not overlap, so the rows
@@ -328,8 +297,8 @@ fn qualified(alias: &str, columns: &str) -> String {
 }
 
 /// Every key pinned for a peer, oldest pin first.
-pub async fn list_peer_keys(conn: &mut Conn<'_>, realm: &str) -> Result<Vec<PeerKeyRow>, StoreError> {
-    let rows: Vec<PeerKeyRow> = dispatch!(conn, |connection| {
+pub async fn list_peer_keys(conn: &mut Conn<'_>, realm: &str) -> Result<Vec<PinnedPeerKey>, StoreError> {
+    let rows: Vec<PeerKeyColumns> = dispatch!(conn, |connection| {
         sqlx::query_as(sqlx::AssertSqlSafe(format!(
             "SELECT {PEER_KEY_COLUMNS} FROM peer_keys WHERE peer_realm = $1 ORDER BY pinned_at, key_id"
         )))
@@ -337,5 +306,5 @@ pub async fn list_peer_keys(conn: &mut Conn<'_>, realm: &str) -> Result<Vec<Peer
         .fetch_all(&mut *connection)
         .await?
     });
-    Ok(rows)
+    Ok(rows.into_iter().map(PinnedPeerKey::from).collect())
 }

@@ -2,8 +2,6 @@
 //! whose round is due, pulls peers whose pull is due, and purges the outbox of what every peer has; then waits on
 //! the injected clock until the next of these is due (at most a poll interval), or until something is queued.
 
-use std::sync::Arc;
-
 use chrono::TimeDelta;
 use tokio::sync::watch;
 
@@ -43,7 +41,6 @@ const INBOX_PURGE_ROUNDS: usize = 100;
 #[derive(Debug)]
 pub struct FederationLoop {
     client: FederationClient,
-    inbox_handoff: Arc<crate::apub::handoff::InboxHandoff>,
     passes: watch::Sender<u64>,
     settings: ReplicationSettings,
     last_purge: std::sync::Mutex<Option<chrono::DateTime<chrono::Utc>>>,
@@ -53,16 +50,11 @@ pub struct FederationLoop {
 }
 
 impl FederationLoop {
-    /// The loop of one instance; `inbox_handoff` is what this instance's inbox hands to its intake.
-    pub fn new(
-        client: FederationClient,
-        inbox_handoff: Arc<crate::apub::handoff::InboxHandoff>,
-        settings: ReplicationSettings,
-    ) -> FederationLoop {
+    /// The loop of one instance.
+    pub fn new(client: FederationClient, settings: ReplicationSettings) -> FederationLoop {
         let (passes, _) = watch::channel(0);
         FederationLoop {
             client,
-            inbox_handoff,
             passes,
             settings,
             last_purge: std::sync::Mutex::new(None),
@@ -112,7 +104,7 @@ impl FederationLoop {
                 }
             };
             let applying = async {
-                match crate::apub::intake::apply_queued(federation, &self.inbox_handoff).await {
+                match federation.apply_queued(crate::apub::queued_activity::read).await {
                     Ok(pass) => {
                         for batch in &pass.batches {
                             self.client.record_intake_batch(*batch);
@@ -219,7 +211,7 @@ impl FederationLoop {
                     health.stopped(FEDERATION_LOOP, federation.now());
                     return;
                 }
-                () = self.inbox_handoff.work.notified() => {}
+                () = federation.inbound_queued().notified() => {}
                 () = federation.service().outbox_appended().notified() => {}
                 () = federation.service().clock().wait_until(deadline) => {}
             }

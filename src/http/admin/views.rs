@@ -422,16 +422,16 @@ pub struct DeliveryWire {
 }
 
 /// Converts a delivery.
-pub fn delivery_wire(row: &crate::service::federation::delivery::DeliveryRow) -> DeliveryWire {
+pub fn delivery_wire(delivery: &crate::domain::peering_delivery::PeeringDelivery) -> DeliveryWire {
     DeliveryWire {
-        id: row.id.clone(),
-        peer: row.peer_realm.clone(),
-        activity_id: row.activity_id.clone(),
-        activity_type: row.activity_type.clone(),
-        state: row.state.clone(),
-        error: row.last_error.clone(),
-        created_at: row.created_at,
-        finished_at: row.finished_at,
+        id: delivery.id.clone(),
+        peer: delivery.peer_realm.clone(),
+        activity_id: delivery.activity_id.clone(),
+        activity_type: delivery.activity_type.clone(),
+        state: delivery.state.as_str().to_owned(),
+        error: delivery.last_error.clone(),
+        created_at: delivery.created_at,
+        finished_at: delivery.finished_at,
     }
 }
 

@@ -209,7 +209,7 @@ impl Federation {
 mod tests {
     use super::*;
     use crate::domain::KeyPin;
-    use crate::store::peers::{PeerKeyRow, PeerRecord};
+    use crate::domain::peer::{PeerRecord, PinnedPeerKey};
 
     fn now() -> DateTime<Utc> {
         DateTime::parse_from_rfc3339("2026-11-01T09:00:00Z")
@@ -240,7 +240,7 @@ mod tests {
                 created_at: now(),
                 updated_at: now(),
             },
-            key: PeerKeyRow {
+            key: PinnedPeerKey {
                 key_id: "https://beta.test/actor#key-1".to_owned(),
                 peer_realm: "beta.test".to_owned(),
                 public_key_multibase: key_pair.public_key().to_multikey(),

@@ -15,9 +15,9 @@ use super::peer_state::normalize_realm;
 use super::peering::PeeringMessage;
 use super::retry::{AttemptResult, BACKOFF_CAP, DELIVERY_HORIZON, LEASE, backoff_bound, jitter};
 use crate::domain::PeerState;
+use crate::domain::peer::PeerRecord;
+use crate::domain::peering_delivery::{DeliveryState, PeeringDelivery};
 use crate::service::ServiceError;
-use crate::store::deliveries::DeliveryRow;
-use crate::store::peers::PeerRecord;
 use crate::store::replication::{Lease, PeerReplicationRow};
 use crate::store::{self, Conn};
 
@@ -324,14 +324,14 @@ impl Federation {
             activity: event.activity.clone(),
         };
         let body = serde_json::to_string(&message).map_err(|error| ServiceError::internal(error.to_string()))?;
-        let row = DeliveryRow {
+        let row = PeeringDelivery {
             id: self.service().new_internal_id(),
             peer_realm: leased.peer.realm.clone(),
             inbox_url: leased.peer.inbox_url.clone(),
             activity_id: event.activity_id.clone(),
             activity_type: event.activity_type.clone(),
             body,
-            state: "dead".to_owned(),
+            state: DeliveryState::Dead,
             attempts: 1,
             next_attempt_at: now,
             last_error: Some(excerpt(error)),
@@ -479,24 +479,24 @@ impl Federation {
     }
 
     /// Dead letters (activities a peer refused for good), newest first, of one peer or of all.
-    pub async fn dead_letters(&self, realm: Option<&str>, limit: i64) -> Result<Vec<DeliveryRow>, ServiceError> {
+    pub async fn dead_letters(&self, realm: Option<&str>, limit: i64) -> Result<Vec<PeeringDelivery>, ServiceError> {
         let realm = realm.map(normalize_realm);
         let mut reader = self.store().reader().await?;
         Ok(store::deliveries::list_dead_letters(&mut reader.conn(), realm.as_deref(), limit).await?)
     }
 
     /// Sends a dead letter again: it goes back into the delivery queue, due now, signed afresh when it is sent.
-    pub async fn replay_dead_letter(&self, id: &str) -> Result<DeliveryRow, ServiceError> {
+    pub async fn replay_dead_letter(&self, id: &str) -> Result<PeeringDelivery, ServiceError> {
         let now = self.now();
         let mut transaction = self.store().begin().await?;
         let row = store::deliveries::find_delivery(&mut transaction.conn(), id)
             .await?
-            .filter(|row| row.state == "dead")
+            .filter(|row| row.state == DeliveryState::Dead)
             .ok_or_else(|| ServiceError::not_found(id))?;
         store::deliveries::finish_delivery_attempt(
             &mut transaction.conn(),
             &row.id,
-            "pending",
+            DeliveryState::Pending,
             now,
             row.last_error.as_deref(),
             None,
@@ -504,8 +504,8 @@ impl Federation {
         .await?;
         transaction.commit().await?;
         tracing::info!(delivery = %row.id, peer = %row.peer_realm, activity_id = %row.activity_id, "dead letter queued again");
-        Ok(DeliveryRow {
-            state: "pending".to_owned(),
+        Ok(PeeringDelivery {
+            state: DeliveryState::Pending,
             next_attempt_at: now,
             finished_at: None,
             ..row

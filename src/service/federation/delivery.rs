@@ -9,15 +9,15 @@ use super::peer_failure::failure_class;
 use super::peering::PeeringMessage;
 use super::retry::{AttemptResult, BACKOFF_CAP, DELIVERY_HORIZON, LEASE, backoff_bound, jitter};
 use crate::domain::PeerState;
+pub use crate::domain::peering_delivery::{DeliveryState, PeeringDelivery};
 use crate::service::ServiceError;
-pub use crate::store::deliveries::DeliveryRow;
 use crate::store::{self};
 
 /// A leased delivery with its message read back.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LeasedDelivery {
     /// The row.
-    pub row: DeliveryRow,
+    pub row: PeeringDelivery,
     /// What to send.
     pub message: PeeringMessage,
 }
@@ -51,7 +51,7 @@ impl Federation {
     }
 
     /// Records how an attempt ended.
-    pub async fn finish_delivery(&self, delivery: &DeliveryRow, result: AttemptResult) -> Result<(), ServiceError> {
+    pub async fn finish_delivery(&self, delivery: &PeeringDelivery, result: AttemptResult) -> Result<(), ServiceError> {
         let now = self.now();
         let mut transaction = self.store().begin().await?;
         let mut peer = store::peers::find_peer(&mut transaction.conn(), &delivery.peer_realm).await?;
@@ -60,7 +60,7 @@ impl Federation {
                 store::deliveries::finish_delivery_attempt(
                     &mut transaction.conn(),
                     &delivery.id,
-                    "delivered",
+                    DeliveryState::Delivered,
                     now,
                     None,
                     Some(now),
@@ -79,7 +79,7 @@ impl Federation {
                 store::deliveries::finish_delivery_attempt(
                     &mut transaction.conn(),
                     &delivery.id,
-                    "pending",
+                    DeliveryState::Pending,
                     now + wait,
                     Some(error),
                     None,
@@ -98,7 +98,7 @@ impl Federation {
                 store::deliveries::finish_delivery_attempt(
                     &mut transaction.conn(),
                     &delivery.id,
-                    "dead",
+                    DeliveryState::Dead,
                     now,
                     Some(error),
                     Some(now),
@@ -141,7 +141,7 @@ impl Federation {
     }
 
     /// The deliveries of a peer (or every peer), newest first.
-    pub async fn deliveries(&self, realm: Option<&str>, limit: i64) -> Result<Vec<DeliveryRow>, ServiceError> {
+    pub async fn deliveries(&self, realm: Option<&str>, limit: i64) -> Result<Vec<PeeringDelivery>, ServiceError> {
         let mut reader = self.store().reader().await?;
         Ok(store::deliveries::list_deliveries(&mut reader.conn(), realm, limit).await?)
     }

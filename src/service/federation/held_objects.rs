@@ -1,15 +1,15 @@
-//! What the inbox hands to this process's intake besides the queued rows: a wake-up when it queued something, and
-//! the replicated objects it has already read and verified, so that the intake applies them without reading their
-//! bodies again.
+//! The fast path of the inbound queue: the replicated objects the inbox has already read and verified but whose
+//! activities were queued instead of applied, held for this process's intake so that it applies them without reading
+//! their bodies again.
 //!
 //! The queued row stays the record: its body is what a restarted process, another process on the same PostgreSQL
-//! database, or an intake that finds no object here reads and applies, with the same functions the inbox used. Most
-//! objects never come here: the inbox applies them in the transaction that stores them. An object is held when its
-//! activity was queued instead, from just after that commit until the intake takes it; an intake that reads the row
-//! first reads its body, and the object held a moment later goes with the next expiry. The hold is bounded in count
-//! and in age, so objects whose rows were applied without them cannot accumulate. An object is kept
-//! with a keyed hash of the body it was read from, and the intake takes it only for a row with that body: two
-//! requests with one activity ID and different bodies can never lend one's object to the other's row.
+//! database, or an intake that finds no object here reads and applies, with the same reading the inbox did. Most
+//! objects never come here: the inbox applies them in the transaction that stores them (`inbox_groups.rs`). An
+//! object is held when its activity was queued instead, from just after that commit until the intake takes it; an
+//! intake that reads the row first reads its body, and the object held a moment later goes with the next expiry.
+//! The hold is bounded in count and in age, so objects whose rows were applied without them cannot accumulate. An
+//! object is kept with a keyed hash of the body it was read from, and the intake takes it only for a row with that
+//! body: two requests with one activity ID and different bodies can never lend one's object to the other's row.
 
 use std::collections::HashMap;
 use std::hash::BuildHasher;
@@ -26,11 +26,9 @@ pub const MAX_HELD_OBJECTS: usize = 512;
 /// How long an object is held at most: an intake that applies a row promptly finds its object well inside this.
 pub const MAX_HOLD: TimeDelta = TimeDelta::seconds(60);
 
-/// The hand-off of one instance (never shared between instances).
+/// The held objects of one instance (never shared between instances).
 #[derive(Debug, Default)]
-pub struct InboxHandoff {
-    /// Woken when an activity is queued, so the intake applies it without waiting for its next pass.
-    pub work: tokio::sync::Notify,
+pub struct HeldObjects {
     held: Mutex<HashMap<String, HeldObject>>,
     /// Keyed per hand-off at random, so no sender can make two bodies hash alike.
     body_hasher: std::collections::hash_map::RandomState,
@@ -43,7 +41,7 @@ struct HeldObject {
     object: Box<ReplicatedObject>,
 }
 
-impl InboxHandoff {
+impl HeldObjects {
     /// Holds the object read from `body`, the activity `activity_id`, for the intake. `false` (and nothing held)
     /// when an object is held for that ID already (another request with the same ID: its row, if any, is the
     /// other's) or the hold is full.
@@ -117,30 +115,32 @@ mod tests {
 
     #[test]
     fn an_object_is_taken_once_never_replaced_and_let_go_when_full_or_old() {
-        let handoff = InboxHandoff::default();
+        let held_objects = HeldObjects::default();
         let start = DateTime::<Utc>::UNIX_EPOCH + TimeDelta::days(20_000);
-        assert!(handoff.hold("https://alpha.test/activities/1", "body 1", object("first"), start));
+        assert!(held_objects.hold("https://alpha.test/activities/1", "body 1", object("first"), start));
         assert!(
-            !handoff.hold("https://alpha.test/activities/1", "body 2", object("second"), start),
+            !held_objects.hold("https://alpha.test/activities/1", "body 2", object("second"), start),
             "a second request with the same ID holds nothing"
         );
-        let taken = handoff.take("https://alpha.test/activities/1", "body 1").expect("held");
+        let taken = held_objects
+            .take("https://alpha.test/activities/1", "body 1")
+            .expect("held");
         assert!(matches!(&taken.object, FederatedObject::Space(space) if space.name == "first"));
         assert!(
-            handoff.take("https://alpha.test/activities/1", "body 1").is_none(),
+            held_objects.take("https://alpha.test/activities/1", "body 1").is_none(),
             "taken once"
         );
-        assert!(handoff.hold("https://alpha.test/activities/2", "body 2", object("second"), start));
+        assert!(held_objects.hold("https://alpha.test/activities/2", "body 2", object("second"), start));
         assert!(
-            handoff
+            held_objects
                 .take("https://alpha.test/activities/2", "another body")
                 .is_none(),
             "a row whose body is not the one the object was read from gets nothing"
         );
-        assert_eq!(handoff.held(), 0);
+        assert_eq!(held_objects.held(), 0);
 
         for number in 0..MAX_HELD_OBJECTS {
-            assert!(handoff.hold(
+            assert!(held_objects.hold(
                 &format!("https://alpha.test/activities/n{number}"),
                 "n",
                 object("n"),
@@ -148,14 +148,14 @@ mod tests {
             ));
         }
         assert!(
-            !handoff.hold("https://alpha.test/activities/over", "over", object("over"), start),
+            !held_objects.hold("https://alpha.test/activities/over", "over", object("over"), start),
             "full"
         );
-        assert!(handoff.take("https://alpha.test/activities/n0", "n").is_some());
-        assert_eq!(handoff.held(), MAX_HELD_OBJECTS - 1);
-        handoff.expire(start + MAX_HOLD - TimeDelta::seconds(1));
-        assert_eq!(handoff.held(), MAX_HELD_OBJECTS - 1, "not old yet");
-        handoff.expire(start + MAX_HOLD);
-        assert_eq!(handoff.held(), 0, "all old");
+        assert!(held_objects.take("https://alpha.test/activities/n0", "n").is_some());
+        assert_eq!(held_objects.held(), MAX_HELD_OBJECTS - 1);
+        held_objects.expire(start + MAX_HOLD - TimeDelta::seconds(1));
+        assert_eq!(held_objects.held(), MAX_HELD_OBJECTS - 1, "not old yet");
+        held_objects.expire(start + MAX_HOLD);
+        assert_eq!(held_objects.held(), 0, "all old");
     }
 }

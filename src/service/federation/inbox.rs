@@ -13,12 +13,12 @@ use super::apply::CheckedRevision;
 use super::peer_state::{block_has_lapsed, normalize_realm};
 use super::peering::{InboundPeering, PeerIntroduction};
 use crate::bounded_memo::BoundedMemo;
+use crate::domain::intake_log::IntakeLogEntry;
+use crate::domain::peer::{PeerRecord, PinnedPeerKey};
 use crate::domain::replication::{FederatedObject, ReplicatedObject};
 use crate::domain::{PeerLevel, PeerState};
 use crate::service::ServiceError;
 use crate::store::inbox::InboxActivityRow;
-use crate::store::intake_log::IntakeRow;
-use crate::store::peers::{PeerKeyRow, PeerRecord};
 use crate::store::{self};
 
 /// How long a processed activity's ID is kept against a sender's retry: a sender gives up after its delivery
@@ -37,7 +37,7 @@ pub struct InboxSender {
     /// The peer, with a lapsed block already lifted.
     pub peer: PeerRecord,
     /// The key.
-    pub key: PeerKeyRow,
+    pub key: PinnedPeerKey,
     /// The key, decoded (a request's signature and the origin proofs it carries are checked with it).
     pub public_key: federation::PublicKey,
 }
@@ -336,6 +336,9 @@ impl Federation {
         )
         .await?;
         transaction.commit().await?;
+        if queued {
+            self.inbound_queued().notify_one();
+        }
         Ok(if queued { Intake::Queued } else { Intake::Duplicate })
     }
 
@@ -653,7 +656,7 @@ impl Federation {
     }
 
     /// The intake log of a peer (or of every peer), newest first.
-    pub async fn intake_log(&self, realm: Option<&str>, limit: i64) -> Result<Vec<IntakeRow>, ServiceError> {
+    pub async fn intake_log(&self, realm: Option<&str>, limit: i64) -> Result<Vec<IntakeLogEntry>, ServiceError> {
         let mut reader = self.store().reader().await?;
         let realm = realm.map(normalize_realm);
         Ok(store::intake_log::list_intake(&mut reader.conn(), realm.as_deref(), limit).await?)

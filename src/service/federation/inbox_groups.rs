@@ -112,8 +112,6 @@ impl Drop for WriterGuard {
 pub struct GroupIntake {
     /// Its activity's intake.
     pub intake: Intake,
-    /// The object it brought, given back when its activity was queued instead of applied (for the intake).
-    pub queued_object: Option<Box<ReplicatedObject>>,
     /// How the group was applied, told to one request of a group applied at the inbox (so it is counted once).
     pub batch: Option<BatchApplied>,
 }
@@ -241,13 +239,28 @@ impl Federation {
         match result {
             Ok(intakes) => {
                 let mut batch = batch;
+                let now = self.now();
+                let mut queued_any = false;
                 for (waiting, intake) in group.into_iter().zip(intakes) {
-                    let queued_object = if intake == Intake::Queued { waiting.object } else { None };
+                    if intake == Intake::Queued {
+                        queued_any = true;
+                        // The intake takes the object instead of reading it back from the row (see `held_objects.rs`).
+                        if let Some(object) = waiting.object {
+                            self.held_objects().hold(
+                                &waiting.activity.activity_id,
+                                &waiting.activity.body,
+                                object,
+                                now,
+                            );
+                        }
+                    }
                     let _ = waiting.reply.send(Ok(GroupIntake {
                         intake,
-                        queued_object,
                         batch: batch.take(),
                     }));
+                }
+                if queued_any {
+                    self.inbound_queued().notify_one();
                 }
             }
             Err(error) => {

@@ -1,17 +1,16 @@
-//! Applying queued inbound activities: reads each due activity as the service's peering message or replicated
-//! object and hands them to the service in batches: several activities per transaction, each with its intake log
-//! line and final state, so the intake keeps up with a peer that sends thousands of activities a second. An
-//! object this process's inbox read and verified a moment ago is taken from the hand-off instead of being read
-//! from its row's body again.
+//! The intake: applies queued inbound activities in batches (several activities per transaction, each with its
+//! intake log line and final state), so it keeps up with a peer that sends thousands of activities a second. An
+//! object this process's inbox read and verified a moment ago is taken from the held objects (`held_objects.rs`);
+//! any other row's body is read back as a message by the adapter's reading, which the caller hands in (the same
+//! reading the inbox did, and the only part of the queue that knows the wire).
 
-use federation::protocol::Activity;
-
-use super::handoff::InboxHandoff;
-use super::objects::{is_replication, read_verified};
-use super::peering_messages::inbound_peering;
+use super::Federation;
+use super::inbox::{BatchApplied, InboundMessage};
 use crate::service::ServiceError;
-use crate::service::federation::Federation;
-use crate::service::federation::inbox::{BatchApplied, InboundMessage};
+
+/// Reads a queued activity's body back as the message it carries: `(body, the sending peer's actor, this
+/// instance's actor)`, or why it cannot be applied. The `apub` adapter's `queued_activity::read`.
+pub type ReadQueuedActivity = fn(&str, &str, &str) -> Result<InboundMessage, String>;
 
 /// Activities read per pass at most.
 pub const BATCH: i64 = 256;
@@ -27,83 +26,73 @@ pub struct IntakePass {
     pub batches: Vec<BatchApplied>,
 }
 
-/// One pass: applies up to [`BATCH`] due activities, oldest first.
-pub async fn apply_queued(federation: &Federation, handoff: &InboxHandoff) -> Result<IntakePass, ServiceError> {
-    let rows = federation.due_inbound(BATCH).await?;
-    handoff.expire(federation.now());
-    let our_actor = federation.instance_actor_url();
-    let mut peer_actors: std::collections::HashMap<String, Option<String>> = std::collections::HashMap::new();
-    let mut batch = Vec::with_capacity(rows.len());
-    for row in rows {
-        if !peer_actors.contains_key(&row.peer_realm) {
-            let actor = federation.find_peer(&row.peer_realm).await?.map(|peer| peer.actor_url);
-            peer_actors.insert(row.peer_realm.clone(), actor);
-        }
-        let peer_actor = peer_actors.get(&row.peer_realm).cloned().flatten();
-        if let Some(object) = handoff.take(&row.activity_id, &row.body) {
-            let message = match peer_actor {
-                Some(_) => Ok(InboundMessage::Replicated(object)),
-                None => Err("the peer was removed".to_owned()),
+impl Federation {
+    /// One pass of the intake: applies up to [`BATCH`] due activities, oldest first, reading those whose objects are
+    /// not held with `read_activity`.
+    pub async fn apply_queued(&self, read_activity: ReadQueuedActivity) -> Result<IntakePass, ServiceError> {
+        let rows = self.due_inbound(BATCH).await?;
+        self.held_objects().expire(self.now());
+        let our_actor = self.instance_actor_url();
+        let mut peer_actors: std::collections::HashMap<String, Option<String>> = std::collections::HashMap::new();
+        let mut batch = Vec::with_capacity(rows.len());
+        for row in rows {
+            if !peer_actors.contains_key(&row.peer_realm) {
+                let actor = self.find_peer(&row.peer_realm).await?.map(|peer| peer.actor_url);
+                peer_actors.insert(row.peer_realm.clone(), actor);
+            }
+            let Some(peer_actor) = peer_actors.get(&row.peer_realm).cloned().flatten() else {
+                batch.push((row, Err("the peer was removed".to_owned())));
+                continue;
+            };
+            let message = match self.held_objects().take(&row.activity_id, &row.body) {
+                Some(object) => Ok(InboundMessage::Replicated(object)),
+                None => read_activity(&row.body, &peer_actor, &our_actor),
             };
             batch.push((row, message));
-            continue;
         }
-        let parsed = federation::integrity::parse_i_json(row.body.as_bytes())
-            .map_err(|error| error.to_string())
-            .and_then(|value| Activity::from_json(value).map_err(|error| error.to_string()));
-        let message = match (parsed, peer_actor) {
-            (Ok(activity), Some(_)) if is_replication(&activity) => {
-                read_verified(&activity).map(|object| InboundMessage::Replicated(Box::new(object)))
-            }
-            (Ok(activity), Some(peer_actor)) => {
-                inbound_peering(&activity, &peer_actor, &our_actor).map(InboundMessage::Peering)
-            }
-            (Err(error), _) => Err(format!("not an activity: {error}")),
-            (_, None) => Err("the peer was removed".to_owned()),
+        let taken = batch.len();
+        let lanes = self.intake_lanes();
+        let only_objects = batch
+            .iter()
+            .all(|(_, message)| matches!(message, Ok(InboundMessage::Replicated(_))));
+        let mut pass = IntakePass {
+            taken,
+            batches: Vec::new(),
         };
-        batch.push((row, message));
-    }
-    let taken = batch.len();
-    let lanes = federation.intake_lanes();
-    let only_objects = batch
-        .iter()
-        .all(|(_, message)| matches!(message, Ok(InboundMessage::Replicated(_))));
-    let mut pass = IntakePass {
-        taken,
-        batches: Vec::new(),
-    };
-    if lanes < 2 || batch.len() <= APPLY_BATCH || !only_objects {
-        for chunk in batch.chunks(APPLY_BATCH) {
-            pass.batches.push(federation.apply_inbound_batch(chunk).await?);
+        if lanes < 2 || batch.len() <= APPLY_BATCH || !only_objects {
+            for chunk in batch.chunks(APPLY_BATCH) {
+                pass.batches.push(self.apply_inbound_batch(chunk).await?);
+            }
+            return Ok(pass);
         }
-        return Ok(pass);
+        // Several transactions at once (PostgreSQL): each object's activities stay in one lane, in order, so lanes
+        // never touch the same item; peering messages, whose order matters across objects, never take this path.
+        let mut by_lane: Vec<Vec<_>> = (0..lanes).map(|_| Vec::new()).collect();
+        for entry in batch {
+            let lane = match &entry.1 {
+                Ok(InboundMessage::Replicated(object)) => lane_of(object.object.object_id().as_str(), lanes),
+                _ => 0,
+            };
+            by_lane[lane].push(entry);
+        }
+        let mut tasks = tokio::task::JoinSet::new();
+        for lane in by_lane.into_iter().filter(|lane| !lane.is_empty()) {
+            let federation = self.clone();
+            tasks.spawn(async move {
+                let mut batches = Vec::new();
+                for chunk in lane.chunks(APPLY_BATCH) {
+                    batches.push(federation.apply_inbound_batch(chunk).await?);
+                }
+                Ok::<_, ServiceError>(batches)
+            });
+        }
+        while let Some(joined) = tasks.join_next().await {
+            let batches =
+                joined.map_err(|error| ServiceError::internal(format!("an intake lane failed: {error}")))??;
+            pass.batches.extend(batches);
+        }
+        Ok(pass)
     }
-    // Several transactions at once (PostgreSQL): each object's activities stay in one lane, in order, so lanes
-    // never touch the same item; peering messages, whose order matters across objects, never take this path.
-    let mut by_lane: Vec<Vec<_>> = (0..lanes).map(|_| Vec::new()).collect();
-    for entry in batch {
-        let lane = match &entry.1 {
-            Ok(InboundMessage::Replicated(object)) => lane_of(object.object.object_id().as_str(), lanes),
-            _ => 0,
-        };
-        by_lane[lane].push(entry);
-    }
-    let mut tasks = tokio::task::JoinSet::new();
-    for lane in by_lane.into_iter().filter(|lane| !lane.is_empty()) {
-        let federation = federation.clone();
-        tasks.spawn(async move {
-            let mut batches = Vec::new();
-            for chunk in lane.chunks(APPLY_BATCH) {
-                batches.push(federation.apply_inbound_batch(chunk).await?);
-            }
-            Ok::<_, ServiceError>(batches)
-        });
-    }
-    while let Some(joined) = tasks.join_next().await {
-        let batches = joined.map_err(|error| ServiceError::internal(format!("an intake lane failed: {error}")))??;
-        pass.batches.extend(batches);
-    }
-    Ok(pass)
 }
 
 /// The lane of an object: the same object always in the same lane.

@@ -1,15 +1,18 @@
 //! Federation use cases: the instance's identity and keys, peering, who may speak (admission), the inbox's database
-//! steps and the intake of peers' activities, and the delivery queue. Transport-free: the `apub` adapter and the
-//! workers do HTTP and ActivityStreams; this module uses the `federation` crate only for keys and their
-//! endorsements.
+//! steps, the inbound queue with its fast path and the intake of peers' activities, and the delivery queue.
+//! Transport-free: the `apub` adapter and the workers do HTTP and ActivityStreams (the intake reads a queued body
+//! back with the adapter's reading, handed to it as a function); this module uses the `federation` crate only for
+//! keys and their endorsements.
 
 pub mod admission;
 pub mod apply;
 pub mod cursors;
 pub mod delivery;
+pub mod held_objects;
 pub mod identity;
 pub mod inbox;
 pub(crate) mod inbox_groups;
+pub mod intake;
 pub mod key_box;
 pub mod outbox;
 pub mod peer_failure;
@@ -29,8 +32,8 @@ use crate::store::Store;
 /// The federation use cases of one instance, composed by the instance beside the agent-facing [`Service`]: peers and
 /// their keys, the inbox's database steps and the intake, deliveries, push and pull cursors, the outbox as peers
 /// read it, and applying what peers send. It shares the service's store, clock and unit of work (a replicated
-/// revision is written by the same writer as a publish) and keeps federation's own state: the inbox's waiting list and
-/// the decoded pinned keys. Cheap to clone; every clone shares the same state.
+/// revision is written by the same writer as a publish) and keeps federation's own state: the inbox's waiting list,
+/// the inbound queue's wake-up and held objects, and the decoded pinned keys. Cheap to clone; every clone shares the same state.
 #[derive(Clone)]
 pub struct Federation {
     inner: Arc<FederationInner>,
@@ -43,6 +46,10 @@ struct FederationInner {
     inbound_groups: inbox_groups::InboundGroups,
     /// Pinned keys as decoded from their text (see `inbox.rs`).
     decoded_keys: inbox::DecodedKeys,
+    /// Woken when an inbound activity is queued, so the intake applies it without waiting for its next pass.
+    inbound_queued: tokio::sync::Notify,
+    /// Objects the inbox verified whose activities were queued (see `held_objects.rs`).
+    held_objects: held_objects::HeldObjects,
 }
 
 impl std::fmt::Debug for Federation {
@@ -62,6 +69,8 @@ impl Federation {
                 service,
                 inbound_groups: inbox_groups::InboundGroups::default(),
                 decoded_keys: inbox::DecodedKeys::default(),
+                inbound_queued: tokio::sync::Notify::new(),
+                held_objects: held_objects::HeldObjects::default(),
             }),
         }
     }
@@ -93,5 +102,15 @@ impl Federation {
     /// Pinned keys as decoded from their text (see `inbox.rs`).
     fn decoded_keys(&self) -> &inbox::DecodedKeys {
         &self.inner.decoded_keys
+    }
+
+    /// Woken when an inbound activity is queued: the federation loop waits on it to run the intake at once.
+    pub fn inbound_queued(&self) -> &tokio::sync::Notify {
+        &self.inner.inbound_queued
+    }
+
+    /// Objects the inbox verified whose activities were queued (see `held_objects.rs`).
+    pub(crate) fn held_objects(&self) -> &held_objects::HeldObjects {
+        &self.inner.held_objects
     }
 }

@@ -4,7 +4,7 @@
 use chrono::{DateTime, Utc};
 
 use crate::domain::PeerState;
-use crate::store::peers::PeerRecord;
+use crate::domain::peer::PeerRecord;
 use crate::store::{self, Conn, StoreError};
 
 /// A peer realm as stored: lower case, without a trailing dot.

@@ -9,8 +9,8 @@
 use super::super::ServiceError;
 use super::cursors::ReplicationLag;
 use super::peer_failure::{BLOCKED_SENDER, PeerFailure, failure_class};
+use crate::domain::peer::{PeerRecord, PinnedPeerKey};
 use crate::domain::{PeerState, ShownPeerState};
-use crate::store::peers::{PeerKeyRow, PeerRecord};
 use crate::store::{self, Reader};
 
 /// A peer with everything an admin is shown of it.
@@ -19,7 +19,7 @@ pub struct PeerView {
     /// The stored peer.
     pub peer: PeerRecord,
     /// Its pinned keys.
-    pub keys: Vec<PeerKeyRow>,
+    pub keys: Vec<PinnedPeerKey>,
     /// The state shown (the stored one, or `blocked_by_peer`).
     pub state: ShownPeerState,
     /// The newest failure of any channel (peering deliveries, push rounds, pulls), kept after a recovery (compare

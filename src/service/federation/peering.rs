@@ -10,10 +10,10 @@ use serde::{Deserialize, Serialize};
 
 use super::Federation;
 use super::peer_state::{block_has_lapsed, normalize_realm};
+use crate::domain::peer::{PeerRecord, PinnedPeerKey};
+use crate::domain::peering_delivery::{DeliveryState, PeeringDelivery};
 use crate::domain::{KeyPin, PeerLevel, PeerState, ShownPeerState};
 use crate::service::{ErrorCode, ServiceError};
-use crate::store::deliveries::DeliveryRow;
-use crate::store::peers::{PeerKeyRow, PeerRecord};
 use crate::store::{self, Transaction};
 
 /// A peering message to deliver to one peer, stored in the delivery queue.
@@ -157,14 +157,14 @@ impl Federation {
             _ => self.new_activity_id(),
         };
         let body = serde_json::to_string(&message).map_err(|error| ServiceError::internal(error.to_string()))?;
-        let row = DeliveryRow {
+        let row = PeeringDelivery {
             id: self.service().new_internal_id(),
             peer_realm: peer.realm.clone(),
             inbox_url: peer.inbox_url.clone(),
             activity_id,
             activity_type: message.activity_type().to_owned(),
             body,
-            state: "pending".to_owned(),
+            state: DeliveryState::Pending,
             attempts: 0,
             next_attempt_at: now,
             last_error: None,
@@ -176,10 +176,10 @@ impl Federation {
     }
 
     /// The rows that pin `keys` for `realm`, `pinned_by` an admin, a first contact or an endorsing key.
-    pub(super) fn pin_keys(&self, realm: &str, keys: &[KeyDescription], pinned_by: &KeyPin) -> Vec<PeerKeyRow> {
+    pub(super) fn pin_keys(&self, realm: &str, keys: &[KeyDescription], pinned_by: &KeyPin) -> Vec<PinnedPeerKey> {
         let now = self.now();
         keys.iter()
-            .map(|key| PeerKeyRow {
+            .map(|key| PinnedPeerKey {
                 key_id: key.key_id.clone(),
                 peer_realm: realm.to_owned(),
                 public_key_multibase: key.public_key.to_multikey(),
