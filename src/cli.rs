@@ -152,6 +152,19 @@ pub enum PeerCommand {
         /// quarantine, low, standard or high.
         level: String,
     },
+    /// Pin a peer's trust: its evidence is weighed by this value (0 to 1, used up to 0.9) instead of its level and
+    /// the agreement observed. A block or quarantine still counts 0.
+    Pin {
+        /// The peer's realm.
+        realm: String,
+        /// The trust to use, e.g. 0.8.
+        trust: f64,
+    },
+    /// Remove a peer's pin: its level and the agreement observed decide again.
+    Unpin {
+        /// The peer's realm.
+        realm: String,
+    },
     /// Forget a peer (an Undo of this instance's Follow is sent first).
     Remove {
         /// The peer's realm.
@@ -182,6 +195,17 @@ pub enum FederationCommand {
         /// The dead letter's ID.
         id: String,
     },
+    /// Instance trust: what each peer's evidence is weighed by here.
+    #[command(subcommand)]
+    Trust(TrustCommand),
+}
+
+/// `interai admin federation trust …`
+#[derive(Debug, Subcommand)]
+pub enum TrustCommand {
+    /// Recompute every peer's effective trust now (it is also recomputed on every change of a peer and on a
+    /// schedule), and print it.
+    Recompute,
 }
 
 /// `interai admin space …`
@@ -469,6 +493,21 @@ async fn json_answer(instance: &Instance, command: &AdminCommand, json: bool) ->
                 .await
                 .map(|answer| print_json(&answer))
         }
+        AdminCommand::Federation(FederationCommand::Trust(TrustCommand::Recompute)) => {
+            views::recompute_instance_trust(instance.federation())
+                .await
+                .map(|answer| print_json(&answer))
+        }
+        AdminCommand::Peer(PeerCommand::Pin { realm, trust }) => instance
+            .federation()
+            .pin_peer_trust(realm, *trust)
+            .await
+            .map(|view| print_json(&views::peer_wire(view))),
+        AdminCommand::Peer(PeerCommand::Unpin { realm }) => instance
+            .federation()
+            .unpin_peer_trust(realm)
+            .await
+            .map(|view| print_json(&views::peer_wire(view))),
         AdminCommand::Space(SpaceCommand::List) => views::spaces(service).await.map(|answer| print_json(&answer)),
         _ => return None,
     };
@@ -741,6 +780,21 @@ async fn run_admin(instance: &Instance, command: AdminCommand) -> anyhow::Result
                 .with_context(|| format!("dead letter {id}"))?;
             println!("{id}\tdropped");
         }
+        AdminCommand::Federation(FederationCommand::Trust(TrustCommand::Recompute)) => {
+            let batch = instance.federation().recompute_instance_trust().await?;
+            println!("epoch\t{}\t{}", batch.epoch, batch.computed_at.to_rfc3339());
+            println!("realm\ttrust\treason\tagreements\tdisagreements");
+            for row in batch.peers {
+                println!(
+                    "{}\t{:.2}\t{}\t{}\t{}",
+                    row.peer_realm,
+                    row.trust,
+                    row.reason.to_text(),
+                    row.agreements,
+                    row.disagreements
+                );
+            }
+        }
         AdminCommand::Space(SpaceCommand::Create {
             name,
             visibility,
@@ -915,9 +969,31 @@ fn print_peer(view: &crate::service::federation::peering::PeerView, now: DateTim
         );
     }
     println!("  queue\tpeering messages {}", view.pending_peering_messages);
+    println!("  trust\t{}", trust_summary(view));
     if let Some(lag) = &view.replication {
         print_lag(lag, view.undelivered_events, now);
     }
+}
+
+/// A peer's instance trust in one line: `0.50 (level:standard, epoch 3)`, with its pin when it has one.
+fn trust_summary(view: &crate::service::federation::peering::PeerView) -> String {
+    let pin = view.trust_pin.map_or(String::new(), |pin| format!(", pinned {pin}"));
+    match &view.trust {
+        Some(trust) => format!(
+            "{:.2} ({}{pin}, agreements {}, disagreements {}, epoch {})",
+            trust.trust,
+            trust.reason.to_text(),
+            trust.agreements,
+            trust.disagreements,
+            trust.epoch
+        ),
+        None => format!("not computed yet{pin}"),
+    }
+}
+
+/// What `peer pin` and `peer unpin` print: the peer and its trust.
+fn print_peer_trust(view: &crate::service::federation::peering::PeerView) {
+    println!("{}\t{}", view.peer.realm, trust_summary(view));
 }
 
 fn print_lag(lag: &crate::service::federation::cursors::ReplicationLag, undelivered: i64, now: DateTime<Utc>) {
@@ -1058,6 +1134,14 @@ async fn run_peer_command(instance: &Instance, command: PeerCommand) -> anyhow::
                 .set_peer_level(&realm, parse_level(&level)?)
                 .await?;
             println!("{}\t{}", view.peer.realm, view.peer.level);
+        }
+        PeerCommand::Pin { realm, trust } => {
+            let view = instance.federation().pin_peer_trust(&realm, trust).await?;
+            print_peer_trust(&view);
+        }
+        PeerCommand::Unpin { realm } => {
+            let view = instance.federation().unpin_peer_trust(&realm).await?;
+            print_peer_trust(&view);
         }
         PeerCommand::Remove { realm } => {
             instance.federation().remove_peer(&realm).await?;

@@ -102,6 +102,8 @@ impl Instance {
         // The instance's signing key exists from the first start on, also for a database made before federation.
         let federation = FederationUseCases::new(service.clone());
         federation.ensure_instance_key().await?;
+        // Trust reads use the instance-trust table the last batch stored from the first request on.
+        federation.load_instance_trust().await?;
         let transport = http_transport(&config)?;
         Ok(Instance {
             config,

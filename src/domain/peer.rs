@@ -222,32 +222,6 @@ impl fmt::Display for KeyPin {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn states_and_levels_round_trip_through_their_names() {
-        for state in PeerState::ALL {
-            assert_eq!(PeerState::parse(state.as_str()), Some(state));
-        }
-        for level in PeerLevel::ALL {
-            assert_eq!(PeerLevel::parse(level.as_str()), Some(level));
-        }
-        assert_eq!(PeerState::parse("active "), None);
-        assert_eq!(PeerLevel::parse("blocked"), None, "a block is a state, not a level");
-        for pin in [
-            KeyPin::Admin,
-            KeyPin::FirstContact,
-            KeyPin::EndorsedBy("https://beta.test/actor#key-1".to_owned()),
-        ] {
-            assert_eq!(KeyPin::parse(pin.as_str().to_owned()), pin);
-        }
-        assert!(KeyPin::FirstContact.is_provisional());
-        assert!(!KeyPin::EndorsedBy("https://beta.test/actor#key-1".to_owned()).is_provisional());
-    }
-}
-
 /// A peer as stored.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PeerRecord {
@@ -308,4 +282,109 @@ pub struct PinnedPeerKey {
     pub pinned_by: KeyPin,
     /// When it was pinned.
     pub pinned_at: DateTime<Utc>,
+}
+
+/// Why a peer's effective trust is what it is (trust model §2.15), as the instance-trust batch decided it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PeerTrustReason {
+    /// Its level's base, moved by observed agreement (§2.10).
+    Level(PeerLevel),
+    /// An admin's pin, used as given.
+    Pinned,
+    /// Blocked: a hard 0 that neither agreement nor a pin lifts.
+    Blocked,
+    /// In quarantine: received and shown, a hard 0.
+    Quarantine,
+    /// The peering is in this state, whose origin counts 0 (pending, rejected).
+    NotSharing(PeerState),
+}
+
+impl PeerTrustReason {
+    /// The stored and displayed form: `level:standard`, `pinned`, `blocked`, `quarantine`, `state:pending_in`.
+    pub fn to_text(self) -> String {
+        match self {
+            PeerTrustReason::Level(level) => format!("level:{level}"),
+            PeerTrustReason::Pinned => "pinned".to_owned(),
+            PeerTrustReason::Blocked => "blocked".to_owned(),
+            PeerTrustReason::Quarantine => "quarantine".to_owned(),
+            PeerTrustReason::NotSharing(state) => format!("state:{state}"),
+        }
+    }
+
+    /// The reason written as [`PeerTrustReason::to_text`] writes it.
+    pub fn parse(text: &str) -> Option<PeerTrustReason> {
+        match text {
+            "pinned" => Some(PeerTrustReason::Pinned),
+            "blocked" => Some(PeerTrustReason::Blocked),
+            "quarantine" => Some(PeerTrustReason::Quarantine),
+            _ => {
+                if let Some(level) = text.strip_prefix("level:") {
+                    PeerLevel::parse(level).map(PeerTrustReason::Level)
+                } else {
+                    PeerState::parse(text.strip_prefix("state:")?).map(PeerTrustReason::NotSharing)
+                }
+            }
+        }
+    }
+}
+
+/// A peer's effective trust t_I as one instance-trust batch computed it: what its evidence is weighed by here.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PeerTrust {
+    /// The peer.
+    pub peer_realm: String,
+    /// t_I in [0, 0.9].
+    pub trust: f64,
+    /// What decided it.
+    pub reason: PeerTrustReason,
+    /// Agreement events counted (§2.10), one per target at most.
+    pub agreements: u32,
+    /// Disagreement events counted.
+    pub disagreements: u32,
+    /// The batch that computed it (`instance_trust_epoch`).
+    pub epoch: i64,
+    /// When that batch ran.
+    pub computed_at: DateTime<Utc>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn states_and_levels_round_trip_through_their_names() {
+        for state in PeerState::ALL {
+            assert_eq!(PeerState::parse(state.as_str()), Some(state));
+        }
+        for level in PeerLevel::ALL {
+            assert_eq!(PeerLevel::parse(level.as_str()), Some(level));
+        }
+        assert_eq!(PeerState::parse("active "), None);
+        assert_eq!(PeerLevel::parse("blocked"), None, "a block is a state, not a level");
+        for pin in [
+            KeyPin::Admin,
+            KeyPin::FirstContact,
+            KeyPin::EndorsedBy("https://beta.test/actor#key-1".to_owned()),
+        ] {
+            assert_eq!(KeyPin::parse(pin.as_str().to_owned()), pin);
+        }
+        assert!(KeyPin::FirstContact.is_provisional());
+        assert!(!KeyPin::EndorsedBy("https://beta.test/actor#key-1".to_owned()).is_provisional());
+    }
+
+    #[test]
+    fn trust_reasons_round_trip_through_their_text() {
+        let mut reasons = vec![
+            PeerTrustReason::Pinned,
+            PeerTrustReason::Blocked,
+            PeerTrustReason::Quarantine,
+        ];
+        reasons.extend(PeerLevel::ALL.map(PeerTrustReason::Level));
+        reasons.extend(PeerState::ALL.map(PeerTrustReason::NotSharing));
+        for reason in reasons {
+            assert_eq!(PeerTrustReason::parse(&reason.to_text()), Some(reason), "{reason:?}");
+        }
+        assert_eq!(PeerTrustReason::parse("level:blocked"), None);
+        assert_eq!(PeerTrustReason::parse("state:"), None);
+    }
 }

@@ -41,6 +41,8 @@ pub fn routes(state: AdminState) -> Router {
         .route("/admin/peers/{realm}/block", post(block_peer))
         .route("/admin/peers/{realm}/unblock", post(unblock_peer))
         .route("/admin/peers/{realm}/level", post(set_level))
+        .route("/admin/peers/{realm}/pin", post(pin_trust).delete(unpin_trust))
+        .route("/admin/federation/trust/recompute", post(recompute_trust))
         .route("/admin/federation/identity", get(identity))
         .route("/admin/federation/dead-letters", get(dead_letters))
         .route(
@@ -275,6 +277,31 @@ async fn set_level(
         state.client.federation().set_peer_level(&realm, level).await?,
     ))
     .into_response())
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PinBody {
+    trust: f64,
+}
+
+async fn pin_trust(
+    State(state): State<AdminState>,
+    Path(realm): Path<String>,
+    JsonBody(body): JsonBody<PinBody>,
+) -> Result<Response, ApiError> {
+    Ok(axum::Json(peer_wire(
+        state.client.federation().pin_peer_trust(&realm, body.trust).await?,
+    ))
+    .into_response())
+}
+
+async fn unpin_trust(State(state): State<AdminState>, Path(realm): Path<String>) -> Result<Response, ApiError> {
+    Ok(axum::Json(peer_wire(state.client.federation().unpin_peer_trust(&realm).await?)).into_response())
+}
+
+async fn recompute_trust(State(state): State<AdminState>) -> Result<Response, ApiError> {
+    Ok(axum::Json(views::recompute_instance_trust(state.client.federation()).await?).into_response())
 }
 
 async fn remove_peer(State(state): State<AdminState>, Path(realm): Path<String>) -> Result<Response, ApiError> {

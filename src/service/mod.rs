@@ -92,6 +92,9 @@ struct ServiceInner {
     outbox_appended: tokio::sync::Notify,
     /// How this process's background loops are doing (see `loop_health.rs`).
     background_loops: loop_health::BackgroundLoops,
+    /// The instance-trust table every trust read uses, replaced whole by each batch (see
+    /// `federation/instance_trust.rs`).
+    instance_trust: std::sync::RwLock<Arc<crate::trust::InstanceTrustTable>>,
 }
 
 impl std::fmt::Debug for Service {
@@ -120,6 +123,7 @@ impl Service {
                 cursor_secret: std::sync::Mutex::new(None),
                 outbox_appended: tokio::sync::Notify::new(),
                 background_loops: loop_health::BackgroundLoops::default(),
+                instance_trust: std::sync::RwLock::new(Arc::new(trust::empty_instance_trust_table())),
             }),
         }
     }

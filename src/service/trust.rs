@@ -6,6 +6,7 @@
 //! is rebuilt from the rows otherwise, so several processes sharing one database stay exact.
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 
@@ -31,8 +32,13 @@ const LEAVE_ONE_OUT_CONTROLLER_LIMIT: usize = 200;
 /// How many controllers' daily reputation snapshots one process keeps.
 const REPUTATION_CACHE_CAPACITY: usize = 100_000;
 
-/// The epoch label of the instance-trust table while this instance has no peers.
+/// The epoch label of the instance-trust table before its first batch (an instance without peers).
 const NO_PEERS_EPOCH: &str = "no-peers";
+
+/// The table before the first batch: every remote origin counts 0.
+pub(super) fn empty_instance_trust_table() -> InstanceTrustTable {
+    InstanceTrustTable::new(NO_PEERS_EPOCH)
+}
 
 /// A target of the trust engine: a content revision, a claim or an entity.
 #[derive(Debug, Clone, PartialEq)]
@@ -123,10 +129,24 @@ impl Service {
         &self.inner.settings.trust_parameters
     }
 
-    /// The instance-trust table: every origin this instance trusts and how much. Without peers it is empty, so
-    /// every remote origin counts 0.
-    pub(super) fn instance_trust_table(&self) -> InstanceTrustTable {
-        InstanceTrustTable::new(NO_PEERS_EPOCH)
+    /// The instance-trust table in force: every origin this instance trusts and how much, as the last batch
+    /// computed it (`federation/instance_trust.rs`). Before the first batch it is empty, so every remote origin
+    /// counts 0.
+    pub(super) fn instance_trust_table(&self) -> Arc<InstanceTrustTable> {
+        self.inner
+            .instance_trust
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Puts a batch's table in force: every trust read from now on uses it.
+    pub(crate) fn install_instance_trust_table(&self, table: InstanceTrustTable) {
+        *self
+            .inner
+            .instance_trust
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Arc::new(table);
     }
 
     /// Resolves the trust target behind a revision, claim or entity ID; `not_found` when it does not exist.

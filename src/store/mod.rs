@@ -14,6 +14,7 @@ mod group_writes;
 pub mod idempotency;
 pub mod inbox;
 pub mod instance_keys;
+pub mod instance_trust;
 pub mod intake_log;
 pub mod keys;
 mod keyset_page;

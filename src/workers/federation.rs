@@ -45,6 +45,10 @@ pub struct FederationLoop {
     settings: ReplicationSettings,
     last_purge: std::sync::Mutex<Option<chrono::DateTime<chrono::Utc>>>,
     last_inbox_purge: std::sync::Mutex<Option<chrono::DateTime<chrono::Utc>>>,
+    /// When this process's next instance-trust batch is due (`None`: at the next pass).
+    next_instance_trust_batch: std::sync::Mutex<Option<chrono::DateTime<chrono::Utc>>>,
+    /// When this process last looked for a batch another process ran.
+    last_instance_trust_check: std::sync::Mutex<Option<chrono::DateTime<chrono::Utc>>>,
     /// The last failure of the pass under way, for the loop's health record.
     pass_failure: std::sync::Mutex<Option<String>>,
 }
@@ -59,6 +63,8 @@ impl FederationLoop {
             settings,
             last_purge: std::sync::Mutex::new(None),
             last_inbox_purge: std::sync::Mutex::new(None),
+            next_instance_trust_batch: std::sync::Mutex::new(None),
+            last_instance_trust_check: std::sync::Mutex::new(None),
             pass_failure: std::sync::Mutex::new(None),
         }
     }
@@ -138,6 +144,7 @@ impl FederationLoop {
             // reads, each a round trip to a database thread) is not taken.
             if applied == 0 && delivered == 0 && !pushed.more && pulled == 0 {
                 self.purge_if_due().await;
+                self.keep_instance_trust_current().await;
                 return handled;
             }
         }
@@ -169,6 +176,35 @@ impl FederationLoop {
         }
         if purged > 0 {
             tracing::debug!(purged, "expired nonces and old inbound activities were purged");
+        }
+    }
+
+    /// Runs the instance-trust batch when it is due (on a schedule, and when a timed block ends), and otherwise,
+    /// at most every [`POLL_INTERVAL`], puts in force a batch another process on the database ran.
+    async fn keep_instance_trust_current(&self) {
+        let federation = self.client.federation();
+        let now = federation.now();
+        let due = self
+            .next_instance_trust_batch
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .is_none_or(|due| due <= now);
+        if due {
+            match federation.recompute_instance_trust().await {
+                Ok(batch) => {
+                    *self
+                        .next_instance_trust_batch
+                        .lock()
+                        .unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(batch.next_due);
+                }
+                Err(error) => tracing::warn!(error = %error, "recomputing instance trust failed"),
+            }
+            return;
+        }
+        if interval_elapsed(&self.last_instance_trust_check, now, POLL_INTERVAL)
+            && let Err(error) = federation.load_instance_trust().await
+        {
+            tracing::warn!(error = %error, "loading the instance trust another process computed failed");
         }
     }
 

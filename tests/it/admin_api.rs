@@ -816,7 +816,7 @@ async fn the_overview_of_an_instance_that_does_not_serve_shows_no_loop_running()
 }
 
 /// `interai admin …` on `node`'s database, as its operator would run it there.
-fn command_line(node: &crate::support::network::Node, arguments: &[&str]) -> Value {
+pub(crate) fn command_line(node: &crate::support::network::Node, arguments: &[&str]) -> Value {
     let config = node.instance.config();
     let output = std::process::Command::new(env!("CARGO_BIN_EXE_interai"))
         .args(arguments)

@@ -12,6 +12,7 @@ mod fixtures;
 mod foundation;
 mod harness;
 mod hostile_input;
+mod instance_trust;
 mod knowledge;
 mod mcp_client;
 mod mcp_endpoint;

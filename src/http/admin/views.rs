@@ -313,6 +313,74 @@ pub struct PeerWire {
     undelivered_events: i64,
     keys: Vec<PeerKeyWire>,
     replication: Option<ReplicationWire>,
+    trust: PeerTrustWire,
+}
+
+/// A peer's instance trust: what its evidence is weighed by here (trust model §2.10, §2.15).
+#[derive(Debug, Serialize)]
+pub struct PeerTrustWire {
+    /// t_I as the last batch computed it (`null` before a batch included the peer).
+    effective: Option<f64>,
+    /// What decided it: `level:<level>`, `pinned`, `blocked`, `quarantine` or `state:<state>`.
+    reason: Option<String>,
+    /// The trust an admin pinned, if any.
+    pinned: Option<f64>,
+    agreements: u32,
+    disagreements: u32,
+    /// The batch (`instance_trust_epoch`).
+    epoch: Option<i64>,
+    computed_at: Option<DateTime<Utc>>,
+}
+
+/// Converts a peer's instance trust.
+fn peer_trust_wire(pinned: Option<f64>, trust: Option<&crate::domain::peer::PeerTrust>) -> PeerTrustWire {
+    PeerTrustWire {
+        effective: trust.map(|trust| trust.trust),
+        reason: trust.map(|trust| trust.reason.to_text()),
+        pinned,
+        agreements: trust.map_or(0, |trust| trust.agreements),
+        disagreements: trust.map_or(0, |trust| trust.disagreements),
+        epoch: trust.map(|trust| trust.epoch),
+        computed_at: trust.map(|trust| trust.computed_at),
+    }
+}
+
+/// `POST /admin/federation/trust/recompute`, `interai admin federation trust recompute --json`: the batch just run.
+#[derive(Debug, Serialize)]
+pub struct InstanceTrustAnswer {
+    epoch: i64,
+    computed_at: DateTime<Utc>,
+    peers: Vec<InstanceTrustPeerWire>,
+}
+
+/// One peer's row of an instance-trust batch.
+#[derive(Debug, Serialize)]
+pub struct InstanceTrustPeerWire {
+    realm: String,
+    effective: f64,
+    reason: String,
+    agreements: u32,
+    disagreements: u32,
+}
+
+/// Runs an instance-trust batch now and says what it computed.
+pub async fn recompute_instance_trust(federation: &Federation) -> Result<InstanceTrustAnswer, ServiceError> {
+    let batch = federation.recompute_instance_trust().await?;
+    Ok(InstanceTrustAnswer {
+        epoch: batch.epoch,
+        computed_at: batch.computed_at,
+        peers: batch
+            .peers
+            .into_iter()
+            .map(|row| InstanceTrustPeerWire {
+                realm: row.peer_realm,
+                effective: row.trust,
+                reason: row.reason.to_text(),
+                agreements: row.agreements,
+                disagreements: row.disagreements,
+            })
+            .collect(),
+    })
 }
 
 /// A key pinned for a peer.
@@ -326,6 +394,7 @@ pub struct PeerKeyWire {
 /// Converts a peer's status (with its replication, which the view carries when there is any).
 pub fn peer_wire(view: PeerView) -> PeerWire {
     PeerWire {
+        trust: peer_trust_wire(view.trust_pin, view.trust.as_ref()),
         replication: view.replication.map(replication_wire),
         realm: view.peer.realm,
         url: view.peer.base_url,

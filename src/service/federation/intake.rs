@@ -63,6 +63,10 @@ impl Federation {
             for chunk in batch.chunks(APPLY_BATCH) {
                 pass.batches.push(self.apply_inbound_batch(chunk).await?);
             }
+            if !only_objects {
+                // A peering message may have changed a peer's state, which decides whether its origin counts.
+                self.recompute_instance_trust().await?;
+            }
             return Ok(pass);
         }
         // Several transactions at once (PostgreSQL): each object's activities stay in one lane, in order, so lanes

@@ -12,6 +12,7 @@ pub mod held_objects;
 pub mod identity;
 pub mod inbox;
 pub(crate) mod inbox_groups;
+pub mod instance_trust;
 pub mod intake;
 pub mod key_box;
 pub mod outbox;

@@ -9,7 +9,7 @@
 use super::super::ServiceError;
 use super::cursors::ReplicationLag;
 use super::peer_failure::{BLOCKED_SENDER, PeerFailure, failure_class};
-use crate::domain::peer::{PeerRecord, PinnedPeerKey};
+use crate::domain::peer::{PeerRecord, PeerTrust, PinnedPeerKey};
 use crate::domain::{PeerState, ShownPeerState};
 use crate::store::{self, Reader};
 
@@ -34,6 +34,10 @@ pub struct PeerView {
     pub undelivered_events: i64,
     /// The peer's replication (cursors, lag, dead letters), for a peer that was ever active.
     pub replication: Option<ReplicationLag>,
+    /// The trust an admin pinned for it, if any (see `instance_trust.rs`).
+    pub trust_pin: Option<f64>,
+    /// Its effective trust as the last instance-trust batch computed it (`None` before a batch included it).
+    pub trust: Option<PeerTrust>,
 }
 
 /// Whether a peer's current failures say it blocked this instance: its last push round or its last pull is failing
@@ -113,7 +117,11 @@ pub(super) async fn status_of(reader: &mut Reader, peer: PeerRecord) -> Result<P
         (Some(lag), PeerState::Active | PeerState::Unreachable | PeerState::Blocked) => lag.undelivered,
         _ => 0,
     };
+    let trust_pin = store::instance_trust::find_pin(&mut reader.conn(), &peer.realm).await?;
+    let trust = store::instance_trust::find_peer_trust(&mut reader.conn(), &peer.realm).await?;
     Ok(PeerView {
+        trust_pin,
+        trust,
         state: shown_state(&peer, replication.as_ref()),
         last_error: newest_failure(&peer, replication.as_ref()),
         pending_deliveries: pending_peering_messages.saturating_add(undelivered_events),

@@ -130,7 +130,7 @@ fn fingerprints(keys: &[KeyDescription]) -> Vec<String> {
     keys.iter().map(|key| key.public_key.fingerprint()).collect()
 }
 
-fn not_found_peer(realm: &str) -> ServiceError {
+pub(super) fn not_found_peer(realm: &str) -> ServiceError {
     ServiceError::new(ErrorCode::NotFound, format!("no peer {realm}"))
         .with_details(serde_json::json!({ "peer": realm }))
 }
@@ -266,6 +266,7 @@ impl Federation {
         }
         transaction.commit().await?;
         tracing::info!(peer = %realm, state = %peer.state, level = %level, fingerprints = ?fingerprints(&introduction.keys), "peer added");
+        self.recompute_instance_trust().await?;
         self.peer_view(&realm).await
     }
 
@@ -339,6 +340,7 @@ impl Federation {
         }
         transaction.commit().await?;
         tracing::info!(peer = %realm, level = %peer.level, "peer approved");
+        self.recompute_instance_trust().await?;
         self.peer_view(&realm).await
     }
 
@@ -373,6 +375,7 @@ impl Federation {
         }
         transaction.commit().await?;
         tracing::info!(peer = %realm, "peer rejected");
+        self.recompute_instance_trust().await?;
         self.peer_view(&realm).await
     }
 
@@ -413,6 +416,7 @@ impl Federation {
         super::peer_state::save_peer_state(&mut transaction.conn(), &peer, now).await?;
         transaction.commit().await?;
         tracing::warn!(peer = %realm, reason, until = ?until, "peer blocked");
+        self.recompute_instance_trust().await?;
         self.peer_view(&realm).await
     }
 
@@ -430,6 +434,7 @@ impl Federation {
         super::peer_state::save_peer_state(&mut transaction.conn(), &peer, self.now()).await?;
         transaction.commit().await?;
         tracing::info!(peer = %realm, state = %peer.state, "peer unblocked");
+        self.recompute_instance_trust().await?;
         self.peer_view(&realm).await
     }
 
@@ -445,6 +450,7 @@ impl Federation {
         super::peer_state::save_peer_state(&mut transaction.conn(), &peer, self.now()).await?;
         transaction.commit().await?;
         tracing::info!(peer = %realm, level = %level, "peer level set");
+        self.recompute_instance_trust().await?;
         self.peer_view(&realm).await
     }
 
@@ -479,6 +485,7 @@ impl Federation {
         }
         transaction.commit().await?;
         tracing::info!(peer = %realm, "peer removed");
+        self.recompute_instance_trust().await?;
         Ok(())
     }
 
