@@ -3,7 +3,7 @@
 //! read of the instance uses from then on; the same through the admin API and the command line.
 
 use chrono::TimeDelta;
-use http::StatusCode;
+use http::{Method, StatusCode};
 use interai::domain::PeerLevel;
 use interai::domain::peer::PeerTrustReason;
 use interai::service::federation::peering::PeerView;
@@ -11,6 +11,7 @@ use interai::service::lookup::{GetRequest, ObjectView};
 use serde_json::{Value, json};
 
 use crate::fixtures::{agent, agent_of_with_scopes, controller, publish_procedure};
+use crate::replication::admin_call;
 use crate::support::network::{Network, Node};
 
 /// The effective trust and its reason `node` shows for `realm`.
@@ -170,25 +171,6 @@ async fn a_second_process_uses_the_batch_the_first_ran_from_its_next_check() {
     );
 }
 
-/// `method path` with `admin`'s key on `node`'s router.
-async fn admin_call(
-    node: &Node,
-    key: &str,
-    method: http::Method,
-    path: &str,
-    body: Option<Value>,
-) -> (StatusCode, Value) {
-    let request = http::Request::builder()
-        .method(method)
-        .uri(path)
-        .header("host", &node.realm)
-        .header("authorization", format!("Bearer {key}"))
-        .header("content-type", "application/json")
-        .body(body.map_or_else(Vec::new, |body| body.to_string().into_bytes()))
-        .expect("request");
-    crate::federation::send(node, request).await
-}
-
 #[tokio::test]
 async fn the_admin_api_and_the_command_line_pin_unpin_and_recompute_a_peer_s_trust() {
     let network = Network::start(&["alpha.test", "beta.test"]).await;
@@ -201,7 +183,7 @@ async fn the_admin_api_and_the_command_line_pin_unpin_and_recompute_a_peer_s_tru
     let (status, pinned) = admin_call(
         alpha,
         key,
-        http::Method::POST,
+        Method::POST,
         "/admin/peers/beta.test/pin",
         Some(json!({ "trust": 0.8 })),
     )
@@ -214,7 +196,7 @@ async fn the_admin_api_and_the_command_line_pin_unpin_and_recompute_a_peer_s_tru
     let (status, refused) = admin_call(
         alpha,
         key,
-        http::Method::POST,
+        Method::POST,
         "/admin/peers/beta.test/pin",
         Some(json!({ "trust": 2 })),
     )
@@ -224,14 +206,14 @@ async fn the_admin_api_and_the_command_line_pin_unpin_and_recompute_a_peer_s_tru
     let (status, unknown) = admin_call(
         alpha,
         key,
-        http::Method::POST,
+        Method::POST,
         "/admin/peers/nobody.test/pin",
         Some(json!({ "trust": 0.5 })),
     )
     .await;
     assert_eq!(status, StatusCode::NOT_FOUND, "{unknown}");
 
-    let (status, unpinned) = admin_call(alpha, key, http::Method::DELETE, "/admin/peers/beta.test/pin", None).await;
+    let (status, unpinned) = admin_call(alpha, key, Method::DELETE, "/admin/peers/beta.test/pin", None).await;
     assert_eq!(status, StatusCode::OK, "{unpinned}");
     assert_eq!(unpinned["trust"]["effective"], 0.5);
     assert_eq!(unpinned["trust"]["pinned"], Value::Null);
@@ -240,7 +222,7 @@ async fn the_admin_api_and_the_command_line_pin_unpin_and_recompute_a_peer_s_tru
     let (status, batch) = admin_call(
         alpha,
         key,
-        http::Method::POST,
+        Method::POST,
         "/admin/federation/trust/recompute",
         None,
     )
@@ -262,7 +244,7 @@ async fn the_admin_api_and_the_command_line_pin_unpin_and_recompute_a_peer_s_tru
     let unpinned = crate::admin_api::command_line(alpha, &["admin", "peer", "unpin", "beta.test", "--json"]);
     assert_eq!(unpinned["trust"]["effective"], 0.5, "{unpinned}");
     // And the peer's show answers what the API answers.
-    let (_, shown) = admin_call(alpha, key, http::Method::GET, "/admin/peers/beta.test", None).await;
+    let (_, shown) = admin_call(alpha, key, Method::GET, "/admin/peers/beta.test", None).await;
     let printed = crate::admin_api::command_line(alpha, &["admin", "peer", "show", "beta.test", "--json"]);
     assert_eq!(printed, shown);
 }

@@ -109,12 +109,7 @@ impl Federation {
         }
         let realm = normalize_realm(realm);
         let mut transaction = self.store().begin().await?;
-        if store::peers::find_peer(&mut transaction.conn(), &realm)
-            .await?
-            .is_none()
-        {
-            return Err(super::peering::not_found_peer(&realm));
-        }
+        known_peer(&mut transaction, &realm).await?;
         store::instance_trust::save_pin(&mut transaction.conn(), &realm, trust, self.now()).await?;
         transaction.commit().await?;
         tracing::info!(peer = %realm, trust, "peer trust pinned");
@@ -127,12 +122,7 @@ impl Federation {
     pub async fn unpin_peer_trust(&self, realm: &str) -> Result<PeerView, ServiceError> {
         let realm = normalize_realm(realm);
         let mut transaction = self.store().begin().await?;
-        if store::peers::find_peer(&mut transaction.conn(), &realm)
-            .await?
-            .is_none()
-        {
-            return Err(super::peering::not_found_peer(&realm));
-        }
+        known_peer(&mut transaction, &realm).await?;
         let removed = store::instance_trust::delete_pin(&mut transaction.conn(), &realm).await?;
         transaction.commit().await?;
         if removed {
@@ -140,6 +130,14 @@ impl Federation {
             self.recompute_instance_trust().await?;
         }
         self.peer_view(&realm).await
+    }
+}
+
+/// `not_found` unless `realm` is a peer.
+async fn known_peer(transaction: &mut store::Transaction, realm: &str) -> Result<(), ServiceError> {
+    match store::peers::find_peer(&mut transaction.conn(), realm).await? {
+        Some(_) => Ok(()),
+        None => Err(super::peering::not_found_peer(realm)),
     }
 }
 
