@@ -11,8 +11,8 @@ CREATE TABLE instance_trust (
     peer_realm TEXT PRIMARY KEY,
     trust DOUBLE PRECISION NOT NULL,
     reason TEXT NOT NULL,
-    agreements INTEGER NOT NULL,
-    disagreements INTEGER NOT NULL,
+    agreements BIGINT NOT NULL,
+    disagreements BIGINT NOT NULL,
     epoch BIGINT NOT NULL,
     computed_at TIMESTAMPTZ NOT NULL
 );

@@ -50,6 +50,26 @@ pub async fn delete_pin(conn: &mut Conn<'_>, realm: &str) -> Result<bool, StoreE
     Ok(deleted > 0)
 }
 
+/// Takes the next batch number (1 for the first), in the batch's transaction. The increment is its first write, so
+/// on PostgreSQL a second batch running at once waits here until the first commits and then numbers itself after
+/// it: batches never share a number.
+pub async fn next_epoch(conn: &mut Conn<'_>, setting: &str, now: DateTime<Utc>) -> Result<i64, StoreError> {
+    let epoch: String = dispatch!(conn, |connection| {
+        sqlx::query_scalar(
+            "INSERT INTO instance_settings (name, value, updated_at) VALUES ($1, '1', $2) \
+             ON CONFLICT (name) DO UPDATE SET value = CAST(CAST(instance_settings.value AS BIGINT) + 1 AS TEXT), \
+             updated_at = excluded.updated_at RETURNING value",
+        )
+        .bind(setting)
+        .bind(now)
+        .fetch_one(&mut *connection)
+        .await?
+    });
+    epoch
+        .parse()
+        .map_err(|_| StoreError::Corrupt(format!("the setting {setting} holds {epoch:?}")))
+}
+
 /// Replaces the whole table with one batch's rows.
 pub async fn replace_table(conn: &mut Conn<'_>, rows: &[PeerTrust]) -> Result<(), StoreError> {
     dispatch!(conn, |connection| {

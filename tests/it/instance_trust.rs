@@ -169,6 +169,14 @@ async fn a_second_process_uses_the_batch_the_first_ran_from_its_next_check() {
         epoch_in_explanations(second.service(), item.id.as_str()).await,
         newer.to_string()
     );
+    // Two batches at the same moment, one in each process, number themselves one after the other.
+    let (first, other) = tokio::join!(
+        alpha.federation().recompute_instance_trust(),
+        second.federation().recompute_instance_trust()
+    );
+    let mut epochs = [first.expect("a batch").epoch, other.expect("a batch").epoch];
+    epochs.sort_unstable();
+    assert_eq!(epochs, [newer + 1, newer + 2]);
 }
 
 #[tokio::test]
@@ -219,14 +227,7 @@ async fn the_admin_api_and_the_command_line_pin_unpin_and_recompute_a_peer_s_tru
     assert_eq!(unpinned["trust"]["pinned"], Value::Null);
     assert_eq!(unpinned["trust"]["reason"], "level:standard");
 
-    let (status, batch) = admin_call(
-        alpha,
-        key,
-        Method::POST,
-        "/admin/federation/trust/recompute",
-        None,
-    )
-    .await;
+    let (status, batch) = admin_call(alpha, key, Method::POST, "/admin/federation/trust/recompute", None).await;
     assert_eq!(status, StatusCode::OK, "{batch}");
     assert!(
         batch["epoch"].as_i64().expect("epoch") > unpinned["trust"]["epoch"].as_i64().expect("epoch"),

@@ -1347,7 +1347,13 @@ async fn a_permanent_refusal_becomes_a_dead_letter_that_an_admin_replays_or_drop
 }
 
 /// A request to `node`'s admin API with `key`, answered as (status, JSON).
-pub(crate) async fn admin_call(node: &Node, key: &str, method: Method, path: &str, body: Option<Value>) -> (StatusCode, Value) {
+pub(crate) async fn admin_call(
+    node: &Node,
+    key: &str,
+    method: Method,
+    path: &str,
+    body: Option<Value>,
+) -> (StatusCode, Value) {
     let request = http::Request::builder()
         .method(method)
         .uri(path)

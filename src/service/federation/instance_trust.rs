@@ -49,18 +49,18 @@ impl Federation {
         let now = self.now();
         let parameters = self.service().trust_parameters().clone();
         let mut transaction = self.store().begin().await?;
+        // Numbered first: a batch another process runs at the same moment waits for this one (see `next_epoch`).
+        let epoch = store::instance_trust::next_epoch(&mut transaction.conn(), EPOCH_SETTING, now).await?;
         let peers = store::peers::list_peers(&mut transaction.conn()).await?;
         let pins: HashMap<String, f64> = store::instance_trust::list_pins(&mut transaction.conn())
             .await?
             .into_iter()
             .collect();
-        let epoch = stored_epoch(&mut transaction.conn()).await? + 1;
         let rows: Vec<PeerTrust> = peers
             .iter()
             .map(|peer| effective_trust(peer, pins.get(&peer.realm).copied(), now, epoch, &parameters))
             .collect();
         store::instance_trust::replace_table(&mut transaction.conn(), &rows).await?;
-        store::settings::put(&mut transaction.conn(), EPOCH_SETTING, &epoch.to_string(), now).await?;
         transaction.commit().await?;
         self.service().install_instance_trust_table(table_of(&rows, epoch));
         let next_due = peers
