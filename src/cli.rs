@@ -996,7 +996,7 @@ fn print_peer_trust(view: &crate::service::federation::peering::PeerView) {
     println!("{}\t{}", view.peer.realm, trust_summary(view));
 }
 
-fn print_lag(lag: &crate::service::federation::cursors::ReplicationLag, undelivered: i64, now: DateTime<Utc>) {
+fn print_lag(lag: &crate::service::federation::peer_status::ReplicationLag, undelivered: i64, now: DateTime<Utc>) {
     let show = |instant: Option<DateTime<Utc>>| instant.map_or_else(|| "-".to_owned(), |value| value.to_rfc3339());
     let replication = &lag.replication;
     let oldest = lag

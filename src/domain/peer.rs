@@ -347,6 +347,53 @@ pub struct PeerTrust {
     pub computed_at: DateTime<Utc>,
 }
 
+/// One peer's replication state.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PeerReplication {
+    /// The peer.
+    pub peer_realm: String,
+    /// Every outbox event at or below this was delivered to the peer (or dead-lettered).
+    pub push_cursor: i64,
+    /// Failed delivery rounds in a row (a round that fails counts once, however many requests failed in it).
+    pub consecutive_failures: i32,
+    /// When the next delivery round may start.
+    pub next_attempt_at: DateTime<Utc>,
+    /// A worker delivers to the peer until then; nobody else does.
+    pub leased_until: Option<DateTime<Utc>>,
+    /// When the current run of failures began.
+    pub failing_since: Option<DateTime<Utc>>,
+    /// The last delivery round that delivered something.
+    pub last_success_at: Option<DateTime<Utc>>,
+    /// The last failure's class (`network`, `http_503`, …).
+    pub last_error_class: Option<String>,
+    /// Its excerpt.
+    pub last_error: Option<String>,
+    /// When.
+    pub last_error_at: Option<DateTime<Utc>>,
+    /// When a 401 or 403 last led to the one key refresh allowed before such answers are final.
+    pub auth_refreshed_at: Option<DateTime<Utc>>,
+    /// The highest position of our outbox the peer has asked to read after (it has everything up to there).
+    pub pulled_through: Option<i64>,
+    /// The peer's outbox, pulled up to here; `None` until its snapshot was read (a backfill).
+    pub pull_cursor: Option<i64>,
+    /// While a backfill runs: the last object of the peer's snapshot read so far.
+    pub backfill_after: Option<String>,
+    /// While a backfill runs: the peer's outbox head when its snapshot began.
+    pub backfill_head: Option<i64>,
+    /// When the next pull (anti-entropy check) is due.
+    pub next_pull_at: DateTime<Utc>,
+    /// A worker pulls from the peer until then; nobody else does.
+    pub pull_leased_until: Option<DateTime<Utc>>,
+    /// The last pull that answered.
+    pub last_pull_at: Option<DateTime<Utc>>,
+    /// The last pull's failure.
+    pub last_pull_error: Option<String>,
+    /// When the row was made (the peering became active).
+    pub created_at: DateTime<Utc>,
+    /// When it last changed.
+    pub updated_at: DateTime<Utc>,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

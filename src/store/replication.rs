@@ -11,55 +11,63 @@ use super::statement::Statement;
 use super::{Conn, StoreError, dispatch, stored_id};
 use crate::domain::PublicId;
 use crate::domain::knowledge::RelationType;
+use crate::domain::peer::PeerReplication;
 use crate::domain::replication::{
     ClaimRecord, EntityRecord, RelationRecord, RevisionRecord, SourceRecord, SpaceRecord,
 };
 
-/// One peer's replication state.
-#[derive(Debug, Clone, PartialEq, sqlx::FromRow)]
-pub struct PeerReplicationRow {
-    /// The peer.
-    pub peer_realm: String,
-    /// Every outbox event at or below this was delivered to the peer (or dead-lettered).
-    pub push_cursor: i64,
-    /// Failed delivery rounds in a row (a round that fails counts once, however many requests failed in it).
-    pub consecutive_failures: i32,
-    /// When the next delivery round may start.
-    pub next_attempt_at: DateTime<Utc>,
-    /// A worker delivers to the peer until then; nobody else does.
-    pub leased_until: Option<DateTime<Utc>>,
-    /// When the current run of failures began.
-    pub failing_since: Option<DateTime<Utc>>,
-    /// The last delivery round that delivered something.
-    pub last_success_at: Option<DateTime<Utc>>,
-    /// The last failure's class (`network`, `http_503`, …).
-    pub last_error_class: Option<String>,
-    /// Its excerpt.
-    pub last_error: Option<String>,
-    /// When.
-    pub last_error_at: Option<DateTime<Utc>>,
-    /// When a 401 or 403 last led to the one key refresh allowed before such answers are final.
-    pub auth_refreshed_at: Option<DateTime<Utc>>,
-    /// The highest position of our outbox the peer has asked to read after (it has everything up to there).
-    pub pulled_through: Option<i64>,
-    /// The peer's outbox, pulled up to here; `None` until its snapshot was read (a backfill).
-    pub pull_cursor: Option<i64>,
-    /// While a backfill runs: the last object of the peer's snapshot read so far.
-    pub backfill_after: Option<String>,
-    /// While a backfill runs: the peer's outbox head when its snapshot began.
-    pub backfill_head: Option<i64>,
-    /// When the next pull (anti-entropy check) is due.
-    pub next_pull_at: DateTime<Utc>,
-    /// A worker pulls from the peer until then; nobody else does.
-    pub pull_leased_until: Option<DateTime<Utc>>,
-    /// The last pull that answered.
-    pub last_pull_at: Option<DateTime<Utc>>,
-    /// The last pull's failure.
-    pub last_pull_error: Option<String>,
-    /// When the row was made (the peering became active).
-    pub created_at: DateTime<Utc>,
-    /// When it last changed.
-    pub updated_at: DateTime<Utc>,
+/// A peer's replication columns as read (the domain's [`PeerReplication`]).
+#[derive(sqlx::FromRow)]
+struct ReplicationColumns {
+    peer_realm: String,
+    push_cursor: i64,
+    consecutive_failures: i32,
+    next_attempt_at: DateTime<Utc>,
+    leased_until: Option<DateTime<Utc>>,
+    failing_since: Option<DateTime<Utc>>,
+    last_success_at: Option<DateTime<Utc>>,
+    last_error_class: Option<String>,
+    last_error: Option<String>,
+    last_error_at: Option<DateTime<Utc>>,
+    auth_refreshed_at: Option<DateTime<Utc>>,
+    pulled_through: Option<i64>,
+    pull_cursor: Option<i64>,
+    backfill_after: Option<String>,
+    backfill_head: Option<i64>,
+    next_pull_at: DateTime<Utc>,
+    pull_leased_until: Option<DateTime<Utc>>,
+    last_pull_at: Option<DateTime<Utc>>,
+    last_pull_error: Option<String>,
+    created_at: DateTime<Utc>,
+    updated_at: DateTime<Utc>,
+}
+
+impl From<ReplicationColumns> for PeerReplication {
+    fn from(columns: ReplicationColumns) -> PeerReplication {
+        PeerReplication {
+            peer_realm: columns.peer_realm,
+            push_cursor: columns.push_cursor,
+            consecutive_failures: columns.consecutive_failures,
+            next_attempt_at: columns.next_attempt_at,
+            leased_until: columns.leased_until,
+            failing_since: columns.failing_since,
+            last_success_at: columns.last_success_at,
+            last_error_class: columns.last_error_class,
+            last_error: columns.last_error,
+            last_error_at: columns.last_error_at,
+            auth_refreshed_at: columns.auth_refreshed_at,
+            pulled_through: columns.pulled_through,
+            pull_cursor: columns.pull_cursor,
+            backfill_after: columns.backfill_after,
+            backfill_head: columns.backfill_head,
+            next_pull_at: columns.next_pull_at,
+            pull_leased_until: columns.pull_leased_until,
+            last_pull_at: columns.last_pull_at,
+            last_pull_error: columns.last_pull_error,
+            created_at: columns.created_at,
+            updated_at: columns.updated_at,
+        }
+    }
 }
 
 const REPLICATION_COLUMNS: &str = "peer_realm, push_cursor, consecutive_failures, next_attempt_at, leased_until, \
@@ -92,8 +100,8 @@ pub async fn create_if_missing(
 }
 
 /// A peer's replication state.
-pub async fn find(conn: &mut Conn<'_>, realm: &str) -> Result<Option<PeerReplicationRow>, StoreError> {
-    let row: Option<PeerReplicationRow> = dispatch!(conn, |connection| {
+pub async fn find(conn: &mut Conn<'_>, realm: &str) -> Result<Option<PeerReplication>, StoreError> {
+    let row: Option<ReplicationColumns> = dispatch!(conn, |connection| {
         sqlx::query_as(sqlx::AssertSqlSafe(format!(
             "SELECT {REPLICATION_COLUMNS} FROM peer_replication WHERE peer_realm = $1"
         )))
@@ -101,26 +109,26 @@ pub async fn find(conn: &mut Conn<'_>, realm: &str) -> Result<Option<PeerReplica
         .fetch_optional(&mut *connection)
         .await?
     });
-    Ok(row)
+    Ok(row.map(PeerReplication::from))
 }
 
 /// Every peer's replication state, by realm.
-pub async fn list(conn: &mut Conn<'_>) -> Result<Vec<PeerReplicationRow>, StoreError> {
-    let rows: Vec<PeerReplicationRow> = dispatch!(conn, |connection| {
+pub async fn list(conn: &mut Conn<'_>) -> Result<Vec<PeerReplication>, StoreError> {
+    let rows: Vec<ReplicationColumns> = dispatch!(conn, |connection| {
         sqlx::query_as(sqlx::AssertSqlSafe(format!(
             "SELECT {REPLICATION_COLUMNS} FROM peer_replication ORDER BY peer_realm"
         )))
         .fetch_all(&mut *connection)
         .await?
     });
-    Ok(rows)
+    Ok(rows.into_iter().map(PeerReplication::from).collect())
 }
 
 /// Writes the push half of a peer's replication state (what a push round changes: cursor, failures, backoff, its
 /// lease, the last success and error). Only those fields: a pull of the same peer may finish at the same moment
 /// (the loop runs both at once, and so do two processes), and on PostgreSQL a round that wrote the whole row it
 /// read would put back the pull's old cursor, and the pull its old failure count.
-pub async fn save_push_state(conn: &mut Conn<'_>, row: &PeerReplicationRow) -> Result<(), StoreError> {
+pub async fn save_push_state(conn: &mut Conn<'_>, row: &PeerReplication) -> Result<(), StoreError> {
     dispatch!(conn, |connection| {
         sqlx::query(
             "UPDATE peer_replication SET push_cursor = $2, consecutive_failures = $3, next_attempt_at = $4, \
@@ -147,7 +155,7 @@ pub async fn save_push_state(conn: &mut Conn<'_>, row: &PeerReplicationRow) -> R
 
 /// Writes the pull half of a peer's replication state (what a pull pass changes: cursor, backfill position, next
 /// pull, its lease, the last pull and its error), leaving the push half alone (see [`save_push_state`]).
-pub async fn save_pull_state(conn: &mut Conn<'_>, row: &PeerReplicationRow) -> Result<(), StoreError> {
+pub async fn save_pull_state(conn: &mut Conn<'_>, row: &PeerReplication) -> Result<(), StoreError> {
     dispatch!(conn, |connection| {
         sqlx::query(
             "UPDATE peer_replication SET pull_cursor = $2, backfill_after = $3, backfill_head = $4, \
@@ -222,7 +230,7 @@ pub async fn lease_due(
     now: DateTime<Utc>,
     lease_until: DateTime<Utc>,
     limit: i64,
-) -> Result<Vec<PeerReplicationRow>, StoreError> {
+) -> Result<Vec<PeerReplication>, StoreError> {
     let mut reader = store.reader().await?;
     // On SQLite the lease is a write, which waits for the writer: an idle pass reads first. On PostgreSQL an update
     // that matches no row writes nothing, so the lease is tried at once (one round trip less on the way of every
@@ -235,15 +243,16 @@ pub async fn lease_due(
         Lease::Pull => "pull_leased_until",
     };
     let candidates = format!("{} ORDER BY r.next_attempt_at, r.peer_realm LIMIT $3", due_peers(lease));
-    let leasing = async |conn: &mut Conn<'_>, sql: String| -> Result<Vec<PeerReplicationRow>, StoreError> {
-        Ok(dispatch!(conn, |connection| {
+    let leasing = async |conn: &mut Conn<'_>, sql: String| -> Result<Vec<PeerReplication>, StoreError> {
+        let rows: Vec<ReplicationColumns> = dispatch!(conn, |connection| {
             sqlx::query_as(sqlx::AssertSqlSafe(sql))
                 .bind(now)
                 .bind(lease_until)
                 .bind(limit)
                 .fetch_all(&mut *connection)
                 .await?
-        }))
+        });
+        Ok(rows.into_iter().map(PeerReplication::from).collect())
     };
     match store.backend() {
         super::Backend::Postgres => {

@@ -10,7 +10,7 @@ use crate::domain::Actor;
 use crate::service::audit::AuditQuery;
 use crate::service::content::ContentQuery;
 use crate::service::federation::Federation;
-use crate::service::federation::cursors::ReplicationLag;
+use crate::service::federation::peer_status::ReplicationLag;
 use crate::service::federation::peering::PeerView;
 use crate::service::keys::ApiKeyRecord;
 use crate::service::{Service, ServiceError};

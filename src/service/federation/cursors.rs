@@ -12,13 +12,15 @@ use super::Federation;
 use super::inbox::VerifiedActivity;
 use super::peer_failure::{UNKNOWN_SENDER, failure_class};
 use super::peer_state::normalize_realm;
+use super::peer_status::ReplicationLag;
 use super::peering::PeeringMessage;
 use super::retry::{AttemptResult, BACKOFF_CAP, DELIVERY_HORIZON, LEASE, backoff_bound, jitter};
 use crate::domain::PeerState;
 use crate::domain::peer::PeerRecord;
+use crate::domain::peer::PeerReplication;
 use crate::domain::peering_delivery::{DeliveryState, PeeringDelivery};
 use crate::service::ServiceError;
-use crate::store::replication::{Lease, PeerReplicationRow};
+use crate::store::replication::Lease;
 use crate::store::{self, Conn};
 
 /// How long a 401 or 403 answer is believed to be fixable by signing again with a freshly read key: one such
@@ -35,7 +37,7 @@ pub const PURGE_BATCH: i64 = 10_000;
 #[derive(Debug, Clone, PartialEq)]
 pub struct LeasedPeer {
     /// Its replication state as leased.
-    pub replication: PeerReplicationRow,
+    pub replication: PeerReplication,
     /// The peer.
     pub peer: PeerRecord,
 }
@@ -106,19 +108,6 @@ pub enum PullProgress {
         /// Whether more pages remain.
         more: bool,
     },
-}
-
-/// What an operator sees of one peer's replication.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ReplicationLag {
-    /// The state.
-    pub replication: PeerReplicationRow,
-    /// Events of our outbox the peer has not been sent.
-    pub undelivered: i64,
-    /// When the oldest of them was committed.
-    pub oldest_undelivered_at: Option<DateTime<Utc>>,
-    /// Dead letters kept for the peer.
-    pub dead_letters: i64,
 }
 
 /// Pulled activities stored per statement (eleven bound values each).

@@ -6,12 +6,26 @@
 //! peering deliveries only) and counted only peering messages, while its `outbox` line showed the push failures and
 //! the undelivered events, so one peer read as healthy and failing at once.
 
+use chrono::{DateTime, Utc};
+
 use super::super::ServiceError;
-use super::cursors::ReplicationLag;
 use super::peer_failure::{BLOCKED_SENDER, PeerFailure, failure_class};
-use crate::domain::peer::{PeerRecord, PeerTrust, PinnedPeerKey};
+use crate::domain::peer::{PeerRecord, PeerReplication, PeerTrust, PinnedPeerKey};
 use crate::domain::{PeerState, ShownPeerState};
 use crate::store::{self, Reader};
+
+/// What an operator sees of one peer's replication.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReplicationLag {
+    /// The state.
+    pub replication: PeerReplication,
+    /// Events of our outbox the peer has not been sent.
+    pub undelivered: i64,
+    /// When the oldest of them was committed.
+    pub oldest_undelivered_at: Option<DateTime<Utc>>,
+    /// Dead letters kept for the peer.
+    pub dead_letters: i64,
+}
 
 /// A peer with everything an admin is shown of it.
 #[derive(Debug, Clone, PartialEq)]
