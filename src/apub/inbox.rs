@@ -517,10 +517,10 @@ fn is_peering(body: &[u8]) -> bool {
 }
 
 /// The activities between instance actors: `Follow`, `Accept`, `Reject`, `Undo`, and `Update` of an instance actor.
-/// Replicated objects (`Create`, `Update`, `Delete` of an `Article`, `Tombstone` or `Collection`) are the others
-/// this inbox takes, from active peers only.
+/// Replicated objects (`Create`, `Update`, `Delete` of an `Article`, `Tombstone`, `Collection` or an evidence
+/// record, and the `Undo` of an evidence record) are the others this inbox takes, from active peers only.
 fn is_instance_activity(activity: &Activity) -> bool {
-    activity.kind.is_peering()
+    (activity.kind.is_peering() && !super::objects::is_replication(activity))
         || (activity.kind == ActivityKind::Update
             && matches!(activity.object, federation::protocol::ActivityObject::Actor(_)))
 }

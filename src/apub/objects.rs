@@ -9,21 +9,23 @@
 use chrono::{DateTime, Utc};
 use federation::integrity;
 use federation::protocol::objects::{
-    ARTICLE, COLLECTION, ClaimFacts, ContentObject, EntityFacts, FederatedDocument, MARKDOWN, RelationFacts,
-    RevisionFacts, SourceFacts, SpaceObject, SpaceReference, TOMBSTONE, TombstoneObject,
+    ARTICLE, COLLECTION, ClaimFacts, ContentObject, EntityFacts, EvidenceObject, FederatedDocument, MARKDOWN, RATING,
+    RETRACTION, REVIEW, RelationFacts, RetractionObject, RevisionFacts, SourceFacts, SpaceObject, SpaceReference,
+    TOMBSTONE, TombstoneObject, USAGE_REPORT,
 };
 use federation::protocol::{Activity, ActivityKind, ActivityObject, context::document_context, parse_rfc3339};
 use serde_json::Value;
 
 use super::discovery::InstanceUrls;
 use super::rfc3339;
-use crate::domain::PublicId;
+use crate::domain::evidence::{UsageOutcome, Verdict};
 use crate::domain::knowledge::RelationType;
 use crate::domain::replication::{
-    ClaimRecord, EntityRecord, FederatedObject, OriginProof, RelationRecord, ReplicatedObject, RevisionRecord,
-    SourceRecord, SpaceRecord,
+    ClaimRecord, EntityRecord, EvidenceFacts, EvidencePassport, EvidenceRetraction, FederatedObject, OriginProof,
+    RelationRecord, ReplicatedObject, RevisionRecord, SourceRecord, SpaceRecord,
 };
 use crate::domain::tombstone::Tombstone;
+use crate::domain::{ContextKey, PublicId};
 use crate::service::federation::Federation;
 use crate::service::federation::admission::{Refusal, SenderPurpose};
 use crate::service::federation::identity::SigningKey;
@@ -49,8 +51,9 @@ fn refusal(reason: &'static str, detail: impl Into<String>) -> ObjectRefusal {
 pub fn activity_kind(object: &FederatedObject) -> ActivityKind {
     match object {
         FederatedObject::Revision(record) if record.revision_no > 1 => ActivityKind::Update,
-        FederatedObject::Revision(_) | FederatedObject::Space(_) => ActivityKind::Create,
+        FederatedObject::Revision(_) | FederatedObject::Space(_) | FederatedObject::Evidence(_) => ActivityKind::Create,
         FederatedObject::Deletion(_) => ActivityKind::Delete,
+        FederatedObject::Retraction(_) => ActivityKind::Undo,
     }
 }
 
@@ -87,6 +90,22 @@ pub fn signed_object(urls: &InstanceUrls, object: &FederatedObject, key: &Signin
                 proof: None,
             }),
             space.created_at,
+        ),
+        FederatedObject::Evidence(passport) => (
+            serde_json::to_value(evidence_object(urls, passport)),
+            passport.created_at,
+        ),
+        FederatedObject::Retraction(retraction) => (
+            serde_json::to_value(RetractionObject {
+                context: document_context(),
+                id: retraction_url(urls, &retraction.record_id),
+                kind: RETRACTION.to_owned(),
+                public_id: retraction.record_id.as_str().to_owned(),
+                realm: retraction.origin.clone(),
+                published: rfc3339(retraction.retracted_at),
+                proof: None,
+            }),
+            retraction.retracted_at,
         ),
     };
     let document = document.map_err(|error| error.to_string())?;
@@ -196,13 +215,92 @@ fn content_object(urls: &InstanceUrls, record: &RevisionRecord) -> ContentObject
     }
 }
 
-/// Whether an activity carries a replicated object (so only an active peer may send it).
+/// The URL of a record's retraction: one per record, since a record is retracted at most once.
+fn retraction_url(urls: &InstanceUrls, record_id: &PublicId) -> String {
+    format!("{}/retraction", urls.object(record_id.as_str()))
+}
+
+fn evidence_object(urls: &InstanceUrls, passport: &EvidencePassport) -> EvidenceObject {
+    let mut object = EvidenceObject {
+        context: document_context(),
+        id: urls.object(passport.record_id.as_str()),
+        kind: String::new(),
+        public_id: passport.record_id.as_str().to_owned(),
+        realm: passport.origin.clone(),
+        attributed_to: urls.object(passport.actor_id.as_str()),
+        author: passport.actor_id.as_str().to_owned(),
+        root_controller: passport.root_controller_id.as_str().to_owned(),
+        target: passport.target_id.as_str().to_owned(),
+        target_content: passport.target_content_id.as_ref().map(|id| id.as_str().to_owned()),
+        published: rfc3339(passport.created_at),
+        usage_type: None,
+        result: None,
+        real_world_use: None,
+        verdict: None,
+        confidence: None,
+        dimension: None,
+        score: None,
+        context_key: None,
+        based_on_usage: None,
+        proof: None,
+    };
+    match &passport.facts {
+        EvidenceFacts::Usage {
+            usage_type,
+            result,
+            real_world_use,
+            context_key,
+        } => {
+            object.kind = USAGE_REPORT.to_owned();
+            object.usage_type = Some(usage_type.clone());
+            object.result = Some(result.as_str().to_owned());
+            object.real_world_use = Some(*real_world_use);
+            object.context_key = Some(context_key.to_string());
+        }
+        EvidenceFacts::Review {
+            verdict,
+            confidence,
+            based_on_usage,
+        } => {
+            object.kind = REVIEW.to_owned();
+            object.verdict = Some(verdict.as_str().to_owned());
+            object.confidence = Some(*confidence);
+            object.based_on_usage = based_on_usage.as_ref().map(|id| id.as_str().to_owned());
+        }
+        EvidenceFacts::Rating {
+            dimension,
+            score,
+            confidence,
+            context_key,
+            based_on_usage,
+        } => {
+            object.kind = RATING.to_owned();
+            object.dimension = Some(dimension.clone());
+            object.score = Some(*score);
+            object.confidence = Some(*confidence);
+            object.context_key = Some(context_key.to_string());
+            object.based_on_usage = based_on_usage.as_ref().map(|id| id.as_str().to_owned());
+        }
+    }
+    object
+}
+
+/// Whether an activity carries a replicated object (so only an active peer may send it): `Create`, `Update` or
+/// `Delete` of content, a space or an evidence record, or the `Undo` of an evidence record (a `Retraction`, which
+/// the peering handshake's `Undo` of a `Follow` is not).
 pub fn is_replication(activity: &Activity) -> bool {
-    matches!(
-        activity.kind,
-        ActivityKind::Create | ActivityKind::Update | ActivityKind::Delete
-    ) && matches!(&activity.object, ActivityObject::Other(value)
-        if matches!(value.get("type").and_then(Value::as_str), Some(ARTICLE | TOMBSTONE | COLLECTION)))
+    let ActivityObject::Other(value) = &activity.object else {
+        return false;
+    };
+    let object_type = value.get("type").and_then(Value::as_str);
+    match activity.kind {
+        ActivityKind::Create | ActivityKind::Update | ActivityKind::Delete => matches!(
+            object_type,
+            Some(ARTICLE | TOMBSTONE | COLLECTION | USAGE_REPORT | REVIEW | RATING)
+        ),
+        ActivityKind::Undo => object_type == Some(RETRACTION),
+        _ => false,
+    }
 }
 
 /// Reads a replicated object from an activity and checks its origin's proof against the key pinned for that
@@ -222,7 +320,8 @@ pub async fn read_replicated(
     let expected_kind = match &document {
         FederatedDocument::Content(_) => [ActivityKind::Create, ActivityKind::Update].contains(&activity.kind),
         FederatedDocument::Tombstone(_) => activity.kind == ActivityKind::Delete,
-        FederatedDocument::Space(_) => activity.kind == ActivityKind::Create,
+        FederatedDocument::Space(_) | FederatedDocument::Evidence(_) => activity.kind == ActivityKind::Create,
+        FederatedDocument::Retraction(_) => activity.kind == ActivityKind::Undo,
     };
     if !expected_kind {
         return Err(refusal(
@@ -255,6 +354,7 @@ pub async fn read_replicated(
     };
     let attributed_to = match &document {
         FederatedDocument::Content(object) => Some(object.attributed_to.as_str()),
+        FederatedDocument::Evidence(object) => Some(object.attributed_to.as_str()),
         _ => None,
     };
     if let Some(stray) = std::iter::once(document.id())
@@ -419,5 +519,68 @@ fn federated_object(document: FederatedDocument) -> Result<FederatedObject, Stri
             created_by: id(&object.created_by, "space creator")?,
             created_at: time(&object.published, "published")?,
         }),
+        FederatedDocument::Evidence(object) => FederatedObject::Evidence(Box::new(evidence_passport(*object)?)),
+        FederatedDocument::Retraction(object) => FederatedObject::Retraction(EvidenceRetraction {
+            record_id: id(&object.public_id, "retracted record")?,
+            origin: object.realm.to_ascii_lowercase(),
+            retracted_at: time(&object.published, "published")?,
+        }),
+    })
+}
+
+/// An evidence record's passport from its object (whose members `check_members` already matched to its type).
+fn evidence_passport(object: EvidenceObject) -> Result<EvidencePassport, String> {
+    let missing = |name: &str| format!("a {} needs {name}", object.kind);
+    let context_key = |text: &Option<String>| -> Result<ContextKey, String> {
+        let text = text.as_deref().ok_or_else(|| missing("contextKey"))?;
+        ContextKey::parse(text).map_err(|error| format!("contextKey {text:?}: {error}"))
+    };
+    let based_on_usage = object
+        .based_on_usage
+        .as_deref()
+        .map(|text| id(text, "basedOnUsage"))
+        .transpose()?;
+    let confidence = object.confidence.ok_or_else(|| missing("confidence"));
+    let facts = match object.kind.as_str() {
+        USAGE_REPORT => EvidenceFacts::Usage {
+            usage_type: object.usage_type.clone().ok_or_else(|| missing("usageType"))?,
+            result: object
+                .result
+                .as_deref()
+                .and_then(UsageOutcome::parse)
+                .ok_or_else(|| format!("result {:?} is not a usage outcome", object.result))?,
+            real_world_use: object.real_world_use.ok_or_else(|| missing("realWorldUse"))?,
+            context_key: context_key(&object.context_key)?,
+        },
+        REVIEW => EvidenceFacts::Review {
+            verdict: object
+                .verdict
+                .as_deref()
+                .and_then(Verdict::parse)
+                .ok_or_else(|| format!("verdict {:?} is not a verdict", object.verdict))?,
+            confidence: confidence?,
+            based_on_usage,
+        },
+        _ => EvidenceFacts::Rating {
+            dimension: object.dimension.clone().ok_or_else(|| missing("dimension"))?,
+            score: object.score.ok_or_else(|| missing("score"))?,
+            confidence: confidence?,
+            context_key: context_key(&object.context_key)?,
+            based_on_usage,
+        },
+    };
+    Ok(EvidencePassport {
+        record_id: id(&object.public_id, "record")?,
+        origin: object.realm.to_ascii_lowercase(),
+        target_id: id(&object.target, "target")?,
+        target_content_id: object
+            .target_content
+            .as_deref()
+            .map(|text| id(text, "targetContent"))
+            .transpose()?,
+        actor_id: id(&object.author, "author")?,
+        root_controller_id: id(&object.root_controller, "root controller")?,
+        created_at: time(&object.published, "published")?,
+        facts,
     })
 }

@@ -21,6 +21,7 @@ use url::Url;
 use super::client::{FederationClient, classify, refusal_reason};
 use super::discovery::InstanceUrls;
 use super::objects::{activity_document, activity_kind, is_replication, read_replicated, signed_object};
+use crate::domain::replication::FederatedObject;
 use crate::service::ServiceError;
 use crate::service::federation::Federation;
 use crate::service::federation::cursors::{LeasedPeer, PullProgress, PushResult, PushedEvent};
@@ -583,21 +584,23 @@ pub async fn outbox_page(
         for item in &snapshot {
             let kind = activity_kind(&item.object);
             let signed = signed_object(&urls, &item.object, &key).map_err(ServiceError::internal)?;
-            // Named by what it carries (the revision, the deletion, the space), so a newer revision or a later
-            // deletion is a new activity that a peer's dedupe never hides, and the same one is deduplicated.
-            let activity_key = match &item.object {
-                crate::domain::replication::FederatedObject::Revision(record) => {
-                    format!("snapshot-{}", record.revision_id)
+            // Named by what it carries (the revision, the deletion, the space, the record, the retraction), so a
+            // newer revision or a later deletion is a new activity that a peer's dedupe never hides, and the same one
+            // is deduplicated.
+            let (activity_key, published) = match &item.object {
+                FederatedObject::Revision(record) => (format!("snapshot-{}", record.revision_id), record.revised_at),
+                FederatedObject::Deletion(tombstone) => (
+                    format!("snapshot-deleted-{}", tombstone.content_id),
+                    tombstone.deleted_at,
+                ),
+                FederatedObject::Space(space) => (format!("snapshot-{}", space.id), space.created_at),
+                FederatedObject::Evidence(passport) => {
+                    (format!("snapshot-{}", passport.record_id), passport.created_at)
                 }
-                crate::domain::replication::FederatedObject::Deletion(tombstone) => {
-                    format!("snapshot-deleted-{}", tombstone.content_id)
-                }
-                crate::domain::replication::FederatedObject::Space(space) => format!("snapshot-{}", space.id),
-            };
-            let published = match &item.object {
-                crate::domain::replication::FederatedObject::Revision(record) => record.revised_at,
-                crate::domain::replication::FederatedObject::Deletion(tombstone) => tombstone.deleted_at,
-                crate::domain::replication::FederatedObject::Space(space) => space.created_at,
+                FederatedObject::Retraction(retraction) => (
+                    format!("snapshot-retracted-{}", retraction.record_id),
+                    retraction.retracted_at,
+                ),
             };
             let activity = activity_document(&urls, &activity_key, &kind, signed, published);
             let size = activity.to_string().len();

@@ -30,6 +30,17 @@ pub enum Change {
         /// The space.
         space_id: String,
     },
+    /// An agent of this realm recorded an evidence record (a usage event, a review or a rating; its ID's prefix
+    /// says which) about a target in a federated space.
+    EvidenceRecorded {
+        /// The record.
+        record_id: String,
+    },
+    /// Its author retracted an evidence record that had left the instance.
+    EvidenceRetracted {
+        /// The record.
+        record_id: String,
+    },
 }
 
 impl Change {
@@ -39,6 +50,8 @@ impl Change {
             Change::ContentRevised { .. } => ChangeKind::ContentRevised,
             Change::ContentDeleted { .. } => ChangeKind::ContentDeleted,
             Change::SpaceCreated { .. } => ChangeKind::SpaceCreated,
+            Change::EvidenceRecorded { .. } => ChangeKind::EvidenceRecorded,
+            Change::EvidenceRetracted { .. } => ChangeKind::EvidenceRetracted,
         }
     }
 
@@ -47,6 +60,8 @@ impl Change {
         match self {
             Change::ContentRevised { content_id, .. } | Change::ContentDeleted { content_id } => content_id,
             Change::SpaceCreated { space_id } => space_id,
+            // A record and its retraction are one object, so a retraction is never delivered before its record.
+            Change::EvidenceRecorded { record_id } | Change::EvidenceRetracted { record_id } => record_id,
         }
     }
 }
@@ -60,14 +75,20 @@ pub enum ChangeKind {
     ContentDeleted,
     /// See [`Change::SpaceCreated`].
     SpaceCreated,
+    /// See [`Change::EvidenceRecorded`].
+    EvidenceRecorded,
+    /// See [`Change::EvidenceRetracted`].
+    EvidenceRetracted,
 }
 
 impl ChangeKind {
     /// Every kind.
-    pub const ALL: [ChangeKind; 3] = [
+    pub const ALL: [ChangeKind; 5] = [
         ChangeKind::ContentRevised,
         ChangeKind::ContentDeleted,
         ChangeKind::SpaceCreated,
+        ChangeKind::EvidenceRecorded,
+        ChangeKind::EvidenceRetracted,
     ];
 
     /// The stored name.
@@ -76,6 +97,8 @@ impl ChangeKind {
             ChangeKind::ContentRevised => "content_revised",
             ChangeKind::ContentDeleted => "content_deleted",
             ChangeKind::SpaceCreated => "space_created",
+            ChangeKind::EvidenceRecorded => "evidence_recorded",
+            ChangeKind::EvidenceRetracted => "evidence_retracted",
         }
     }
 

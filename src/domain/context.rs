@@ -152,6 +152,17 @@ impl ContextKey {
         self.facets.is_empty()
     }
 
+    /// The facets as a JSON object of escaped names and values, as the key holds them: what a remote record keeps as
+    /// its context, since only the key travels.
+    pub fn facets_object(&self) -> serde_json::Value {
+        serde_json::Value::Object(
+            self.facets()
+                .iter()
+                .map(|(name, value)| (name.clone(), serde_json::Value::from(value.as_str())))
+                .collect(),
+        )
+    }
+
     /// The facets as (escaped key, escaped value) pairs, sorted by key.
     pub fn facets(&self) -> &[(String, String)] {
         &self.facets

@@ -6,6 +6,8 @@
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 
+use super::context::ContextKey;
+use super::evidence::{UsageOutcome, Verdict};
 use super::ids::PublicId;
 use super::knowledge::RelationType;
 use super::tombstone::Tombstone;
@@ -124,6 +126,78 @@ pub struct SpaceRecord {
     pub created_at: DateTime<Utc>,
 }
 
+/// What kind of evidence a passport carries, with the fields the trust model reads and nothing else: no notes,
+/// rationales, metrics or context facets beyond the normalized key, so that no free text leaves with the record.
+#[derive(Debug, Clone, PartialEq)]
+pub enum EvidenceFacts {
+    /// A usage event (`use_…`).
+    Usage {
+        /// `implementation`, `execution`, …
+        usage_type: String,
+        /// How it went.
+        result: UsageOutcome,
+        /// Production or real-world use.
+        real_world_use: bool,
+        /// The normalized context.
+        context_key: ContextKey,
+    },
+    /// A review (`rvw_…`).
+    Review {
+        /// The verdict.
+        verdict: Verdict,
+        /// Confidence in [0, 1].
+        confidence: f64,
+        /// The reviewer's own usage event it is grounded in (the receiver checks that it holds it, §2.15).
+        based_on_usage: Option<PublicId>,
+    },
+    /// A rating (`rat_…`).
+    Rating {
+        /// The dimension, lower_snake_case.
+        dimension: String,
+        /// 0–100.
+        score: f64,
+        /// Confidence in [0, 1].
+        confidence: f64,
+        /// The normalized context (`*` for none).
+        context_key: ContextKey,
+        /// The rater's own usage event it is based on.
+        based_on_usage: Option<PublicId>,
+    },
+}
+
+/// An evidence record as its origin publishes it: a self-verifying passport (its origin's proof travels with it), so
+/// that every receiver recomputes trust from the raw evidence under its own trust in the origin.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EvidencePassport {
+    /// The record (`use_…`, `rvw_…` or `rat_…`).
+    pub record_id: PublicId,
+    /// The realm it was made on.
+    pub origin: String,
+    /// What it is about: a revision, claim or entity (usage and reviews), an entity or content item (ratings).
+    pub target_id: PublicId,
+    /// The content item of a revision target.
+    pub target_content_id: Option<PublicId>,
+    /// The acting actor, as its origin knows it (a stable per-origin identifier; never a key).
+    pub actor_id: PublicId,
+    /// The actor's root controller, as its origin knows it.
+    pub root_controller_id: PublicId,
+    /// When its origin says it was made.
+    pub created_at: DateTime<Utc>,
+    /// Its kind and fields.
+    pub facts: EvidenceFacts,
+}
+
+/// The retraction of an evidence record by its origin (an `Undo`): only the record's origin can retract it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EvidenceRetraction {
+    /// The retracted record.
+    pub record_id: PublicId,
+    /// The realm that retracts it (it must be the record's origin).
+    pub origin: String,
+    /// When it was retracted.
+    pub retracted_at: DateTime<Utc>,
+}
+
 /// An object that replicates.
 #[derive(Debug, Clone, PartialEq)]
 pub enum FederatedObject {
@@ -133,6 +207,10 @@ pub enum FederatedObject {
     Deletion(Tombstone),
     /// A federated space (`Create`).
     Space(SpaceRecord),
+    /// An evidence record (`Create`).
+    Evidence(Box<EvidencePassport>),
+    /// An evidence record's retraction (`Undo`).
+    Retraction(EvidenceRetraction),
 }
 
 impl FederatedObject {
@@ -142,6 +220,8 @@ impl FederatedObject {
             FederatedObject::Revision(record) => &record.origin,
             FederatedObject::Deletion(tombstone) => &tombstone.origin,
             FederatedObject::Space(space) => &space.origin,
+            FederatedObject::Evidence(passport) => &passport.origin,
+            FederatedObject::Retraction(retraction) => &retraction.origin,
         }
     }
 
@@ -151,6 +231,8 @@ impl FederatedObject {
             FederatedObject::Revision(record) => &record.content_id,
             FederatedObject::Deletion(tombstone) => &tombstone.content_id,
             FederatedObject::Space(space) => &space.id,
+            FederatedObject::Evidence(passport) => &passport.record_id,
+            FederatedObject::Retraction(retraction) => &retraction.record_id,
         }
     }
 }
@@ -172,4 +254,35 @@ pub struct ReplicatedObject {
     pub object: FederatedObject,
     /// Its origin's proof.
     pub proof: OriginProof,
+}
+
+/// Where a remote evidence record came from, as this instance keeps it (trust model §2.15): enough to check the
+/// origin's proof again at any time and to tell its origin from the peer that delivered it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EvidenceProvenance {
+    /// The record.
+    pub record_id: PublicId,
+    /// Its target.
+    pub target_id: PublicId,
+    /// The realm that made it (and signed it).
+    pub origin: String,
+    /// The peer that delivered it first (the origin itself, or a relay).
+    pub sender: String,
+    /// The origin's proof: the object as signed and the key that signed it.
+    pub proof: OriginProof,
+    /// When its origin says it was made.
+    pub origin_created_at: DateTime<Utc>,
+    /// When this instance first received it with a valid proof.
+    pub received_at: DateTime<Utc>,
+}
+
+/// A retraction received from a record's origin, kept with the origin's proof (also when it came before the record).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReceivedRetraction {
+    /// The retraction.
+    pub retraction: EvidenceRetraction,
+    /// The origin's proof of it.
+    pub proof: OriginProof,
+    /// When it first arrived here.
+    pub received_at: DateTime<Utc>,
 }

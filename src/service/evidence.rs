@@ -13,6 +13,7 @@ use super::validation::{cap_optional_text, cap_text, confidence, keyword, option
 use super::writes::{CallMetadata, WriteOperation, WriteSummary, within_write};
 use super::{ErrorCode, Service, ServiceError};
 use crate::domain::ContextKey;
+use crate::domain::change::Change;
 use crate::domain::evidence::{
     CitedSource, Grounding, Rating, RecordAuthor, RecordStatus, Review, StandingSnapshot, UsageEvent, UsageOutcome,
     Verdict,
@@ -332,6 +333,15 @@ impl Service {
             .await?;
         store::evidence::insert_usage(&mut unit.conn(), &event).await?;
         self.after_evidence_change(unit, &trust_target, &change).await?;
+        self.emit_evidence_change(
+            unit,
+            Change::EvidenceRecorded {
+                record_id: event.id.as_str().to_owned(),
+            },
+            &trust_target.id,
+            trust_target.content_id.as_ref(),
+        )
+        .await?;
         Ok(UsageOutcomeReport {
             id: event.id.into_string(),
             target_revision: target_revision.map(PublicId::into_string),
@@ -442,6 +452,13 @@ impl Service {
                 .await?;
             store::evidence::insert_review(&mut unit.conn(), &review).await?;
             self.after_evidence_change(unit, &trust_target, &change).await?;
+            self.emit_evidence_change(
+                unit,
+                Change::EvidenceRecorded { record_id: review.id.as_str().to_owned() },
+                &trust_target.id,
+                trust_target.content_id.as_ref(),
+            )
+            .await?;
             Ok(ReviewOutcome {
                 id: review.id.into_string(),
                 target_revision: target_revision.map(PublicId::into_string),
@@ -526,6 +543,15 @@ impl Service {
                 store::evidence::insert_rating(&mut unit.conn(), &rating).await?;
                 self.refresh_rating_aggregates(&mut unit.conn(), &target, &author_root, &dimension)
                     .await?;
+                self.emit_evidence_change(
+                    unit,
+                    Change::EvidenceRecorded {
+                        record_id: rating.id.as_str().to_owned(),
+                    },
+                    &target,
+                    None,
+                )
+                .await?;
                 Ok(RateOutcome {
                     id: rating.id.into_string(),
                     // The aggregates leave out exactly the ratings of the target author's root controller.
@@ -561,24 +587,34 @@ impl Service {
         let record_id = parse_target("retract", record, &[kind], metadata.operation.tool_name())?;
         within_write!(self, caller, metadata, idempotency_key, |unit| {
             async {
-                let (author, status, target) = match kind {
+                let (author, status, target, target_content) = match kind {
                     IdKind::Usage => {
                         let usage = store::evidence::find_usage(&mut unit.conn(), &record_id)
                             .await?
                             .ok_or_else(|| ServiceError::not_found(record_id.as_str()))?;
-                        (usage.author.actor_id, usage.status, usage.target_id)
+                        (
+                            usage.author.actor_id,
+                            usage.status,
+                            usage.target_id,
+                            usage.target_content_id,
+                        )
                     }
                     IdKind::Review => {
                         let review = store::evidence::find_review(&mut unit.conn(), &record_id)
                             .await?
                             .ok_or_else(|| ServiceError::not_found(record_id.as_str()))?;
-                        (review.author.actor_id, review.status, review.target_id)
+                        (
+                            review.author.actor_id,
+                            review.status,
+                            review.target_id,
+                            review.target_content_id,
+                        )
                     }
                     _ => {
                         let rating = store::evidence::find_rating(&mut unit.conn(), &record_id)
                             .await?
                             .ok_or_else(|| ServiceError::not_found(record_id.as_str()))?;
-                        (rating.author.actor_id, rating.status, rating.target_id)
+                        (rating.author.actor_id, rating.status, rating.target_id, None)
                     }
                 };
                 if author != caller.actor.id {
@@ -620,6 +656,15 @@ impl Service {
                     store::evidence::retract(&mut unit.conn(), &record_id, self.now()).await?;
                     self.after_evidence_change(unit, &trust_target, &change).await?;
                 }
+                self.emit_evidence_change(
+                    unit,
+                    Change::EvidenceRetracted {
+                        record_id: record_id.as_str().to_owned(),
+                    },
+                    &target,
+                    target_content.as_ref(),
+                )
+                .await?;
                 Ok(RetractOutcome {
                     id: record_id.as_str().to_owned(),
                     status: "retracted".to_owned(),
@@ -675,7 +720,7 @@ impl Service {
     }
 
     /// After a change to a revision's evidence: content it supersedes may have become (or stopped being) replaced.
-    async fn after_evidence_change(
+    pub(super) async fn after_evidence_change(
         &self,
         unit: &mut UnitOfWork,
         target: &TrustTarget,
@@ -689,6 +734,24 @@ impl Service {
             self.reassess_superseded_targets(unit, content_id, None).await?;
         }
         self.settle_decisions(unit).await
+    }
+
+    /// Lets an evidence record of this realm, or its retraction, leave with this unit of work when its target lives
+    /// in a federated space (a claim or an entity: when a revision in a federated space names it); evidence about
+    /// anything in a local space never leaves (`UnitOfWork::emit` drops it).
+    async fn emit_evidence_change(
+        &self,
+        unit: &mut UnitOfWork,
+        change: Change,
+        target_id: &PublicId,
+        target_content_id: Option<&PublicId>,
+    ) -> Result<(), ServiceError> {
+        if let Some((space_id, visibility)) =
+            store::remote_evidence::target_space(&mut unit.conn(), target_id, target_content_id).await?
+        {
+            unit.emit(self.new_internal_id(), change, &space_id, visibility, self.now());
+        }
+        Ok(())
     }
 
     fn record_author(&self, caller: &AuthenticatedActor) -> RecordAuthor {
@@ -778,25 +841,48 @@ impl Service {
         conn: &mut Conn<'_>,
         target: &PublicId,
     ) -> Result<ControllerRef, ServiceError> {
-        match target.kind() {
-            IdKind::Entity => {
-                let entity = store::knowledge::find_entity(conn, target).await?.ok_or_else(|| {
-                    ServiceError::not_found(target.as_str())
-                        .with_details(json!({ "id": target.as_str(), "field": "target" }))
-                })?;
-                Ok(self.controller_ref_for(&entity.origin, entity.created_by_root_controller.as_str()))
-            }
-            _ => {
-                let content = store::knowledge::find_content(conn, target).await?.ok_or_else(|| {
-                    ServiceError::not_found(target.as_str())
-                        .with_details(json!({ "id": target.as_str(), "field": "target" }))
-                })?;
-                if content.deleted_at.is_some() {
-                    return Err(deleted_target(target, "target"));
-                }
-                Ok(self.controller_ref_for(&content.origin, content.author_root_controller.as_str()))
-            }
+        match self.held_rating_target(conn, target).await? {
+            Some((_, true)) => Err(deleted_target(target, "target")),
+            Some((author, false)) => Ok(author),
+            None => Err(ServiceError::not_found(target.as_str())
+                .with_details(json!({ "id": target.as_str(), "field": "target" }))),
         }
+    }
+
+    /// A rating target's author's root controller and whether it is deleted content; `None` when it is not held.
+    async fn held_rating_target(
+        &self,
+        conn: &mut Conn<'_>,
+        target: &PublicId,
+    ) -> Result<Option<(ControllerRef, bool)>, ServiceError> {
+        Ok(match target.kind() {
+            IdKind::Entity => store::knowledge::find_entity(conn, target).await?.map(|entity| {
+                (
+                    self.controller_ref_for(&entity.origin, entity.created_by_root_controller.as_str()),
+                    false,
+                )
+            }),
+            _ => store::knowledge::find_content(conn, target).await?.map(|content| {
+                (
+                    self.controller_ref_for(&content.origin, content.author_root_controller.as_str()),
+                    content.deleted_at.is_some(),
+                )
+            }),
+        })
+    }
+
+    /// Recomputes the aggregates of (target, dimension) after a remote rating changed, when the target is held here
+    /// (a rating that arrives before its target counts once the target's own aggregates are computed).
+    pub(super) async fn refresh_rating_aggregates_if_held(
+        &self,
+        conn: &mut Conn<'_>,
+        target: &PublicId,
+        dimension: &str,
+    ) -> Result<(), ServiceError> {
+        if let Some((author, false)) = self.held_rating_target(conn, target).await? {
+            self.refresh_rating_aggregates(conn, target, &author, dimension).await?;
+        }
+        Ok(())
     }
 
     pub(super) fn controller_ref_for(&self, origin: &str, controller: &str) -> ControllerRef {

@@ -235,6 +235,8 @@ impl KnownRows {
             FederatedObject::Space(space) => {
                 self.spaces.remove(&space.id);
             }
+            // Evidence writes none of the rows a batch reads ahead.
+            FederatedObject::Evidence(_) | FederatedObject::Retraction(_) => {}
         }
     }
 

@@ -206,8 +206,8 @@ impl Service {
     }
 
     /// Writes the prior assessment of targets created in this transaction, in one statement, so that listings can
-    /// join every target to a summary. A new target has no evidence and no summary yet, so nothing is read:
-    /// `superseded` says whether its content item is already replaced (only a new revision of an existing item can
+    /// join every target to a summary. A new target has no summary yet, and no evidence but what other realms sent
+    /// before it arrived (one statement finds which targets have any, and only those are read): `superseded` says whether its content item is already replaced (only a new revision of an existing item can
     /// be).
     pub(super) async fn initialize_trust_summaries(
         &self,
@@ -216,14 +216,31 @@ impl Service {
     ) -> Result<Vec<TrustStatus>, ServiceError> {
         let now = self.now();
         let table = self.instance_trust_table();
+        // Evidence from other realms can arrive before its target (trust model §2.15): a replicated target starts
+        // from the records already waiting for it. Only another realm's target can have any.
+        let replicated: Vec<PublicId> = targets
+            .iter()
+            .filter(|(target, _)| !self.realm().is(&target.author_origin))
+            .map(|(target, _)| target.id.clone())
+            .collect();
+        let waiting = if replicated.is_empty() {
+            Vec::new()
+        } else {
+            store::remote_evidence::targets_with_evidence(&mut unit.conn(), &replicated).await?
+        };
         let mut summaries = Vec::with_capacity(targets.len());
         let mut statuses = Vec::with_capacity(targets.len());
         for (target, superseded) in targets {
+            let records = if waiting.contains(&target.id) {
+                self.evidence_records_of(&mut unit.conn(), &target.id).await?
+            } else {
+                Vec::new()
+            };
             let mut state = TargetState::from_records(
                 self.descriptor(target),
                 self.trust_parameters().clone(),
                 target.created_at,
-                &[],
+                &records,
             )
             .map_err(|error| ServiceError::internal(format!("trust engine refused a new target: {error}")))?;
             let assessment = state.assess(&Evaluation {
@@ -231,7 +248,7 @@ impl Service {
                 instance_trust: &table,
                 superseded: *superseded,
             });
-            summaries.push(summary_record(target, 1, &assessment, 0, now));
+            summaries.push(summary_record(target, 1, &assessment, state.held_records(), now));
             statuses.push(assessment.status);
             let pending = unit.trust_states();
             pending.states.retain(|(id, _, _)| id != target.id.as_str());

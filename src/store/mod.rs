@@ -24,6 +24,7 @@ pub mod outbox;
 pub mod overview;
 pub mod peers;
 mod postgres_held;
+pub mod remote_evidence;
 pub mod replication;
 pub mod search;
 mod search_syntax;

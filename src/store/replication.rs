@@ -565,10 +565,39 @@ pub enum SnapshotEntry {
     Revision(PublicId),
     /// A deleted content item of this realm.
     Deleted(PublicId),
+    /// An active evidence record of this realm about a target in a federated space.
+    Evidence(PublicId),
+}
+
+/// Whether the evidence target `{target}` (with its content item `{content}`, a column or NULL) lives in a
+/// federated space of content that is not deleted: the rule `UnitOfWork::emit` applies to a new record, as SQL.
+macro_rules! federated_target {
+    ($target:literal, $content:literal) => {
+        concat!(
+            "(EXISTS (SELECT 1 FROM content_items ci JOIN spaces s ON s.id = ci.space_id \
+               WHERE ci.id = COALESCE(",
+            $content,
+            ", ",
+            $target,
+            ") AND s.visibility = 'federated' \
+               AND ci.deleted_at IS NULL) \
+             OR EXISTS (SELECT 1 FROM revision_claims rc JOIN content_revisions r ON r.id = rc.revision_id \
+               JOIN content_items ci ON ci.id = r.content_id JOIN spaces s ON s.id = ci.space_id \
+               WHERE rc.claim_id = ",
+            $target,
+            " AND s.visibility = 'federated') \
+             OR EXISTS (SELECT 1 FROM revision_subjects rs JOIN content_revisions r ON r.id = rs.revision_id \
+               JOIN content_items ci ON ci.id = r.content_id JOIN spaces s ON s.id = ci.space_id \
+               WHERE rs.entity_id = ",
+            $target,
+            " AND s.visibility = 'federated'))"
+        )
+    };
 }
 
 /// Up to `limit` entries of this realm's snapshot after the object `after` (`""` for the start): its federated
-/// spaces, the current revisions of its content in them, and its tombstones, in object-ID order (spaces sort before
+/// spaces, the current revisions of its content in them, its tombstones, and its active evidence records about
+/// targets in them, in object-ID order (spaces sort before
 /// content: `cnt_` < `spc_` would not hold, so the order is by ID within each kind, spaces first).
 pub async fn snapshot_after(
     conn: &mut Conn<'_>,
@@ -576,9 +605,10 @@ pub async fn snapshot_after(
     after: &str,
     limit: i64,
 ) -> Result<Vec<(String, SnapshotEntry)>, StoreError> {
-    // One ordered list over the three kinds, keyed so that every space comes before every content item.
+    // One ordered list over the four kinds, keyed so that every space comes before every content item, and every
+    // content item before every evidence record (so a new peer holds a record's target before the record).
     let rows: Vec<(String, String, String)> = dispatch!(conn, |connection| {
-        sqlx::query_as(
+        sqlx::query_as(concat!(
             "SELECT position, kind, id FROM ( \
                SELECT '0:' || s.id AS position, 'space' AS kind, s.id AS id FROM spaces s \
                  WHERE s.origin = $1 AND s.visibility = 'federated' \
@@ -590,8 +620,20 @@ pub async fn snapshot_after(
                SELECT '1:' || t.content_id, 'deleted', t.content_id FROM content_tombstones t \
                  JOIN content_items ci ON ci.id = t.content_id JOIN spaces s ON s.id = ci.space_id \
                  WHERE t.origin = $1 AND s.visibility = 'federated' \
-             ) entries WHERE position > $2 ORDER BY position LIMIT $3",
-        )
+               UNION ALL \
+               SELECT '2:' || u.id, 'evidence', u.id FROM usage_events u \
+                 WHERE u.origin = $1 AND u.status = 'active' AND ",
+            federated_target!("u.target_id", "u.target_content_id"),
+            " UNION ALL \
+               SELECT '2:' || v.id, 'evidence', v.id FROM reviews v \
+                 WHERE v.origin = $1 AND v.status = 'active' AND ",
+            federated_target!("v.target_id", "v.target_content_id"),
+            " UNION ALL \
+               SELECT '2:' || g.id, 'evidence', g.id FROM ratings g \
+                 WHERE g.origin = $1 AND g.status = 'active' AND ",
+            federated_target!("g.target_id", "NULL"),
+            " ) entries WHERE position > $2 ORDER BY position LIMIT $3"
+        ))
         .bind(origin)
         .bind(after)
         .bind(limit)
@@ -604,6 +646,7 @@ pub async fn snapshot_after(
             let entry = match kind.as_str() {
                 "space" => SnapshotEntry::Space(id),
                 "revision" => SnapshotEntry::Revision(id),
+                "evidence" => SnapshotEntry::Evidence(id),
                 _ => SnapshotEntry::Deleted(id),
             };
             Ok((position, entry))

@@ -6,6 +6,7 @@ mod admin_truth;
 mod cli;
 mod discovery;
 mod documents;
+mod evidence_federation;
 mod federation;
 mod federation_processes;
 mod fixtures;

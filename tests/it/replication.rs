@@ -516,7 +516,7 @@ async fn a_new_peer_backfills_everything_visible_to_it() {
 }
 
 /// A signed GET from `from` of `path` on `to`, answered as JSON.
-async fn signed_get(from: &Node, to: &Node, path: &str) -> Value {
+pub(crate) async fn signed_get(from: &Node, to: &Node, path: &str) -> Value {
     let key = from.federation().signing_key().await.expect("key");
     let url = Url::parse(&format!("{}{path}", to.url())).expect("url");
     let request = from
@@ -534,7 +534,7 @@ async fn first_outbox_activity(reader_node: &Node, from: &Node) -> Value {
     page["orderedItems"][0].clone()
 }
 
-async fn post_activity(from: &Node, to: &Node, activity: &Value) -> (StatusCode, Value) {
+pub(crate) async fn post_activity(from: &Node, to: &Node, activity: &Value) -> (StatusCode, Value) {
     let key = from.federation().signing_key().await.expect("key");
     let inbox = Url::parse(&format!("{}/inbox", to.url())).expect("inbox");
     let request = from
@@ -550,7 +550,7 @@ async fn post_activity(from: &Node, to: &Node, activity: &Value) -> (StatusCode,
 }
 
 /// The activity of alpha's outbox whose object is `object_id`.
-async fn outbox_activity_of(reader_node: &Node, from: &Node, object_id: &str) -> Value {
+pub(crate) async fn outbox_activity_of(reader_node: &Node, from: &Node, object_id: &str) -> Value {
     let page = signed_get(reader_node, from, "/outbox?after=0&limit=100").await;
     page["orderedItems"]
         .as_array()

@@ -14,6 +14,38 @@ pub const INTERAI_NAMESPACE: &str = "https://w3id.org/interai/ns#";
 
 /// The `@context` of every document we publish: the three vocabularies and interai's terms inline.
 pub fn document_context() -> Value {
+    let mut context = content_context();
+    if let Some(Value::Object(terms)) = context.as_array_mut().and_then(|parts| parts.last_mut()) {
+        terms.extend(evidence_terms());
+    }
+    context
+}
+
+/// The terms of evidence records and their retractions (kept apart from the rest only because one `json!` of every
+/// term is deeper than the macro's recursion allows).
+fn evidence_terms() -> serde_json::Map<String, Value> {
+    let Value::Object(terms) = json!({
+        "UsageReport": "interai:UsageReport",
+        "Review": "interai:Review",
+        "Rating": "interai:Rating",
+        "Retraction": "interai:Retraction",
+        "targetContent": "interai:targetContent",
+        "usageType": "interai:usageType",
+        "result": "interai:result",
+        "realWorldUse": "interai:realWorldUse",
+        "verdict": "interai:verdict",
+        "confidence": "interai:confidence",
+        "dimension": "interai:dimension",
+        "score": "interai:score",
+        "basedOnUsage": "interai:basedOnUsage"
+    }) else {
+        unreachable!("an object literal")
+    };
+    terms
+}
+
+/// The vocabularies and the terms of identity, peering and content.
+fn content_context() -> Value {
     json!([
         ACTIVITYSTREAMS,
         SECURITY_V1,

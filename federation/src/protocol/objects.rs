@@ -15,6 +15,14 @@ pub const ARTICLE: &str = "Article";
 pub const TOMBSTONE: &str = "Tombstone";
 /// The `type` of a federated space.
 pub const COLLECTION: &str = "Collection";
+/// The `type` of a usage event.
+pub const USAGE_REPORT: &str = "UsageReport";
+/// The `type` of a review.
+pub const REVIEW: &str = "Review";
+/// The `type` of a rating.
+pub const RATING: &str = "Rating";
+/// The `type` of an evidence record's retraction (the object of an `Undo`).
+pub const RETRACTION: &str = "Retraction";
 /// The media type of an `Article`'s `content`.
 pub const MARKDOWN: &str = "text/markdown";
 
@@ -214,6 +222,126 @@ pub struct SpaceObject {
     pub proof: Option<Value>,
 }
 
+/// An evidence record: a usage event ([`USAGE_REPORT`]), a review ([`REVIEW`]) or a rating ([`RATING`]). One type
+/// for the three, because they share every member but their evidence fields; which of those a record must carry, and
+/// which it must not, is its `type`'s (checked by [`EvidenceObject::check_members`]), so a record carrying a member
+/// of another kind is refused like an unknown member.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct EvidenceObject {
+    /// The JSON-LD context.
+    #[serde(rename = "@context", default, skip_serializing_if = "Value::is_null")]
+    pub context: Value,
+    /// The record's URL at its origin: `{origin}/o/{publicId}`.
+    pub id: String,
+    /// [`USAGE_REPORT`], [`REVIEW`] or [`RATING`].
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// The record's interai ID (`use_…`, `rvw_…`, `rat_…`).
+    pub public_id: String,
+    /// The origin realm.
+    pub realm: String,
+    /// The acting actor's URL at the origin.
+    pub attributed_to: String,
+    /// The acting actor's interai ID.
+    pub author: String,
+    /// The actor's root controller's interai ID (namespaced by the origin).
+    pub root_controller: String,
+    /// The target's interai ID: a revision, claim or entity (a rating: an entity or content item).
+    pub target: String,
+    /// The content item of a revision target.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_content: Option<String>,
+    /// When the record was made (RFC 3339).
+    pub published: String,
+    /// Usage: `implementation`, `execution`, …
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage_type: Option<String>,
+    /// Usage: `success`, `partial`, `failure` or `unknown`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<String>,
+    /// Usage: production or real-world use.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub real_world_use: Option<bool>,
+    /// Review: `confirmed`, `mostly_correct`, …
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verdict: Option<String>,
+    /// Review and rating: confidence in [0, 1].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub confidence: Option<f64>,
+    /// Rating: the dimension, lower_snake_case.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dimension: Option<String>,
+    /// Rating: 0–100.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub score: Option<f64>,
+    /// Usage and rating: the normalized context key (`*` for none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context_key: Option<String>,
+    /// Review and rating (optional): the author's own usage event (`use_…`) it is based on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub based_on_usage: Option<String>,
+    /// The origin's proof.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub proof: Option<Value>,
+}
+
+impl EvidenceObject {
+    /// Checks that the record carries exactly its kind's evidence members: `Err` names the first missing or foreign
+    /// one.
+    pub fn check_members(&self) -> Result<(), String> {
+        let present = [
+            ("usageType", self.usage_type.is_some()),
+            ("result", self.result.is_some()),
+            ("realWorldUse", self.real_world_use.is_some()),
+            ("verdict", self.verdict.is_some()),
+            ("confidence", self.confidence.is_some()),
+            ("dimension", self.dimension.is_some()),
+            ("score", self.score.is_some()),
+            ("contextKey", self.context_key.is_some()),
+            ("basedOnUsage", self.based_on_usage.is_some()),
+        ];
+        let (required, optional): (&[&str], &[&str]) = match self.kind.as_str() {
+            USAGE_REPORT => (&["usageType", "result", "realWorldUse", "contextKey"], &[]),
+            REVIEW => (&["verdict", "confidence"], &["basedOnUsage"]),
+            RATING => (&["dimension", "score", "confidence", "contextKey"], &["basedOnUsage"]),
+            other => return Err(format!("{other:?} is not an evidence record")),
+        };
+        for (name, is_present) in present {
+            if required.contains(&name) && !is_present {
+                return Err(format!("a {} needs {name}", self.kind));
+            }
+            if is_present && !required.contains(&name) && !optional.contains(&name) {
+                return Err(format!("a {} does not carry {name}", self.kind));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The retraction of an evidence record by its origin, carried by an `Undo`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RetractionObject {
+    /// The JSON-LD context.
+    #[serde(rename = "@context", default, skip_serializing_if = "Value::is_null")]
+    pub context: Value,
+    /// The retraction's URL at its origin: `{origin}/o/{publicId}/retraction` (one per record).
+    pub id: String,
+    /// Always [`RETRACTION`].
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// The retracted record's interai ID.
+    pub public_id: String,
+    /// The origin realm: the record's own.
+    pub realm: String,
+    /// When it was retracted (RFC 3339).
+    pub published: String,
+    /// The origin's proof.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub proof: Option<Value>,
+}
+
 /// A replicated object, told apart by its `type`.
 #[derive(Debug, Clone, PartialEq)]
 pub enum FederatedDocument {
@@ -223,6 +351,10 @@ pub enum FederatedDocument {
     Tombstone(TombstoneObject),
     /// A space.
     Space(SpaceObject),
+    /// A usage event, a review or a rating.
+    Evidence(Box<EvidenceObject>),
+    /// An evidence record's retraction.
+    Retraction(RetractionObject),
 }
 
 impl FederatedDocument {
@@ -237,6 +369,12 @@ impl FederatedDocument {
             ARTICLE => ContentObject::deserialize(value).map(|object| FederatedDocument::Content(Box::new(object))),
             TOMBSTONE => TombstoneObject::deserialize(value).map(FederatedDocument::Tombstone),
             COLLECTION => SpaceObject::deserialize(value).map(FederatedDocument::Space),
+            USAGE_REPORT | REVIEW | RATING => EvidenceObject::deserialize(value)
+                .map_err(|error| error.to_string())
+                .and_then(|object| object.check_members().map(|()| object))
+                .map(|object| FederatedDocument::Evidence(Box::new(object)))
+                .map_err(<serde_json::Error as serde::de::Error>::custom),
+            RETRACTION => RetractionObject::deserialize(value).map(FederatedDocument::Retraction),
             other => return Err(format!("objects of type {other:?} do not replicate")),
         };
         parsed.map_err(|error| format!("malformed {kind}: {error}"))
@@ -248,6 +386,8 @@ impl FederatedDocument {
             FederatedDocument::Content(object) => &object.id,
             FederatedDocument::Tombstone(object) => &object.id,
             FederatedDocument::Space(object) => &object.id,
+            FederatedDocument::Evidence(object) => &object.id,
+            FederatedDocument::Retraction(object) => &object.id,
         }
     }
 
@@ -257,6 +397,8 @@ impl FederatedDocument {
             FederatedDocument::Content(object) => &object.realm,
             FederatedDocument::Tombstone(object) => &object.realm,
             FederatedDocument::Space(object) => &object.realm,
+            FederatedDocument::Evidence(object) => &object.realm,
+            FederatedDocument::Retraction(object) => &object.realm,
         }
     }
 }

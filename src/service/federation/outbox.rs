@@ -1,10 +1,12 @@
 //! Reading this realm's side of replication for the adapter: outbox events with the records they name as they are
 //! now, the head position, and the snapshot a new peer backfills from.
 
+use chrono::{DateTime, Utc};
+
 use super::Federation;
-use crate::domain::PublicId;
 use crate::domain::change::{Change, OutboxEvent};
-use crate::domain::replication::FederatedObject;
+use crate::domain::replication::{EvidenceFacts, EvidencePassport, EvidenceRetraction, FederatedObject};
+use crate::domain::{IdKind, PublicId};
 use crate::service::ServiceError;
 use crate::store::replication::SnapshotEntry;
 use crate::store::{self};
@@ -85,6 +87,7 @@ impl Federation {
                 SnapshotEntry::Space(id) => spaces.push(id.as_str().to_owned()),
                 SnapshotEntry::Revision(id) => revisions.push(id.as_str().to_owned()),
                 SnapshotEntry::Deleted(id) => deleted.push(id.clone()),
+                SnapshotEntry::Evidence(_) => {}
             }
         }
         let revision_records = store::replication::revision_records(&mut reader.conn(), &revisions).await?;
@@ -113,6 +116,7 @@ impl Federation {
                     .find(|tombstone| tombstone.content_id == id)
                     .cloned()
                     .map(FederatedObject::Deletion),
+                SnapshotEntry::Evidence(id) => self.evidence_object(&mut reader.conn(), &id, false).await?,
             };
             if let Some(object) = object {
                 items.push(SnapshotItem { position, object });
@@ -130,11 +134,14 @@ impl Federation {
         let mut revisions = Vec::new();
         let mut spaces = Vec::new();
         let mut deleted = Vec::new();
+        let mut evidence = Vec::new();
         for change in changes {
             match change {
                 Change::ContentRevised { revision_id, .. } => revisions.push(revision_id.clone()),
                 Change::SpaceCreated { space_id } => spaces.push(space_id.clone()),
                 Change::ContentDeleted { content_id } => deleted.push(content_id.clone()),
+                Change::EvidenceRecorded { record_id } => evidence.push((record_id.clone(), false)),
+                Change::EvidenceRetracted { record_id } => evidence.push((record_id.clone(), true)),
             }
         }
         let mut objects: Vec<FederatedObject> = store::replication::revision_records(conn, &revisions)
@@ -154,7 +161,111 @@ impl Federation {
                 objects.push(FederatedObject::Deletion(tombstone));
             }
         }
+        for (id, retracted) in evidence {
+            let Ok(id) = PublicId::parse(&id) else { continue };
+            if let Some(object) = self.evidence_object(conn, &id, retracted).await? {
+                objects.push(object);
+            }
+        }
         Ok(objects)
+    }
+
+    /// One of this realm's evidence records as it is sent (its passport), or its retraction; `None` when it is not
+    /// this realm's, or for a retraction, when it is not retracted.
+    async fn evidence_object(
+        &self,
+        conn: &mut store::Conn<'_>,
+        record_id: &PublicId,
+        retraction: bool,
+    ) -> Result<Option<FederatedObject>, ServiceError> {
+        let Some((passport, retracted_at)) = self.evidence_passport(conn, record_id).await? else {
+            return Ok(None);
+        };
+        Ok(match (retraction, retracted_at) {
+            (false, _) => Some(FederatedObject::Evidence(Box::new(passport))),
+            (true, Some(retracted_at)) => Some(FederatedObject::Retraction(EvidenceRetraction {
+                record_id: passport.record_id,
+                origin: passport.origin,
+                retracted_at,
+            })),
+            (true, None) => None,
+        })
+    }
+
+    /// The passport of one of this realm's evidence records, with when it was retracted.
+    async fn evidence_passport(
+        &self,
+        conn: &mut store::Conn<'_>,
+        record_id: &PublicId,
+    ) -> Result<Option<(EvidencePassport, Option<DateTime<Utc>>)>, ServiceError> {
+        let found = match record_id.kind() {
+            IdKind::Usage => store::evidence::find_usage(conn, record_id).await?.map(|usage| {
+                let facts = EvidenceFacts::Usage {
+                    usage_type: usage.usage_type,
+                    result: usage.result,
+                    real_world_use: usage.real_world_use,
+                    context_key: usage.context_key,
+                };
+                (
+                    usage.author,
+                    usage.target_id,
+                    usage.target_content_id,
+                    usage.created_at,
+                    usage.retracted_at,
+                    facts,
+                )
+            }),
+            IdKind::Review => store::evidence::find_review(conn, record_id).await?.map(|review| {
+                let facts = EvidenceFacts::Review {
+                    verdict: review.verdict,
+                    confidence: review.confidence,
+                    based_on_usage: review.based_on_usage_id,
+                };
+                (
+                    review.author,
+                    review.target_id,
+                    review.target_content_id,
+                    review.created_at,
+                    review.retracted_at,
+                    facts,
+                )
+            }),
+            IdKind::Rating => store::evidence::find_rating(conn, record_id).await?.map(|rating| {
+                let facts = EvidenceFacts::Rating {
+                    dimension: rating.dimension,
+                    score: rating.score,
+                    confidence: rating.confidence,
+                    context_key: rating.context_key,
+                    based_on_usage: rating.based_on_usage_id,
+                };
+                (
+                    rating.author,
+                    rating.target_id,
+                    None,
+                    rating.created_at,
+                    rating.retracted_at,
+                    facts,
+                )
+            }),
+            _ => None,
+        };
+        Ok(found.filter(|(author, ..)| self.realm().is(&author.origin)).map(
+            |(author, target_id, target_content_id, created_at, retracted_at, facts)| {
+                (
+                    EvidencePassport {
+                        record_id: record_id.clone(),
+                        origin: author.origin,
+                        target_id,
+                        target_content_id,
+                        actor_id: author.actor_id,
+                        root_controller_id: author.root_controller_id,
+                        created_at,
+                        facts,
+                    },
+                    retracted_at,
+                )
+            },
+        ))
     }
 }
 
@@ -167,6 +278,12 @@ fn event_names(change: &Change, object: &FederatedObject) -> bool {
         (Change::SpaceCreated { space_id }, FederatedObject::Space(space)) => space.id.as_str() == space_id,
         (Change::ContentDeleted { content_id }, FederatedObject::Deletion(tombstone)) => {
             tombstone.content_id.as_str() == content_id
+        }
+        (Change::EvidenceRecorded { record_id }, FederatedObject::Evidence(passport)) => {
+            passport.record_id.as_str() == record_id
+        }
+        (Change::EvidenceRetracted { record_id }, FederatedObject::Retraction(retraction)) => {
+            retraction.record_id.as_str() == record_id
         }
         _ => false,
     }

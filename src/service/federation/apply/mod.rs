@@ -5,9 +5,11 @@
 //! revision already stored is a duplicate (ignored); a revision older than the current one is kept but does not
 //! become current; the space of an item arrives with it when its own `Create` has not yet.
 //!
-//! One file per kind of object: `revision.rs`, `deletion.rs`, `space.rs`.
+//! One file per kind of object: `revision.rs`, `deletion.rs`, `space.rs`, and `evidence.rs` for evidence records and
+//! their retractions (trust model §2.15).
 
 mod deletion;
+mod evidence;
 mod revision;
 mod space;
 
@@ -78,6 +80,12 @@ impl Federation {
             }
             FederatedObject::Deletion(tombstone) => self.apply_deletion_in(unit, tombstone, &replicated.proof).await,
             FederatedObject::Space(space) => self.apply_space_in(unit, space, &replicated.proof).await,
+            FederatedObject::Evidence(passport) => {
+                self.apply_evidence_in(unit, sender, passport, &replicated.proof).await
+            }
+            FederatedObject::Retraction(retraction) => {
+                self.apply_retraction_in(unit, retraction, &replicated.proof).await
+            }
         };
         known.forget_object(&replicated.object);
         applied

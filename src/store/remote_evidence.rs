@@ -1,0 +1,246 @@
+//! Evidence from other realms: where each record came from (`evidence_provenance`), the retractions their origins
+//! sent (`evidence_retractions`), and what replicating evidence asks of the rows: the space a target lives in (which
+//! decides whether evidence about it leaves), and which targets already hold evidence that arrived before them.
+
+use chrono::{DateTime, Utc};
+
+use super::statement::{Column, Insert, InsertShape, OnConflict, SqlType};
+use super::{Conn, StoreError, dispatch, fetch_where_in, stored_id};
+use crate::domain::PublicId;
+use crate::domain::knowledge::SpaceVisibility;
+use crate::domain::replication::{EvidenceProvenance, EvidenceRetraction, OriginProof, ReceivedRetraction};
+
+/// The stored name of a record's kind, from its ID's prefix.
+fn record_kind(record_id: &PublicId) -> Result<&'static str, StoreError> {
+    match record_id.kind() {
+        crate::domain::IdKind::Usage => Ok("usage"),
+        crate::domain::IdKind::Review => Ok("review"),
+        crate::domain::IdKind::Rating => Ok("rating"),
+        _ => Err(StoreError::Corrupt(format!("{record_id} is not an evidence record"))),
+    }
+}
+
+/// A provenance row.
+const PROVENANCE: InsertShape = InsertShape::new(
+    "evidence_provenance",
+    &[
+        Column::new("record_id", SqlType::Text),
+        Column::new("record_kind", SqlType::Text),
+        Column::new("origin", SqlType::Text),
+        Column::new("sender", SqlType::Text),
+        Column::new("proof_key_id", SqlType::Text),
+        Column::new("signed_object", SqlType::Text),
+        Column::new("origin_created_at", SqlType::TimestampTz),
+        Column::new("received_at", SqlType::TimestampTz),
+        Column::new("target_id", SqlType::Text),
+    ],
+);
+
+/// Keeps where a remote record came from, in the transaction that stores the record.
+pub async fn insert_provenance(conn: &mut Conn<'_>, provenance: &EvidenceProvenance) -> Result<(), StoreError> {
+    super::statement::execute(
+        conn,
+        Insert::new(&PROVENANCE)
+            .bind(provenance.record_id.as_str())
+            .bind(record_kind(&provenance.record_id)?)
+            .bind(&provenance.origin)
+            .bind(&provenance.sender)
+            .bind(&provenance.proof.key_id)
+            .bind(&provenance.proof.signed_object)
+            .bind(provenance.origin_created_at)
+            .bind(provenance.received_at)
+            .bind(provenance.target_id.as_str()),
+    )
+    .await
+}
+
+#[derive(sqlx::FromRow)]
+struct ProvenanceColumns {
+    record_id: String,
+    target_id: String,
+    origin: String,
+    sender: String,
+    proof_key_id: String,
+    signed_object: String,
+    origin_created_at: DateTime<Utc>,
+    received_at: DateTime<Utc>,
+}
+
+impl ProvenanceColumns {
+    fn into_provenance(self) -> Result<EvidenceProvenance, StoreError> {
+        Ok(EvidenceProvenance {
+            record_id: stored_id(&self.record_id, "provenance record")?,
+            target_id: stored_id(&self.target_id, "provenance target")?,
+            origin: self.origin,
+            sender: self.sender,
+            proof: OriginProof {
+                signed_object: self.signed_object,
+                key_id: self.proof_key_id,
+            },
+            origin_created_at: self.origin_created_at,
+            received_at: self.received_at,
+        })
+    }
+}
+
+const PROVENANCE_COLUMNS: &str =
+    "record_id, target_id, origin, sender, proof_key_id, signed_object, origin_created_at, received_at";
+
+/// Where a remote record came from; `None` for a record of this realm or one never received.
+pub async fn find_provenance(
+    conn: &mut Conn<'_>,
+    record_id: &PublicId,
+) -> Result<Option<EvidenceProvenance>, StoreError> {
+    let row: Option<ProvenanceColumns> = dispatch!(conn, |connection| {
+        sqlx::query_as(sqlx::AssertSqlSafe(format!(
+            "SELECT {PROVENANCE_COLUMNS} FROM evidence_provenance WHERE record_id = $1"
+        )))
+        .bind(record_id.as_str())
+        .fetch_optional(&mut *connection)
+        .await?
+    });
+    row.map(ProvenanceColumns::into_provenance).transpose()
+}
+
+/// A received retraction's row (a second copy of the same retraction changes nothing).
+const RETRACTION: InsertShape = InsertShape::new(
+    "evidence_retractions",
+    &[
+        Column::new("record_id", SqlType::Text),
+        Column::new("origin", SqlType::Text),
+        Column::new("proof_key_id", SqlType::Text),
+        Column::new("signed_object", SqlType::Text),
+        Column::new("retracted_at", SqlType::TimestampTz),
+        Column::new("received_at", SqlType::TimestampTz),
+    ],
+)
+.on_conflict(OnConflict::Ignore { key: &["record_id"] });
+
+/// Keeps a retraction received from a record's origin.
+pub async fn insert_retraction(conn: &mut Conn<'_>, received: &ReceivedRetraction) -> Result<(), StoreError> {
+    super::statement::execute(
+        conn,
+        Insert::new(&RETRACTION)
+            .bind(received.retraction.record_id.as_str())
+            .bind(&received.retraction.origin)
+            .bind(&received.proof.key_id)
+            .bind(&received.proof.signed_object)
+            .bind(received.retraction.retracted_at)
+            .bind(received.received_at),
+    )
+    .await
+}
+
+#[derive(sqlx::FromRow)]
+struct RetractionColumns {
+    record_id: String,
+    origin: String,
+    proof_key_id: String,
+    signed_object: String,
+    retracted_at: DateTime<Utc>,
+    received_at: DateTime<Utc>,
+}
+
+impl RetractionColumns {
+    fn into_retraction(self) -> Result<ReceivedRetraction, StoreError> {
+        Ok(ReceivedRetraction {
+            retraction: EvidenceRetraction {
+                record_id: stored_id(&self.record_id, "retracted record")?,
+                origin: self.origin,
+                retracted_at: self.retracted_at,
+            },
+            proof: OriginProof {
+                signed_object: self.signed_object,
+                key_id: self.proof_key_id,
+            },
+            received_at: self.received_at,
+        })
+    }
+}
+
+/// The retraction received for a record, if any.
+pub async fn find_retraction(
+    conn: &mut Conn<'_>,
+    record_id: &PublicId,
+) -> Result<Option<ReceivedRetraction>, StoreError> {
+    let row: Option<RetractionColumns> = dispatch!(conn, |connection| {
+        sqlx::query_as(
+            "SELECT record_id, origin, proof_key_id, signed_object, retracted_at, received_at \
+             FROM evidence_retractions WHERE record_id = $1",
+        )
+        .bind(record_id.as_str())
+        .fetch_optional(&mut *connection)
+        .await?
+    });
+    row.map(RetractionColumns::into_retraction).transpose()
+}
+
+/// Of `target_ids`, those that usage events or reviews already name (evidence that arrived before its target), in
+/// one statement.
+pub async fn targets_with_evidence(conn: &mut Conn<'_>, target_ids: &[PublicId]) -> Result<Vec<PublicId>, StoreError> {
+    let keys: Vec<String> = target_ids.iter().map(|id| id.as_str().to_owned()).collect();
+    let rows = fetch_where_in!(
+        conn,
+        (String,),
+        "SELECT DISTINCT target_id FROM evidence_provenance",
+        "target_id",
+        keys,
+        ""
+    );
+    rows.into_iter()
+        .map(|(id,)| stored_id(&id, "evidence target"))
+        .collect()
+}
+
+/// The space evidence about a target travels with, and its visibility: a revision's (or content item's) own space;
+/// for a claim or an entity, the space of a revision that names it, a federated one when there is any. `None` when
+/// the target is not held here, or when no revision names it.
+pub async fn target_space(
+    conn: &mut Conn<'_>,
+    target_id: &PublicId,
+    content_id: Option<&PublicId>,
+) -> Result<Option<(PublicId, SpaceVisibility)>, StoreError> {
+    let row: Option<(String, String)> = match (target_id.kind(), content_id) {
+        (_, Some(_)) | (crate::domain::IdKind::Content, None) => {
+            let content_id = content_id.unwrap_or(target_id);
+            dispatch!(conn, |connection| {
+                sqlx::query_as(
+                    "SELECT s.id, s.visibility FROM content_items ci JOIN spaces s ON s.id = ci.space_id \
+                     WHERE ci.id = $1",
+                )
+                .bind(content_id.as_str())
+                .fetch_optional(&mut *connection)
+                .await?
+            })
+        }
+        (crate::domain::IdKind::Claim, None) => dispatch!(conn, |connection| {
+            sqlx::query_as(
+                "SELECT s.id, s.visibility FROM revision_claims rc \
+                 JOIN content_revisions r ON r.id = rc.revision_id \
+                 JOIN content_items ci ON ci.id = r.content_id JOIN spaces s ON s.id = ci.space_id \
+                 WHERE rc.claim_id = $1 ORDER BY CASE WHEN s.visibility = 'federated' THEN 0 ELSE 1 END, s.id LIMIT 1",
+            )
+            .bind(target_id.as_str())
+            .fetch_optional(&mut *connection)
+            .await?
+        }),
+        (crate::domain::IdKind::Entity, None) => dispatch!(conn, |connection| {
+            sqlx::query_as(
+                "SELECT s.id, s.visibility FROM revision_subjects rs \
+                 JOIN content_revisions r ON r.id = rs.revision_id \
+                 JOIN content_items ci ON ci.id = r.content_id JOIN spaces s ON s.id = ci.space_id \
+                 WHERE rs.entity_id = $1 ORDER BY CASE WHEN s.visibility = 'federated' THEN 0 ELSE 1 END, s.id LIMIT 1",
+            )
+            .bind(target_id.as_str())
+            .fetch_optional(&mut *connection)
+            .await?
+        }),
+        _ => None,
+    };
+    row.map(|(space_id, visibility)| {
+        let visibility = SpaceVisibility::parse(&visibility)
+            .ok_or_else(|| StoreError::Corrupt(format!("space {space_id}: unknown visibility")))?;
+        Ok((stored_id(&space_id, "space")?, visibility))
+    })
+    .transpose()
+}

@@ -1,0 +1,583 @@
+//! Federation part 3, through the in-process network: evidence crosses realms as self-verifying passports. A peer's
+//! usage, reviews and ratings count on every other realm by the receiver's own trust in their origin (never the
+//! relay's), discounted as trust model §2.5 says; only the origin retracts its records, and a retraction restores
+//! the value bit for bit; a block stops them counting on the next read; evidence about local content never leaves;
+//! a record that arrives before its target counts once the target arrives, exactly once.
+
+use chrono::{DateTime, TimeDelta, Utc};
+use http::StatusCode;
+use interai::apub::discovery::InstanceUrls;
+use interai::apub::objects::{activity_document, activity_kind, signed_object};
+use interai::clock::Clock;
+use interai::domain::evidence::{UsageOutcome, Verdict};
+use interai::domain::knowledge::SpaceVisibility;
+use interai::domain::replication::{EvidenceFacts, EvidencePassport, EvidenceRetraction, FederatedObject};
+use interai::domain::{ContextKey, IdKind, PeerLevel, PublicId};
+use interai::service::content::PublishRequest;
+use interai::service::spaces::NewSpace;
+use interai::trust::{Assessment, Explanation, InstancePartyExplanation, PartyExplanation};
+use serde_json::{Value, json};
+
+use crate::federation::peered;
+use crate::fixtures::{agent, metadata, publish_procedure, review_it, use_it};
+use crate::replication::{outbox_activity_of, post_activity};
+use crate::support::network::{Network, Node};
+
+/// A new ID of `kind`, as another realm would make it.
+fn fresh_id(kind: IdKind) -> PublicId {
+    PublicId::from_ulid(kind, ulid::Ulid::generate())
+}
+
+/// `node`'s full explanation of `target`, evaluated now.
+async fn explanation(node: &Node, target: &str) -> Explanation {
+    node.service()
+        .explain_trust(&PublicId::parse(target).expect("an ID"))
+        .await
+        .expect("the target is held")
+}
+
+async fn assessment(node: &Node, target: &str) -> Assessment {
+    explanation(node, target).await.assessment
+}
+
+/// The row of `origin` in an explanation, if it has evidence there.
+fn instance_row<'a>(explanation: &'a Explanation, origin: &str) -> Option<&'a InstancePartyExplanation> {
+    explanation.parties.iter().find_map(|party| match party {
+        PartyExplanation::Instance(row) if row.origin == origin => Some(row),
+        _ => None,
+    })
+}
+
+/// Checks that the live assessment of `target` on `node` is what a full recomputation from the rows gives.
+async fn assert_matches_full_recomputation(node: &Node, target: &str) -> Assessment {
+    let live = assessment(node, target).await;
+    let recomputed = node
+        .service()
+        .recompute_trust(&PublicId::parse(target).expect("an ID"))
+        .await
+        .expect("recomputed");
+    assert_eq!(live, recomputed, "{target} on {}", node.realm);
+    live
+}
+
+/// An evidence object of `origin` signed with its key, in an activity `sender` sends (a relay when they differ).
+async fn evidence_activity(origin: &Node, sender: &Node, object: &FederatedObject, activity_key: &str) -> Value {
+    let key = origin.federation().signing_key().await.expect("key");
+    let origin_urls = InstanceUrls { base: origin.url() };
+    let sender_urls = InstanceUrls { base: sender.url() };
+    let signed = signed_object(&origin_urls, object, &key).expect("signed");
+    activity_document(
+        &sender_urls,
+        activity_key,
+        &activity_kind(object),
+        signed,
+        DateTime::<Utc>::UNIX_EPOCH,
+    )
+}
+
+/// A usage passport of `origin` about `target` (a revision of `content`), made by an actor and controller of its own.
+fn usage_passport(origin: &Node, target: &str, content: &str, created_at: DateTime<Utc>) -> EvidencePassport {
+    EvidencePassport {
+        record_id: fresh_id(IdKind::Usage),
+        origin: origin.realm.clone(),
+        target_id: PublicId::parse(target).expect("target"),
+        target_content_id: Some(PublicId::parse(content).expect("content")),
+        actor_id: fresh_id(IdKind::Agent),
+        root_controller_id: fresh_id(IdKind::User),
+        created_at,
+        facts: EvidenceFacts::Usage {
+            usage_type: "implementation".to_owned(),
+            result: UsageOutcome::Success,
+            real_world_use: true,
+            context_key: ContextKey::all(),
+        },
+    }
+}
+
+/// The value a target with no first-party evidence has when one remote real-world success (1 unit of belief) comes
+/// from an origin trusted `t`, by §2.5: λ = W·t / (W + (1 − t)·m) with W = 2 and m = 1, far under the cap.
+fn value_with_one_remote_success(t: f64) -> f64 {
+    let discount = 2.0 * t / (2.0 + (1.0 - t));
+    (1.0 + discount) / (2.0 + discount)
+}
+
+#[tokio::test]
+async fn a_peer_s_usage_counts_by_the_discounted_amount_a_block_stops_it_and_its_retraction_restores_the_value() {
+    let network = Network::start(&["alpha.test", "beta.test"]).await;
+    peered(&network, "alpha.test", "beta.test").await;
+    let (alpha, beta) = (network.node("alpha.test"), network.node("beta.test"));
+    let author = agent(alpha.service(), "author").await;
+    let item = publish_procedure(alpha.service(), &author, "rotate the signing key", &[]).await;
+    network.settle().await;
+    let before = assert_matches_full_recomputation(alpha, &item.revision_id).await;
+    assert_eq!(before.value, 0.5, "no evidence yet");
+
+    // An agent of beta uses alpha's item in production: the record travels to alpha with beta's proof.
+    let beta_agent = agent(beta.service(), "beta user").await;
+    let usage = use_it(beta.service(), &beta_agent, &item.id, "success", true).await;
+    network.settle().await;
+
+    let explained = explanation(alpha, &item.revision_id).await;
+    let row = instance_row(&explained, "beta.test").expect("beta's bucket");
+    assert_eq!((row.records, row.remote_controllers), (1, 1));
+    assert_eq!(row.instance_trust, 0.5, "alpha trusts beta at its level, standard");
+    assert_eq!(row.raw_belief, 1.0, "a real-world success weighs one unit");
+    assert!(
+        (row.discount_factor - 0.4).abs() < 1e-12,
+        "λ = 2·0.5 / (2 + 0.5·1) = 0.4"
+    );
+    let counted = assert_matches_full_recomputation(alpha, &item.revision_id).await;
+    assert!((counted.evidence_units.remote.belief - 0.4).abs() < 1e-12);
+    assert!((counted.value - value_with_one_remote_success(0.5)).abs() < 1e-12);
+    assert_eq!(counted.counts.independent_confirmations.remote, 1);
+    assert_eq!(counted.counts.independent_confirmations.first_party, 0);
+
+    // On beta the same record is first-party evidence about remote content.
+    let on_beta = assert_matches_full_recomputation(beta, &item.revision_id).await;
+    assert_eq!(on_beta.evidence_units.first_party.belief, 1.0);
+
+    // A block stops it counting on the next read; lifting the block brings it back.
+    alpha
+        .federation()
+        .block_peer("beta.test", "testing", None)
+        .await
+        .expect("blocked");
+    let blocked = assert_matches_full_recomputation(alpha, &item.revision_id).await;
+    assert_eq!(blocked.value.to_bits(), before.value.to_bits());
+    let explained = explanation(alpha, &item.revision_id).await;
+    assert_eq!(
+        instance_row(&explained, "beta.test")
+            .expect("still shown")
+            .instance_trust,
+        0.0
+    );
+    alpha.federation().unblock_peer("beta.test").await.expect("unblocked");
+    let unblocked = assert_matches_full_recomputation(alpha, &item.revision_id).await;
+    assert_eq!(unblocked.value.to_bits(), counted.value.to_bits());
+
+    // A level change moves it at once.
+    alpha
+        .federation()
+        .set_peer_level("beta.test", PeerLevel::High)
+        .await
+        .expect("level set");
+    let high = assert_matches_full_recomputation(alpha, &item.revision_id).await;
+    assert!((high.value - value_with_one_remote_success(0.7)).abs() < 1e-12);
+    alpha
+        .federation()
+        .set_peer_level("beta.test", PeerLevel::Standard)
+        .await
+        .expect("level set");
+
+    // Beta's agent retracts: the Undo restores alpha's value bit for bit.
+    beta.service()
+        .retract(&beta_agent.caller, &metadata("report_usage"), &usage, None)
+        .await
+        .expect("retracted");
+    network.settle().await;
+    let after = assert_matches_full_recomputation(alpha, &item.revision_id).await;
+    assert_eq!(after.value.to_bits(), before.value.to_bits());
+    assert_eq!(after, before);
+    assert_eq!(explanation(alpha, &item.revision_id).await.excluded.retracted, 1);
+}
+
+#[tokio::test]
+async fn only_a_record_s_origin_retracts_it_and_a_relay_counts_by_the_origin_s_trust() {
+    let network = Network::start_configured(&["alpha.test", "beta.test", "gamma.test"], |_, config| {
+        // Nothing moves but what the test sends, so the relayed copy is the one alpha counts.
+        config.federation_push = false;
+    })
+    .await;
+    peered(&network, "alpha.test", "beta.test").await;
+    peered(&network, "alpha.test", "gamma.test").await;
+    peered(&network, "beta.test", "gamma.test").await;
+    let (alpha, beta, gamma) = (
+        network.node("alpha.test"),
+        network.node("beta.test"),
+        network.node("gamma.test"),
+    );
+    alpha
+        .federation()
+        .set_peer_level("beta.test", PeerLevel::High)
+        .await
+        .expect("level set");
+    alpha
+        .federation()
+        .set_peer_level("gamma.test", PeerLevel::Low)
+        .await
+        .expect("level set");
+    let author = agent(alpha.service(), "author").await;
+    let item = publish_procedure(alpha.service(), &author, "drain the queue", &[]).await;
+    network.settle().await;
+
+    // Gamma's record, relayed by beta with gamma's proof intact, counts by alpha's trust in gamma (low, 0.3) and
+    // fills gamma's bucket, not beta's.
+    let now = network.clock.now();
+    let passport = usage_passport(gamma, &item.revision_id, &item.id, now);
+    let object = FederatedObject::Evidence(Box::new(passport.clone()));
+    let relayed = evidence_activity(gamma, beta, &object, "relayed-usage").await;
+    let (status, body) = post_activity(beta, alpha, &relayed).await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{body}");
+    network.settle().await;
+    let explained = explanation(alpha, &item.revision_id).await;
+    let row = instance_row(&explained, "gamma.test").expect("gamma's bucket");
+    assert_eq!((row.records, row.instance_trust), (1, 0.3));
+    assert!(
+        instance_row(&explained, "beta.test").is_none(),
+        "the relay holds nothing"
+    );
+    let relayed_value = assert_matches_full_recomputation(alpha, &item.revision_id).await;
+    assert!((relayed_value.value - value_with_one_remote_success(0.3)).abs() < 1e-12);
+
+    // A second copy of the same record, straight from gamma, changes nothing.
+    let direct = evidence_activity(gamma, gamma, &object, "direct-usage").await;
+    let (status, body) = post_activity(gamma, alpha, &direct).await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{body}");
+    network.settle().await;
+    assert_eq!(
+        assert_matches_full_recomputation(alpha, &item.revision_id).await,
+        relayed_value
+    );
+
+    // Beta cannot retract gamma's record: a retraction signed by beta is refused when applied.
+    let forged = FederatedObject::Retraction(EvidenceRetraction {
+        record_id: passport.record_id.clone(),
+        origin: "beta.test".to_owned(),
+        retracted_at: now,
+    });
+    let activity = evidence_activity(beta, beta, &forged, "forged-undo").await;
+    let (status, body) = post_activity(beta, alpha, &activity).await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{body}");
+    network.settle().await;
+    assert_eq!(
+        assert_matches_full_recomputation(alpha, &item.revision_id).await,
+        relayed_value
+    );
+    // Nor one signed by beta in gamma's name: beta's key does not vouch for gamma.
+    let mut in_gammas_name = evidence_activity(beta, beta, &forged, "forged-undo-2").await;
+    in_gammas_name["object"]["realm"] = json!("gamma.test");
+    let (status, body) = post_activity(beta, alpha, &in_gammas_name).await;
+    assert_eq!(
+        (status, body["reason"].as_str()),
+        (StatusCode::BAD_REQUEST, Some("invalid_origin_proof")),
+    );
+
+    // Nor a record of alpha's own agents.
+    let alpha_agent = agent(alpha.service(), "alpha user").await;
+    let own = use_it(alpha.service(), &alpha_agent, &item.id, "success", true).await;
+    let with_own = assert_matches_full_recomputation(alpha, &item.revision_id).await;
+    let forged = FederatedObject::Retraction(EvidenceRetraction {
+        record_id: PublicId::parse(&own).expect("id"),
+        origin: "beta.test".to_owned(),
+        retracted_at: now,
+    });
+    let activity = evidence_activity(beta, beta, &forged, "forged-undo-3").await;
+    let (status, body) = post_activity(beta, alpha, &activity).await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{body}");
+    network.settle().await;
+    assert_eq!(
+        assert_matches_full_recomputation(alpha, &item.revision_id).await,
+        with_own
+    );
+
+    // Gamma's own retraction, relayed by beta, is taken: the value is what alpha's own record alone gives.
+    let retraction = FederatedObject::Retraction(EvidenceRetraction {
+        record_id: passport.record_id.clone(),
+        origin: "gamma.test".to_owned(),
+        retracted_at: now,
+    });
+    let activity = evidence_activity(gamma, beta, &retraction, "relayed-undo").await;
+    let (status, body) = post_activity(beta, alpha, &activity).await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{body}");
+    network.settle().await;
+    let explained = explanation(alpha, &item.revision_id).await;
+    assert!(instance_row(&explained, "gamma.test").is_none_or(|row| row.records == 0));
+    let after = assert_matches_full_recomputation(alpha, &item.revision_id).await;
+    assert_eq!(after.evidence_units.remote.belief, 0.0);
+}
+
+#[tokio::test]
+async fn a_future_dated_record_decays_from_its_receipt_and_an_ungrounded_or_tampered_one_gains_nothing() {
+    let network = Network::start(&["alpha.test", "beta.test"]).await;
+    peered(&network, "alpha.test", "beta.test").await;
+    let (alpha, beta) = (network.node("alpha.test"), network.node("beta.test"));
+    let author = agent(alpha.service(), "author").await;
+    let item = publish_procedure(
+        alpha.service(),
+        &author,
+        "vacuum the database",
+        &["vacuum reclaims space"],
+    )
+    .await;
+    network.settle().await;
+
+    // Dated 300 days ahead: it counts as received now, and a year later it has lost half its weight (h = 365 d).
+    let now = network.clock.now();
+    let passport = usage_passport(beta, &item.revision_id, &item.id, now + TimeDelta::days(300));
+    let object = FederatedObject::Evidence(Box::new(passport.clone()));
+    let activity = evidence_activity(beta, beta, &object, "future-usage").await;
+    let (status, body) = post_activity(beta, alpha, &activity).await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{body}");
+    network.settle().await;
+    let row_now = instance_row(&explanation(alpha, &item.revision_id).await, "beta.test")
+        .expect("beta's bucket")
+        .raw_belief;
+    assert_eq!(row_now, 1.0);
+    network.advance(TimeDelta::days(365));
+    let row_later = instance_row(&explanation(alpha, &item.revision_id).await, "beta.test")
+        .expect("beta's bucket")
+        .raw_belief;
+    assert!((row_later - 0.5).abs() < 1e-9, "decays from receipt: {row_later}");
+    network.advance(TimeDelta::days(-365));
+
+    // A review naming a usage alpha does not hold counts as ungrounded; one naming beta's own usage of the same
+    // target by the same actor is grounded in it (§2.15).
+    let claim = &item.claims[0].id;
+    let review = |based_on_usage: Option<PublicId>, actor: PublicId, controller: PublicId| {
+        FederatedObject::Evidence(Box::new(EvidencePassport {
+            record_id: fresh_id(IdKind::Review),
+            origin: "beta.test".to_owned(),
+            target_id: PublicId::parse(claim).expect("claim"),
+            target_content_id: None,
+            actor_id: actor,
+            root_controller_id: controller,
+            created_at: now,
+            facts: EvidenceFacts::Review {
+                verdict: Verdict::Confirmed,
+                confidence: 1.0,
+                based_on_usage,
+            },
+        }))
+    };
+    let ungrounded = review(
+        Some(fresh_id(IdKind::Usage)),
+        fresh_id(IdKind::Agent),
+        fresh_id(IdKind::User),
+    );
+    let activity = evidence_activity(beta, beta, &ungrounded, "ungrounded-review").await;
+    let (status, body) = post_activity(beta, alpha, &activity).await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{body}");
+    network.settle().await;
+    let ungrounded_belief = instance_row(&explanation(alpha, claim).await, "beta.test")
+        .expect("beta's bucket")
+        .raw_belief;
+    assert!(
+        (ungrounded_belief - 0.5).abs() < 1e-12,
+        "an ungrounded review weighs 0.5: {ungrounded_belief}"
+    );
+    let grounded = review(
+        Some(passport.record_id.clone()),
+        passport.actor_id.clone(),
+        fresh_id(IdKind::User),
+    );
+    let activity = evidence_activity(beta, beta, &grounded, "grounded-review").await;
+    let (status, body) = post_activity(beta, alpha, &activity).await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{body}");
+    network.settle().await;
+    let explained = explanation(alpha, claim).await;
+    let row = instance_row(&explained, "beta.test").expect("beta's bucket");
+    // Two controllers: 0.5 ungrounded plus 0.5 × 1.8 grounded in a real-world use.
+    assert!((row.raw_belief - (0.5 + 0.9)).abs() < 1e-12, "{}", row.raw_belief);
+    assert_matches_full_recomputation(alpha, claim).await;
+
+    // Tampered after signing: refused at the inbox, nothing stored.
+    let tampered_object = FederatedObject::Evidence(Box::new(usage_passport(beta, &item.revision_id, &item.id, now)));
+    let mut tampered = evidence_activity(beta, beta, &tampered_object, "tampered-usage").await;
+    tampered["object"]["result"] = json!("failure");
+    let (status, body) = post_activity(beta, alpha, &tampered).await;
+    assert_eq!(
+        (status, body["reason"].as_str()),
+        (StatusCode::BAD_REQUEST, Some("invalid_origin_proof"))
+    );
+    network.settle().await;
+    let records = instance_row(&explanation(alpha, &item.revision_id).await, "beta.test")
+        .expect("beta's bucket")
+        .records;
+    assert_eq!(records, 1, "only the future-dated record");
+}
+
+#[tokio::test]
+async fn evidence_about_local_content_never_leaves_and_a_record_naming_it_is_refused() {
+    let network = Network::start(&["alpha.test", "beta.test"]).await;
+    peered(&network, "alpha.test", "beta.test").await;
+    let (alpha, beta) = (network.node("alpha.test"), network.node("beta.test"));
+    let admin = alpha.service().realm_admin().await.expect("admin");
+    let space = alpha
+        .service()
+        .create_space(
+            &admin,
+            NewSpace {
+                name: "internal".to_owned(),
+                description: None,
+                visibility: SpaceVisibility::Local,
+            },
+        )
+        .await
+        .expect("space")
+        .id
+        .into_string();
+    let author = agent(alpha.service(), "author").await;
+    let local = alpha
+        .service()
+        .publish(
+            &author.caller,
+            &metadata("publish"),
+            PublishRequest {
+                content_type: "procedure".to_owned(),
+                title: "restart the internal billing job".to_owned(),
+                summary: "How to restart it.".to_owned(),
+                body_markdown: "# Restart\n\nRun the job again.\n".to_owned(),
+                space: Some(space),
+                ..PublishRequest::default()
+            },
+        )
+        .await
+        .expect("published");
+    let user = agent(alpha.service(), "user").await;
+    use_it(alpha.service(), &user, &local.id, "success", true).await;
+    review_it(alpha.service(), &user, &local.id, "confirmed", 0.9, None).await;
+    network.settle().await;
+    let head = alpha.federation().outbox_head().await.expect("head");
+    let entries = alpha.federation().outbox_entries(0, 100).await.expect("outbox");
+    assert!(
+        entries
+            .iter()
+            .all(|entry| !entry.event.event.change.object_id().starts_with("use_")
+                && !entry.event.event.change.object_id().starts_with("rvw_")),
+        "no evidence about local content in the outbox (head {head})"
+    );
+
+    // Beta names alpha's local revision in a record of its own: refused when applied, nothing counted.
+    let passport = usage_passport(beta, &local.revision_id, &local.id, network.clock.now());
+    let object = FederatedObject::Evidence(Box::new(passport));
+    let activity = evidence_activity(beta, beta, &object, "local-usage").await;
+    let (status, body) = post_activity(beta, alpha, &activity).await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{body}");
+    network.settle().await;
+    assert!(instance_row(&explanation(alpha, &local.revision_id).await, "beta.test").is_none());
+}
+
+#[tokio::test]
+async fn a_record_that_arrives_before_its_target_counts_once_the_target_arrives() {
+    let network = Network::start(&["alpha.test", "beta.test", "gamma.test"]).await;
+    peered(&network, "alpha.test", "beta.test").await;
+    peered(&network, "alpha.test", "gamma.test").await;
+    peered(&network, "beta.test", "gamma.test").await;
+    let (alpha, beta, gamma) = (
+        network.node("alpha.test"),
+        network.node("beta.test"),
+        network.node("gamma.test"),
+    );
+    // Beta is down while alpha publishes and gamma uses the item.
+    network.switchboard.take_down("beta.test");
+    let author = agent(alpha.service(), "author").await;
+    let item = publish_procedure(alpha.service(), &author, "compact the event log", &[]).await;
+    network.settle().await;
+    let gamma_agent = agent(gamma.service(), "gamma user").await;
+    use_it(gamma.service(), &gamma_agent, &item.id, "success", true).await;
+    network.settle().await;
+
+    // Beta comes back while alpha is down: gamma's record arrives first and waits for its target.
+    network.switchboard.bring_up("beta.test");
+    network.switchboard.take_down("alpha.test");
+    for _ in 0..20 {
+        network.advance(TimeDelta::hours(1));
+        network.settle().await;
+    }
+    assert!(
+        beta.service()
+            .explain_trust(&PublicId::parse(&item.revision_id).expect("id"))
+            .await
+            .is_err(),
+        "beta does not hold the item yet"
+    );
+
+    network.switchboard.bring_up("alpha.test");
+    for _ in 0..20 {
+        network.advance(TimeDelta::hours(1));
+        network.settle().await;
+    }
+    let explained = explanation(beta, &item.revision_id).await;
+    let row = instance_row(&explained, "gamma.test").expect("gamma's record counts on beta");
+    assert_eq!(row.records, 1, "exactly once");
+    assert_matches_full_recomputation(beta, &item.revision_id).await;
+    let on_alpha = explanation(alpha, &item.revision_id).await;
+    assert_eq!(instance_row(&on_alpha, "gamma.test").expect("and on alpha").records, 1);
+}
+
+#[tokio::test]
+async fn a_record_travels_with_public_identifiers_only_and_reaches_a_later_peer_through_the_snapshot() {
+    let network = Network::start(&["alpha.test", "beta.test", "gamma.test"]).await;
+    peered(&network, "alpha.test", "beta.test").await;
+    let (alpha, beta, gamma) = (
+        network.node("alpha.test"),
+        network.node("beta.test"),
+        network.node("gamma.test"),
+    );
+    let author = agent(alpha.service(), "author").await;
+    let item = publish_procedure(alpha.service(), &author, "rebuild the search index", &[]).await;
+    network.settle().await;
+    let beta_agent = agent(beta.service(), "beta user").await;
+    let usage = beta
+        .service()
+        .report_usage(
+            &beta_agent.caller,
+            &metadata("report_usage"),
+            interai::service::evidence::UsageRequest {
+                target: item.id.clone(),
+                usage_type: "implementation".to_owned(),
+                result: "success".to_owned(),
+                real_world_use: true,
+                context: Some(json!({ "lang": "rust" })),
+                metrics: Some(json!({ "minutes": 3 })),
+                note: Some("worked after a restart of the indexer".to_owned()),
+                idempotency_key: None,
+            },
+        )
+        .await
+        .expect("reported")
+        .id;
+    network.settle().await;
+
+    // What leaves: the record's public identifiers and the fields trust reads; no note, no metrics, no facets.
+    let activity = outbox_activity_of(alpha, beta, &usage).await;
+    assert_eq!(activity["type"], "Create");
+    let object = activity["object"].as_object().expect("object");
+    let mut members: Vec<&str> = object.keys().map(String::as_str).collect();
+    members.sort_unstable();
+    assert_eq!(
+        members,
+        [
+            "@context",
+            "attributedTo",
+            "author",
+            "contextKey",
+            "id",
+            "proof",
+            "publicId",
+            "published",
+            "realWorldUse",
+            "realm",
+            "result",
+            "rootController",
+            "target",
+            "targetContent",
+            "type",
+            "usageType"
+        ]
+    );
+    assert_eq!(object["type"], "UsageReport");
+    assert_eq!(object["contextKey"], "lang=rust");
+    assert_eq!(object["target"], item.revision_id.as_str());
+
+    // Gamma peers with both later: it backfills alpha's item from alpha's snapshot and beta's record from beta's.
+    peered(&network, "gamma.test", "alpha.test").await;
+    peered(&network, "gamma.test", "beta.test").await;
+    for _ in 0..5 {
+        network.advance(TimeDelta::minutes(10));
+        network.settle().await;
+    }
+    let explained = explanation(gamma, &item.revision_id).await;
+    assert_eq!(instance_row(&explained, "beta.test").expect("beta's record").records, 1);
+    assert_matches_full_recomputation(gamma, &item.revision_id).await;
+}
