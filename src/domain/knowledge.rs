@@ -186,6 +186,20 @@ pub struct Claim {
     pub created_at: DateTime<Utc>,
 }
 
+/// Another realm's ID of a claim held here under another ID (trust model §2.15): both realms' texts normalize to
+/// the same fingerprint, and the claim held first is canonical. Evidence and `get` on the alias resolve to it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClaimAlias {
+    /// The other realm's `clm_…`.
+    pub alias_id: PublicId,
+    /// That realm.
+    pub origin: String,
+    /// The claim held here.
+    pub canonical_claim_id: PublicId,
+    /// When the alias was first seen.
+    pub created_at: DateTime<Utc>,
+}
+
 /// How one piece of content relates to another object.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum RelationType {

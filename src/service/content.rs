@@ -406,6 +406,7 @@ impl Service {
                     indexed_at: now,
                     existing_claims: None,
                     proof: None,
+                    evidence_waiting: None,
                 },
             )
             .await?;
@@ -567,18 +568,19 @@ impl Service {
             created_at: self.now(),
         };
         let indexed_at = entity.created_at;
-        self.insert_entity(unit, &entity, indexed_at).await?;
+        self.insert_entity(unit, &entity, indexed_at, None).await?;
         Ok(entity)
     }
 
     /// Stores a new entity with its first trust assessment and its search document (which says it arrived at
     /// `indexed_at`: when it was made here, or when a replicated one was received). Shared by local subjects and
-    /// replication.
+    /// replication; `evidence_waiting` as for [`Service::initialize_trust_summaries`].
     pub(super) async fn insert_entity(
         &self,
         unit: &mut UnitOfWork,
         entity: &Entity,
         indexed_at: chrono::DateTime<chrono::Utc>,
+        evidence_waiting: Option<&[PublicId]>,
     ) -> Result<(), ServiceError> {
         store::knowledge::insert_entity(&mut unit.conn(), entity).await?;
         let target = TrustTarget {
@@ -589,7 +591,9 @@ impl Service {
             author_origin: entity.origin.clone(),
             created_at: entity.created_at,
         };
-        let statuses = self.initialize_trust_summaries(unit, &[(target, false)]).await?;
+        let statuses = self
+            .initialize_trust_summaries(unit, &[(target, false)], evidence_waiting)
+            .await?;
         let status = statuses.first().copied().unwrap_or(TrustStatus::Unverified);
         let mut document = super::search::entity_document(entity, status);
         document.created_at = indexed_at;

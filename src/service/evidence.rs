@@ -18,6 +18,7 @@ use crate::domain::evidence::{
     CitedSource, Grounding, Rating, RecordAuthor, RecordStatus, Review, StandingSnapshot, UsageEvent, UsageOutcome,
     Verdict,
 };
+use crate::domain::knowledge::SpaceVisibility;
 use crate::domain::{AuthenticatedActor, IdKind, PublicId, Scope};
 use crate::store::trust::RatingAggregateRecord;
 use crate::store::{self, Conn};
@@ -188,6 +189,9 @@ pub(super) struct PreparedEvidence {
     pub(super) target_revision: Option<PublicId>,
     /// The author's controller standing.
     pub(super) standing: StandingSnapshot,
+    /// The space the record leaves with and its visibility (see [`Service::emit_evidence_change`]); `None` when no
+    /// revision names the target. Read before the write: a space's visibility never changes.
+    pub(super) leaves_with: Option<(PublicId, SpaceVisibility)>,
 }
 
 impl PreparedEvidence {
@@ -287,10 +291,13 @@ impl Service {
     ) -> Result<PreparedEvidence, ServiceError> {
         let (trust_target, target_revision) = self.resolve_evidence_target(conn, target, field).await?;
         let standing = self.standing_of(conn, caller).await?;
+        let leaves_with =
+            store::remote_evidence::target_space(conn, &trust_target.id, trust_target.content_id.as_ref()).await?;
         Ok(PreparedEvidence {
             trust_target,
             target_revision,
             standing,
+            leaves_with,
         })
     }
 
@@ -306,6 +313,7 @@ impl Service {
             trust_target,
             target_revision,
             standing,
+            leaves_with,
         } = prepared;
         let event = UsageEvent {
             id: self.new_id(IdKind::Usage),
@@ -333,15 +341,13 @@ impl Service {
             .await?;
         store::evidence::insert_usage(&mut unit.conn(), &event).await?;
         self.after_evidence_change(unit, &trust_target, &change).await?;
-        self.emit_evidence_change(
+        self.emit_with(
             unit,
             Change::EvidenceRecorded {
                 record_id: event.id.as_str().to_owned(),
             },
-            &trust_target.id,
-            trust_target.content_id.as_ref(),
-        )
-        .await?;
+            leaves_with,
+        );
         Ok(UsageOutcomeReport {
             id: event.id.into_string(),
             target_revision: target_revision.map(PublicId::into_string),
@@ -407,7 +413,7 @@ impl Service {
         };
         within_write!(self, caller, metadata, request.idempotency_key.as_deref(), |unit| {
             async {
-            let PreparedEvidence { trust_target, target_revision, standing } = prepared.clone();
+            let PreparedEvidence { trust_target, target_revision, standing, leaves_with } = prepared.clone();
             if trust_target.author_root_controller == caller.actor.root_controller && self.realm().is(&trust_target.author_origin) {
                 return Err(ServiceError::new(
                     ErrorCode::SelfReview,
@@ -452,13 +458,11 @@ impl Service {
                 .await?;
             store::evidence::insert_review(&mut unit.conn(), &review).await?;
             self.after_evidence_change(unit, &trust_target, &change).await?;
-            self.emit_evidence_change(
+            self.emit_with(
                 unit,
                 Change::EvidenceRecorded { record_id: review.id.as_str().to_owned() },
-                &trust_target.id,
-                trust_target.content_id.as_ref(),
-            )
-            .await?;
+                leaves_with,
+            );
             Ok(ReviewOutcome {
                 id: review.id.into_string(),
                 target_revision: target_revision.map(PublicId::into_string),
@@ -746,12 +750,16 @@ impl Service {
         target_id: &PublicId,
         target_content_id: Option<&PublicId>,
     ) -> Result<(), ServiceError> {
-        if let Some((space_id, visibility)) =
-            store::remote_evidence::target_space(&mut unit.conn(), target_id, target_content_id).await?
-        {
+        let leaves_with = store::remote_evidence::target_space(&mut unit.conn(), target_id, target_content_id).await?;
+        self.emit_with(unit, change, leaves_with);
+        Ok(())
+    }
+
+    /// [`Service::emit_evidence_change`] with the target's space read already.
+    fn emit_with(&self, unit: &mut UnitOfWork, change: Change, leaves_with: Option<(PublicId, SpaceVisibility)>) {
+        if let Some((space_id, visibility)) = leaves_with {
             unit.emit(self.new_internal_id(), change, &space_id, visibility, self.now());
         }
-        Ok(())
     }
 
     fn record_author(&self, caller: &AuthenticatedActor) -> RecordAuthor {

@@ -32,6 +32,9 @@ pub(crate) struct KnownRows {
     spaces: HashMap<PublicId, Option<Space>>,
     claims: HashMap<PublicId, Option<Claim>>,
     claims_by_fingerprint: HashMap<String, Option<Claim>>,
+    /// The batch's targets (revisions, claims, entities) that evidence from other realms already names; `None` when
+    /// nothing was read ahead. Evidence applied in the batch adds its target.
+    evidence_targets: Option<std::collections::HashSet<PublicId>>,
     entities: HashMap<PublicId, Option<Entity>>,
     sources: HashMap<PublicId, Option<Source>>,
 }
@@ -90,6 +93,13 @@ impl KnownRows {
             store::knowledge::find_claims_by_fingerprints(&mut unit.conn(), &fingerprint_refs).await?;
         let entities = store::knowledge::find_entities(&mut unit.conn(), &entity_ids).await?;
         let sources = store::knowledge::find_sources(&mut unit.conn(), &source_ids).await?;
+        let targets: Vec<PublicId> = revision_ids
+            .iter()
+            .chain(&claim_ids)
+            .chain(&entity_ids)
+            .cloned()
+            .collect();
+        let evidence_targets = store::remote_evidence::targets_with_evidence(&mut unit.conn(), &targets).await?;
         Ok(KnownRows {
             tombstones: known(&content_ids, tombstones, |row| row.content_id.clone()),
             revisions: known(&revision_ids, revisions, |row| row.id.clone()),
@@ -99,7 +109,14 @@ impl KnownRows {
             claims_by_fingerprint: known(fingerprints, claims_by_fingerprint, |row| row.fingerprint.clone()),
             entities: known(&entity_ids, entities, |row| row.id.clone()),
             sources: known(&source_ids, sources, |row| row.id.clone()),
+            evidence_targets: Some(evidence_targets.into_iter().collect()),
         })
+    }
+
+    /// Of `targets`, those that evidence from other realms names, when the batch read it ahead (`None` otherwise).
+    pub(crate) fn evidence_waiting<'a>(&self, targets: impl Iterator<Item = &'a PublicId>) -> Option<Vec<PublicId>> {
+        let known = self.evidence_targets.as_ref()?;
+        Some(targets.filter(|target| known.contains(*target)).cloned().collect())
     }
 
     /// The tombstone of a content item.
@@ -235,8 +252,13 @@ impl KnownRows {
             FederatedObject::Space(space) => {
                 self.spaces.remove(&space.id);
             }
-            // Evidence writes none of the rows a batch reads ahead.
-            FederatedObject::Evidence(_) | FederatedObject::Retraction(_) => {}
+            // Evidence may wait for a target a later object of the batch brings.
+            FederatedObject::Evidence(passport) => {
+                if let Some(targets) = &mut self.evidence_targets {
+                    targets.insert(passport.target_id.clone());
+                }
+            }
+            FederatedObject::Retraction(_) => {}
         }
     }
 

@@ -245,8 +245,10 @@ pub struct ContentView {
 /// A claim as `get` shows it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ClaimView {
-    /// The claim.
+    /// The claim (the canonical one when `get` named an alias).
     pub claim: Claim,
+    /// Other realms' IDs of the same claim, each with its realm.
+    pub aliases: Vec<crate::domain::knowledge::ClaimAlias>,
     /// Its trust, evaluated now.
     pub trust: TrustView,
     /// Content items whose current revision makes it.
@@ -387,13 +389,16 @@ impl Service {
                 ))
             }
             IdKind::Claim => {
-                let claim = store::knowledge::find_claim(conn, &id).await?.ok_or_else(not_found)?;
+                // Any alias answers for the canonical claim (trust model §2.15).
+                let claim = self.find_canonical_claim(conn, &id).await?.ok_or_else(not_found)?;
+                let id = claim.id.clone();
                 let target = self.trust_target(conn, &id).await?;
                 let (trust, explanation) = self.trust_and_explanation(conn, &target, includes.explanation).await?;
                 let evidence = self
                     .optional_evidence(conn, includes.evidence, &id, None, request)
                     .await?;
                 ObjectView::Claim(Box::new(ClaimView {
+                    aliases: store::knowledge::aliases_of_claim(conn, &id).await?,
                     trust,
                     made_by: store::knowledge::contents_making_claim(conn, &id).await?,
                     evidence_summary: self

@@ -8,7 +8,7 @@ use chrono::{DateTime, Utc};
 use super::trust::TrustTarget;
 use super::unit_of_work::UnitOfWork;
 use super::{Service, ServiceError};
-use crate::domain::knowledge::{Claim, ContentItem, Relation, RelationType, Revision};
+use crate::domain::knowledge::{Claim, ClaimAlias, ContentItem, Relation, RelationType, Revision};
 use crate::domain::replication::OriginProof;
 use crate::domain::{PublicId, TrustStatus};
 use crate::store::trust::TrustTargetKind;
@@ -53,6 +53,9 @@ pub(super) struct RevisionWrite<'a> {
     pub existing_claims: Option<Vec<Claim>>,
     /// A replicated revision's origin proof, stored with it (`None` for this realm's own revisions).
     pub proof: Option<&'a OriginProof>,
+    /// Of its targets (the revision, its claims), those that evidence from other realms already names, when the
+    /// caller read them ahead (read here when `None` and a target is another realm's).
+    pub evidence_waiting: Option<Vec<PublicId>>,
 }
 
 /// A claim as linked by a written revision.
@@ -99,6 +102,7 @@ impl Service {
             None => store::knowledge::find_claims_by_fingerprints(&mut unit.conn(), &fingerprints).await?,
         };
         let mut new_claims: Vec<Claim> = Vec::new();
+        let mut aliases: Vec<ClaimAlias> = Vec::new();
         let mut claim_links = Vec::with_capacity(write.claims.len());
         let mut linked = Vec::with_capacity(write.claims.len());
         for (position, claim) in write.claims.iter().enumerate() {
@@ -107,7 +111,19 @@ impl Service {
                 .chain(new_claims.iter())
                 .find(|existing| existing.fingerprint == claim.new.fingerprint)
             {
-                Some(existing) => (existing.id.clone(), true),
+                Some(existing) => {
+                    // Another realm's claim with a text held here already: its ID becomes an alias of ours, so
+                    // that its realm's evidence about it lands on the canonical claim (trust model §2.15).
+                    if existing.id != claim.new.id && !self.realm().is(&claim.new.origin) {
+                        aliases.push(ClaimAlias {
+                            alias_id: claim.new.id.clone(),
+                            origin: claim.new.origin.clone(),
+                            canonical_claim_id: existing.id.clone(),
+                            created_at: write.indexed_at,
+                        });
+                    }
+                    (existing.id.clone(), true)
+                }
                 None => {
                     new_claims.push(claim.new.clone());
                     (claim.new.id.clone(), false)
@@ -124,6 +140,7 @@ impl Service {
             });
         }
         store::knowledge::insert_claims(&mut unit.conn(), &new_claims).await?;
+        store::knowledge::insert_claim_aliases(&mut unit.conn(), &aliases).await?;
         store::knowledge::link_revision_claims(&mut unit.conn(), &revision.id, &claim_links).await?;
         store::knowledge::link_revision_subjects(&mut unit.conn(), &revision.id, write.subject_ids).await?;
         store::knowledge::add_revision_tags(&mut unit.conn(), &revision.id, write.tags).await?;
@@ -187,7 +204,9 @@ impl Service {
             };
             (target, false)
         }));
-        let statuses = self.initialize_trust_summaries(unit, &new_targets).await?;
+        let statuses = self
+            .initialize_trust_summaries(unit, &new_targets, write.evidence_waiting.as_deref())
+            .await?;
         // Search: the item's document (when this revision is what the item shows) and those of its new claims, with
         // their first statuses, in one statement.
         let mut statuses = statuses.into_iter();

@@ -168,7 +168,7 @@ impl Service {
                 .map(|(content, revision_id, revision_created_at)| {
                     revision_trust_target(revision_id, revision_created_at, content)
                 }),
-            IdKind::Claim => store::knowledge::find_claim(conn, id).await?.map(|claim| TrustTarget {
+            IdKind::Claim => self.find_canonical_claim(conn, id).await?.map(|claim| TrustTarget {
                 id: claim.id,
                 kind: TrustTargetKind::Claim,
                 content_id: None,
@@ -190,6 +190,22 @@ impl Service {
         })
     }
 
+    /// The claim with this ID, or the canonical claim when it is another realm's alias of one (trust model §2.15:
+    /// evidence on any alias is evidence on the canonical claim).
+    pub(super) async fn find_canonical_claim(
+        &self,
+        conn: &mut Conn<'_>,
+        id: &PublicId,
+    ) -> Result<Option<crate::domain::knowledge::Claim>, ServiceError> {
+        if let Some(claim) = store::knowledge::find_claim(conn, id).await? {
+            return Ok(Some(claim));
+        }
+        match store::knowledge::canonical_claim_of(conn, id).await? {
+            Some(canonical) => Ok(store::knowledge::find_claim(conn, &canonical).await?),
+            None => Ok(None),
+        }
+    }
+
     fn descriptor(&self, target: &TrustTarget) -> TargetDescriptor {
         TargetDescriptor {
             target_id: target.id.as_str().to_owned(),
@@ -207,26 +223,30 @@ impl Service {
 
     /// Writes the prior assessment of targets created in this transaction, in one statement, so that listings can
     /// join every target to a summary. A new target has no summary yet, and no evidence but what other realms sent
-    /// before it arrived (one statement finds which targets have any, and only those are read): `superseded` says whether its content item is already replaced (only a new revision of an existing item can
-    /// be).
+    /// before it arrived (`evidence_waiting` names the targets that have any when the caller knows; otherwise one
+    /// statement finds them; only those are read): `superseded` says whether its content item is already replaced
+    /// (only a new revision of an existing item can be).
     pub(super) async fn initialize_trust_summaries(
         &self,
         unit: &mut UnitOfWork,
         targets: &[(TrustTarget, bool)],
+        evidence_waiting: Option<&[PublicId]>,
     ) -> Result<Vec<TrustStatus>, ServiceError> {
         let now = self.now();
         let table = self.instance_trust_table();
         // Evidence from other realms can arrive before its target (trust model §2.15): a replicated target starts
-        // from the records already waiting for it. Only another realm's target can have any.
+        // from the records already waiting for it. Only another realm's target can have any; which ones do, a batch
+        // of replicated objects read ahead (`evidence_waiting`), so that this read does not cost a statement per
+        // revision.
         let replicated: Vec<PublicId> = targets
             .iter()
             .filter(|(target, _)| !self.realm().is(&target.author_origin))
             .map(|(target, _)| target.id.clone())
             .collect();
-        let waiting = if replicated.is_empty() {
-            Vec::new()
-        } else {
-            store::remote_evidence::targets_with_evidence(&mut unit.conn(), &replicated).await?
+        let waiting = match evidence_waiting {
+            _ if replicated.is_empty() => Vec::new(),
+            Some(known) => known.to_vec(),
+            None => store::remote_evidence::targets_with_evidence(&mut unit.conn(), &replicated).await?,
         };
         let mut summaries = Vec::with_capacity(targets.len());
         let mut statuses = Vec::with_capacity(targets.len());

@@ -7,7 +7,7 @@ use super::statement::{Bind, Column, Insert, InsertShape, SqlType, Statement};
 use super::{Conn, StoreError, dispatch, fetch_where_in, stored_id};
 use crate::domain::PublicId;
 use crate::domain::knowledge::{
-    Claim, ContentItem, Entity, Relation, RelationType, Revision, Source, Space, SpaceVisibility,
+    Claim, ClaimAlias, ContentItem, Entity, Relation, RelationType, Revision, Source, Space, SpaceVisibility,
 };
 use crate::domain::replication::OriginProof;
 
@@ -740,6 +740,68 @@ pub async fn insert_claims(conn: &mut Conn<'_>, claims: &[Claim]) -> Result<(), 
         ]
     });
     super::statement::execute(conn, statement).await
+}
+
+/// A claim alias's row (a second sighting of the same alias changes nothing).
+const CLAIM_ALIAS: InsertShape = InsertShape::new(
+    "claim_aliases",
+    &[
+        Column::new("alias_id", SqlType::Text),
+        Column::new("origin", SqlType::Text),
+        Column::new("canonical_claim_id", SqlType::Text),
+        Column::new("created_at", SqlType::TimestampTz),
+    ],
+)
+.on_conflict(super::statement::OnConflict::Ignore { key: &["alias_id"] });
+
+/// Records other realms' IDs of claims held here, in one statement (nothing when the list is empty).
+pub async fn insert_claim_aliases(conn: &mut Conn<'_>, aliases: &[ClaimAlias]) -> Result<(), StoreError> {
+    if aliases.is_empty() {
+        return Ok(());
+    }
+    let statement = Insert::rows(&CLAIM_ALIAS, aliases, |alias| {
+        vec![
+            Bind::from(alias.alias_id.as_str()),
+            Bind::from(&alias.origin),
+            Bind::from(alias.canonical_claim_id.as_str()),
+            Bind::from(alias.created_at),
+        ]
+    });
+    super::statement::execute(conn, statement).await
+}
+
+/// The canonical claim an alias names, if `id` is an alias.
+pub async fn canonical_claim_of(conn: &mut Conn<'_>, id: &PublicId) -> Result<Option<PublicId>, StoreError> {
+    let canonical: Option<String> = dispatch!(conn, |connection| {
+        sqlx::query_scalar("SELECT canonical_claim_id FROM claim_aliases WHERE alias_id = $1")
+            .bind(id.as_str())
+            .fetch_optional(&mut *connection)
+            .await?
+    });
+    canonical.map(|id| stored_id(&id, "canonical claim")).transpose()
+}
+
+/// Every alias of a claim, by ID.
+pub async fn aliases_of_claim(conn: &mut Conn<'_>, claim_id: &PublicId) -> Result<Vec<ClaimAlias>, StoreError> {
+    let rows: Vec<(String, String, String, DateTime<Utc>)> = dispatch!(conn, |connection| {
+        sqlx::query_as(
+            "SELECT alias_id, origin, canonical_claim_id, created_at FROM claim_aliases \
+             WHERE canonical_claim_id = $1 ORDER BY alias_id",
+        )
+        .bind(claim_id.as_str())
+        .fetch_all(&mut *connection)
+        .await?
+    });
+    rows.into_iter()
+        .map(|(alias_id, origin, canonical_claim_id, created_at)| {
+            Ok(ClaimAlias {
+                alias_id: stored_id(&alias_id, "claim alias")?,
+                origin,
+                canonical_claim_id: stored_id(&canonical_claim_id, "canonical claim")?,
+                created_at,
+            })
+        })
+        .collect()
 }
 
 /// The claim with this ID.

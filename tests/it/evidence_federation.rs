@@ -581,3 +581,67 @@ async fn a_record_travels_with_public_identifiers_only_and_reaches_a_later_peer_
     assert_eq!(instance_row(&explained, "beta.test").expect("beta's record").records, 1);
     assert_matches_full_recomputation(gamma, &item.revision_id).await;
 }
+
+#[tokio::test]
+async fn a_review_of_a_peer_s_claim_lands_on_the_canonical_claim_and_get_answers_the_same_for_either_id() {
+    let network = Network::start(&["alpha.test", "beta.test"]).await;
+    let (alpha, beta) = (network.node("alpha.test"), network.node("beta.test"));
+    // Both realms make the same claim before they peer, each under its own ID.
+    let claim_text = "A vacuum after a bulk delete gives the space back";
+    let alpha_author = agent(alpha.service(), "alpha author").await;
+    let on_alpha = publish_procedure(alpha.service(), &alpha_author, "vacuum after deletes", &[claim_text]).await;
+    let beta_author = agent(beta.service(), "beta author").await;
+    let on_beta = publish_procedure(
+        beta.service(),
+        &beta_author,
+        "reclaim space",
+        &["a VACUUM after a bulk delete gives the space back."],
+    )
+    .await;
+    let (alpha_claim, beta_claim) = (on_alpha.claims[0].id.clone(), on_beta.claims[0].id.clone());
+    assert_ne!(alpha_claim, beta_claim);
+    peered(&network, "alpha.test", "beta.test").await;
+    network.settle().await;
+
+    // On alpha, beta's ID is an alias of alpha's claim: `get` on either answers for alpha's, naming the alias.
+    let reader = agent(alpha.service(), "reader").await;
+    for id in [&alpha_claim, &beta_claim] {
+        let view = alpha
+            .service()
+            .get(
+                &reader.caller,
+                &interai::service::lookup::GetRequest {
+                    id: id.clone(),
+                    revision: None,
+                    include: None,
+                    evidence_cursor: None,
+                },
+            )
+            .await
+            .expect("get");
+        let interai::service::lookup::ObjectView::Claim(claim) = view else {
+            panic!("a claim");
+        };
+        assert_eq!(claim.claim.id.as_str(), alpha_claim);
+        assert_eq!(claim.aliases.len(), 1);
+        assert_eq!(
+            (claim.aliases[0].alias_id.as_str(), claim.aliases[0].origin.as_str()),
+            (beta_claim.as_str(), "beta.test")
+        );
+    }
+
+    // A review on beta of beta's own ID counts on alpha's canonical claim.
+    let beta_reviewer = agent(beta.service(), "beta reviewer").await;
+    review_it(beta.service(), &beta_reviewer, &beta_claim, "confirmed", 1.0, None).await;
+    network.settle().await;
+    let explained = explanation(alpha, &alpha_claim).await;
+    assert_eq!(instance_row(&explained, "beta.test").expect("beta's review").records, 1);
+    assert_matches_full_recomputation(alpha, &alpha_claim).await;
+
+    // And a review on alpha naming beta's ID is first-party evidence on alpha's claim.
+    let alpha_reviewer = agent(alpha.service(), "alpha reviewer").await;
+    review_it(alpha.service(), &alpha_reviewer, &beta_claim, "confirmed", 1.0, None).await;
+    let counted = assert_matches_full_recomputation(alpha, &alpha_claim).await;
+    assert_eq!(counted.counts.independent_confirmations.first_party, 1);
+    assert_eq!(counted.counts.independent_confirmations.remote, 1);
+}

@@ -187,6 +187,15 @@ pub struct RevisionHistoryOutput {
     pub status: String,
 }
 
+/// Another realm's ID of a claim.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ClaimAliasOutput {
+    /// The other realm's `clm_…`.
+    pub id: String,
+    /// That realm.
+    pub origin: String,
+}
+
 /// The output of `get`: one object of any kind. Which fields are present depends on `kind`.
 #[derive(Debug, Default, Serialize, JsonSchema)]
 pub struct GetOutput {
@@ -264,6 +273,10 @@ pub struct GetOutput {
     /// Entities: other names.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub aliases: Option<Vec<String>>,
+    /// Claims (an extension of the spec): other realms' IDs of the same claim (same normalized text), each with its
+    /// realm. `get` on any of them answers for this claim, and evidence on any of them counts on it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub claim_aliases: Option<Vec<ClaimAliasOutput>>,
     /// Entities: rating aggregates by dimension and context.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ratings: Option<Vec<RatingAggregateOutput>>,
@@ -520,6 +533,15 @@ fn claim_output(view: ClaimView) -> GetOutput {
         title: Some(view.claim.text.clone()),
         trust: Some(trust_output(&view.trust)),
         made_by: Some(view.made_by.iter().map(|id| id.as_str().to_owned()).collect()),
+        claim_aliases: (!view.aliases.is_empty()).then(|| {
+            view.aliases
+                .iter()
+                .map(|alias| ClaimAliasOutput {
+                    id: alias.alias_id.as_str().to_owned(),
+                    origin: alias.origin.clone(),
+                })
+                .collect()
+        }),
         evidence_summary: view.evidence_summary.as_ref().map(evidence_summary_output),
         evidence: view.evidence.as_ref().map(evidence_page_output),
         explanation: view.explanation.as_ref().map(explanation_output),

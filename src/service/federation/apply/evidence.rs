@@ -174,12 +174,13 @@ impl Federation {
             EvidenceFacts::Rating { .. } => None,
             _ => service.find_trust_target(&mut unit.conn(), &passport.target_id).await?,
         };
-        if let Some((_, visibility)) = store::remote_evidence::target_space(
-            &mut unit.conn(),
-            &passport.target_id,
-            passport.target_content_id.as_ref(),
-        )
-        .await?
+        // A claim's alias resolves to the canonical claim here: the record is kept on it (§2.15).
+        let target_id = target
+            .as_ref()
+            .map_or_else(|| passport.target_id.clone(), |target| target.id.clone());
+        if let Some((_, visibility)) =
+            store::remote_evidence::target_space(&mut unit.conn(), &target_id, passport.target_content_id.as_ref())
+                .await?
             && visibility == SpaceVisibility::Local
         {
             return Ok(Applied::Refused(format!(
@@ -236,7 +237,7 @@ impl Federation {
         };
         let provenance = EvidenceProvenance {
             record_id: record_id.clone(),
-            target_id: passport.target_id.clone(),
+            target_id: target_id.clone(),
             origin: passport.origin.clone(),
             sender: sender.to_ascii_lowercase(),
             proof: proof.clone(),
@@ -252,7 +253,7 @@ impl Federation {
             } => {
                 let usage = UsageEvent {
                     id: record_id.clone(),
-                    target_id: passport.target_id.clone(),
+                    target_id: target_id.clone(),
                     target_content_id: passport.target_content_id.clone(),
                     author,
                     usage_type: usage_type.clone(),
@@ -283,7 +284,7 @@ impl Federation {
                 };
                 let review = Review {
                     id: record_id.clone(),
-                    target_id: passport.target_id.clone(),
+                    target_id: target_id.clone(),
                     target_content_id: passport.target_content_id.clone(),
                     author,
                     verdict: *verdict,

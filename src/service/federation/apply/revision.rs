@@ -289,7 +289,10 @@ impl Federation {
                     created_by_root_controller: record.author_root_controller.clone(),
                     created_at: record.revised_at,
                 };
-                self.service().insert_entity(unit, &entity, now).await?;
+                let waiting = known.evidence_waiting(std::iter::once(&subject.id));
+                self.service()
+                    .insert_entity(unit, &entity, now, waiting.as_deref())
+                    .await?;
                 stored_entities.push(subject.id.clone());
             }
             if !subject_ids.contains(&subject.id) {
@@ -410,6 +413,9 @@ impl Federation {
                     tags: &content.tags,
                     indexed_at: now,
                     existing_claims: Some(existing_claims),
+                    evidence_waiting: known.evidence_waiting(
+                        std::iter::once(&record.revision_id).chain(record.claims.iter().map(|claim| &claim.id)),
+                    ),
                     proof: Some(proof),
                 },
             )
