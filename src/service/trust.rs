@@ -115,6 +115,10 @@ pub struct PendingTrustStates {
     /// Targets whose first-party status became decided in this transaction; their earlier records are judged
     /// once the evidence rows of the transaction are written.
     decided: Vec<(TrustTarget, DateTime<Utc>)>,
+    /// Targets whose first-party-only status is decided after a first-party change in this transaction, with the
+    /// decision: their first decision is recorded, with the agreement events of the peers that had a stance on them
+    /// (§2.10, §2.15), once the transaction's evidence rows are written.
+    first_party_decided: Vec<(TrustTarget, FirstPartyDecision, DateTime<Utc>)>,
 }
 
 /// The per-process cache of incremental target states.
@@ -292,6 +296,12 @@ impl Service {
         let mut state = self
             .target_state(&mut transaction.conn(), target, version, pending)
             .await?;
+        // §2.15: first-party status is evaluated at each first-party write and retraction (no time sweep).
+        let first_party_change = match &change {
+            EvidenceChange::Add(record) => record.origin.is_none(),
+            EvidenceChange::Retract(record_id) => state.holds_first_party_record(record_id),
+            EvidenceChange::Reassess => false,
+        };
         match &change {
             EvidenceChange::Add(record) => state
                 .add(record)
@@ -321,7 +331,34 @@ impl Service {
         }
         let previous_decision = previous_status.and_then(FirstPartyDecision::from_status);
         let new_decision = FirstPartyDecision::from_status(assessment.status);
+        let first_party_decision = if !first_party_change {
+            None
+        } else if state.holds_remote_records() {
+            // Ground truth is first-party only: the status this instance would give with no peer counted.
+            let first_party_only = empty_instance_trust_table();
+            FirstPartyDecision::from_status(
+                state
+                    .assess(&Evaluation {
+                        now,
+                        instance_trust: &first_party_only,
+                        superseded,
+                    })
+                    .status,
+            )
+        } else if new_decision != previous_decision {
+            // No peer's evidence here: first-party status is the status, and only a change of decision can be the
+            // first one (a later one finds the first recorded and changes nothing).
+            new_decision
+        } else {
+            None
+        };
         let pending = unit.trust_states();
+        if let Some(decision) = first_party_decision {
+            pending
+                .first_party_decided
+                .retain(|(decided, _, _)| decided.id != target.id);
+            pending.first_party_decided.push((target.clone(), decision, now));
+        }
         if new_decision.is_some() && new_decision != previous_decision {
             pending.decided.retain(|(decided, _)| decided.id != target.id);
             pending.decided.push((target.clone(), now));
@@ -676,6 +713,90 @@ impl Service {
     pub(super) async fn settle_decisions(&self, unit: &mut UnitOfWork) -> Result<(), ServiceError> {
         for (target, decided_at) in std::mem::take(&mut unit.trust_states().decided) {
             self.record_reputation_observations(unit, &target, decided_at).await?;
+        }
+        for (target, decision, decided_at) in std::mem::take(&mut unit.trust_states().first_party_decided) {
+            self.record_agreement_events(unit, &target, decision, decided_at)
+                .await?;
+        }
+        Ok(())
+    }
+
+    /// §2.10, §2.15: at the first time a target's first-party-only status is decided, records the decision (frozen
+    /// from then on) and one agreement event per peer whose records on the target, received strictly before, give
+    /// its bucket a stance (the sign of r_I − s_I; a neutral stance gives none).
+    async fn record_agreement_events(
+        &self,
+        unit: &mut UnitOfWork,
+        target: &TrustTarget,
+        decision: FirstPartyDecision,
+        decided_at: DateTime<Utc>,
+    ) -> Result<(), ServiceError> {
+        if store::instance_trust::first_party_decision(&mut unit.conn(), target.id.as_str())
+            .await?
+            .is_some()
+        {
+            return Ok(());
+        }
+        let positive_decision = decision == FirstPartyDecision::Positive;
+        store::instance_trust::save_first_party_decision(
+            &mut unit.conn(),
+            target.id.as_str(),
+            positive_decision,
+            decided_at,
+        )
+        .await?;
+        let received: HashMap<String, DateTime<Utc>> =
+            store::remote_evidence::received_times_of_target(&mut unit.conn(), &target.id)
+                .await?
+                .into_iter()
+                .filter(|(_, received_at)| *received_at < decided_at)
+                .collect();
+        if received.is_empty() {
+            return Ok(());
+        }
+        let records: Vec<EvidenceRecord> = self
+            .evidence_records_of(&mut unit.conn(), &target.id)
+            .await?
+            .into_iter()
+            .filter(|record| record.origin.is_some() && received.contains_key(&record.record_id))
+            .collect();
+        let no_peers = empty_instance_trust_table();
+        let explanation = crate::trust::explain_records(
+            &self.descriptor(target),
+            &records,
+            self.trust_parameters(),
+            target.created_at,
+            &Evaluation {
+                now: decided_at,
+                instance_trust: &no_peers,
+                superseded: false,
+            },
+            &reputation_epoch(decided_at),
+        )
+        .map_err(|error| ServiceError::internal(format!("stored evidence is invalid: {error}")))?;
+        for party in &explanation.parties {
+            let crate::trust::PartyExplanation::Instance(row) = party else {
+                continue;
+            };
+            let stance = Stance::of_difference(row.raw_belief - row.raw_disbelief);
+            if stance == Stance::Neutral {
+                continue;
+            }
+            let stance_received_at = records
+                .iter()
+                .filter(|record| record.origin.as_deref() == Some(row.origin.as_str()))
+                .filter_map(|record| received.get(&record.record_id).copied())
+                .max()
+                .unwrap_or(decided_at);
+            let event = store::instance_trust::AgreementEvent {
+                peer_realm: row.origin.clone(),
+                target_id: target.id.as_str().to_owned(),
+                positive_decision,
+                decided_at,
+                positive_stance: stance == Stance::Positive,
+                stance_received_at,
+            };
+            store::instance_trust::save_agreement_event(&mut unit.conn(), &event).await?;
         }
         Ok(())
     }

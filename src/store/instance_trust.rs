@@ -155,3 +155,112 @@ pub async fn find_peer_trust(conn: &mut Conn<'_>, realm: &str) -> Result<Option<
     // The table holds a row per peer (a few dozen): reading it whole keeps one decoding of a row.
     Ok(read_table(conn).await?.into_iter().find(|row| row.peer_realm == realm))
 }
+
+/// A target's first first-party-only decision, if it has had one: whether it was positive, and when.
+pub async fn first_party_decision(
+    conn: &mut Conn<'_>,
+    target_id: &str,
+) -> Result<Option<(bool, DateTime<Utc>)>, StoreError> {
+    let row: Option<(String, DateTime<Utc>)> = dispatch!(conn, |connection| {
+        sqlx::query_as("SELECT decision, decided_at FROM first_party_decisions WHERE target_id = $1")
+            .bind(target_id)
+            .fetch_optional(&mut *connection)
+            .await?
+    });
+    Ok(row.map(|(decision, decided_at)| (decision == "positive", decided_at)))
+}
+
+/// Records a target's first first-party-only decision (a later one of the same target changes nothing).
+pub async fn save_first_party_decision(
+    conn: &mut Conn<'_>,
+    target_id: &str,
+    positive: bool,
+    decided_at: DateTime<Utc>,
+) -> Result<(), StoreError> {
+    dispatch!(conn, |connection| {
+        sqlx::query(
+            "INSERT INTO first_party_decisions (target_id, decision, decided_at) VALUES ($1, $2, $3) \
+             ON CONFLICT (target_id) DO NOTHING",
+        )
+        .bind(target_id)
+        .bind(if positive { "positive" } else { "negative" })
+        .bind(decided_at)
+        .execute(&mut *connection)
+        .await?;
+    });
+    Ok(())
+}
+
+/// One agreement event: a peer's stance on a target against the target's first first-party-only decision.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AgreementEvent {
+    /// The peer.
+    pub peer_realm: String,
+    /// The target.
+    pub target_id: String,
+    /// Whether the decision was positive.
+    pub positive_decision: bool,
+    /// When it was made.
+    pub decided_at: DateTime<Utc>,
+    /// Whether the peer's stance was positive.
+    pub positive_stance: bool,
+    /// When this instance received the last of the peer's records that made its stance.
+    pub stance_received_at: DateTime<Utc>,
+}
+
+fn polarity(positive: bool) -> &'static str {
+    if positive { "positive" } else { "negative" }
+}
+
+/// Records an agreement event (one per peer and target: a second changes nothing).
+pub async fn save_agreement_event(conn: &mut Conn<'_>, event: &AgreementEvent) -> Result<(), StoreError> {
+    dispatch!(conn, |connection| {
+        sqlx::query(
+            "INSERT INTO agreement_events \
+             (peer_realm, target_id, decision, decided_at, stance, stance_received_at) \
+             VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (peer_realm, target_id) DO NOTHING",
+        )
+        .bind(&event.peer_realm)
+        .bind(&event.target_id)
+        .bind(polarity(event.positive_decision))
+        .bind(event.decided_at)
+        .bind(polarity(event.positive_stance))
+        .bind(event.stance_received_at)
+        .execute(&mut *connection)
+        .await?;
+    });
+    Ok(())
+}
+
+#[derive(sqlx::FromRow)]
+struct AgreementEventColumns {
+    peer_realm: String,
+    target_id: String,
+    decision: String,
+    decided_at: DateTime<Utc>,
+    stance: String,
+    stance_received_at: DateTime<Utc>,
+}
+
+/// Every agreement event, by peer and target.
+pub async fn agreement_events(conn: &mut Conn<'_>) -> Result<Vec<AgreementEvent>, StoreError> {
+    let rows: Vec<AgreementEventColumns> = dispatch!(conn, |connection| {
+        sqlx::query_as(
+            "SELECT peer_realm, target_id, decision, decided_at, stance, stance_received_at \
+             FROM agreement_events ORDER BY peer_realm, target_id",
+        )
+        .fetch_all(&mut *connection)
+        .await?
+    });
+    Ok(rows
+        .into_iter()
+        .map(|row| AgreementEvent {
+            peer_realm: row.peer_realm,
+            target_id: row.target_id,
+            positive_decision: row.decision == "positive",
+            decided_at: row.decided_at,
+            positive_stance: row.stance == "positive",
+            stance_received_at: row.stance_received_at,
+        })
+        .collect())
+}

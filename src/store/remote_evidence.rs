@@ -244,3 +244,17 @@ pub async fn target_space(
     })
     .transpose()
 }
+
+/// When each remote record about a target first arrived here, by record ID.
+pub async fn received_times_of_target(
+    conn: &mut Conn<'_>,
+    target_id: &PublicId,
+) -> Result<Vec<(String, DateTime<Utc>)>, StoreError> {
+    let rows: Vec<(String, DateTime<Utc>)> = dispatch!(conn, |connection| {
+        sqlx::query_as("SELECT record_id, received_at FROM evidence_provenance WHERE target_id = $1")
+            .bind(target_id.as_str())
+            .fetch_all(&mut *connection)
+            .await?
+    });
+    Ok(rows)
+}

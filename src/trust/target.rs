@@ -148,6 +148,18 @@ impl TargetState {
         self.records.len()
     }
 
+    /// Whether the state holds a record of another realm (active or not).
+    pub fn holds_remote_records(&self) -> bool {
+        !self.instances.is_empty() || self.records.values().any(|record| record.origin.is_some())
+    }
+
+    /// Whether `record_id` is a held first-party record.
+    pub fn holds_first_party_record(&self, record_id: &str) -> bool {
+        self.records
+            .get(record_id)
+            .is_some_and(|record| record.origin.is_none())
+    }
+
     /// Absorbs one record: O(log n) (a review may also reactivate or supersede one other review). A record that
     /// arrives already retracted is held and counted as retracted. Refuses a duplicate id or invalid fields.
     pub fn add(&mut self, record: &EvidenceRecord) -> Result<(), TrustError> {

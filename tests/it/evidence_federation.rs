@@ -645,3 +645,48 @@ async fn a_review_of_a_peer_s_claim_lands_on_the_canonical_claim_and_get_answers
     assert_eq!(counted.counts.independent_confirmations.first_party, 1);
     assert_eq!(counted.counts.independent_confirmations.remote, 1);
 }
+
+#[tokio::test]
+async fn agreement_with_first_party_decisions_moves_a_peer_s_trust_as_the_table_says() {
+    let network = Network::start(&["alpha.test", "beta.test"]).await;
+    peered(&network, "alpha.test", "beta.test").await;
+    let (alpha, beta) = (network.node("alpha.test"), network.node("beta.test"));
+    let author = agent(alpha.service(), "author").await;
+    let mut items = Vec::new();
+    for number in 0..11 {
+        items.push(publish_procedure(alpha.service(), &author, &format!("restart worker {number}"), &[]).await);
+    }
+    network.settle().await;
+
+    // Beta's stance arrives on ten items before alpha's own users decide them.
+    let beta_agent = agent(beta.service(), "beta user").await;
+    for item in &items[..10] {
+        use_it(beta.service(), &beta_agent, &item.id, "success", true).await;
+    }
+    network.settle().await;
+    network.advance(TimeDelta::minutes(1));
+    let alpha_user = agent(alpha.service(), "alpha user").await;
+    for item in &items {
+        use_it(alpha.service(), &alpha_user, &item.id, "success", true).await;
+    }
+    // The eleventh: beta's stance comes after alpha's decision, so it gives no event.
+    use_it(beta.service(), &beta_agent, &items[10].id, "success", true).await;
+    network.settle().await;
+    // A second first-party decision on the same items changes nothing: one event per peer and target.
+    let second_user = agent(alpha.service(), "second alpha user").await;
+    for item in &items {
+        use_it(alpha.service(), &second_user, &item.id, "success", true).await;
+    }
+
+    let batch = alpha.federation().recompute_instance_trust().await.expect("batch");
+    let beta_trust = batch
+        .peers
+        .iter()
+        .find(|peer| peer.peer_realm == "beta.test")
+        .expect("beta");
+    assert_eq!((beta_trust.agreements, beta_trust.disagreements), (10, 0));
+    // §2.10's table at base 0.5: 10 agreements, none against, give A = 0.75 and t = 0.60.
+    assert_eq!(beta_trust.trust, 0.6);
+    let explained = explanation(alpha, &items[0].revision_id).await;
+    assert_eq!(instance_row(&explained, "beta.test").expect("beta").instance_trust, 0.6);
+}

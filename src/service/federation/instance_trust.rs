@@ -20,7 +20,10 @@ use crate::domain::{PeerLevel, PeerState};
 use crate::service::ServiceError;
 use crate::service::origins::shares_content;
 use crate::store;
-use crate::trust::{AdminTrustLevel, InstanceTrustSetting, InstanceTrustTable, TrustParameters, instance_trust};
+use crate::trust::{
+    AdminTrustLevel, AgreementObservation, FirstPartyDecision, InstanceTrustSetting, InstanceTrustTable, Stance,
+    TrustParameters, instance_trust,
+};
 
 /// The instance setting that holds the number of the last batch.
 const EPOCH_SETTING: &str = "instance_trust_epoch";
@@ -56,9 +59,19 @@ impl Federation {
             .await?
             .into_iter()
             .collect();
+        let mut observations: HashMap<String, Vec<AgreementObservation>> = HashMap::new();
+        for event in store::instance_trust::agreement_events(&mut transaction.conn()).await? {
+            observations
+                .entry(event.peer_realm.clone())
+                .or_default()
+                .push(agreement_observation(&event));
+        }
         let rows: Vec<PeerTrust> = peers
             .iter()
-            .map(|peer| effective_trust(peer, pins.get(&peer.realm).copied(), now, epoch, &parameters))
+            .map(|peer| {
+                let observed = observations.get(&peer.realm).map_or(&[][..], Vec::as_slice);
+                effective_trust(peer, pins.get(&peer.realm).copied(), observed, now, epoch, &parameters)
+            })
             .collect();
         store::instance_trust::replace_table(&mut transaction.conn(), &rows).await?;
         transaction.commit().await?;
@@ -152,6 +165,24 @@ async fn stored_epoch(conn: &mut store::Conn<'_>) -> Result<i64, ServiceError> {
     }
 }
 
+/// An agreement event as the engine counts it (§2.10).
+fn agreement_observation(event: &store::instance_trust::AgreementEvent) -> AgreementObservation {
+    let polarity = |positive: bool| {
+        if positive {
+            (FirstPartyDecision::Positive, Stance::Positive)
+        } else {
+            (FirstPartyDecision::Negative, Stance::Negative)
+        }
+    };
+    AgreementObservation {
+        target_id: event.target_id.clone(),
+        decision: polarity(event.positive_decision).0,
+        decided_at: event.decided_at,
+        instance_stance: polarity(event.positive_stance).1,
+        stance_received_at: event.stance_received_at,
+    }
+}
+
 /// The table the trust engine reads from a batch's rows.
 fn table_of(rows: &[PeerTrust], epoch: i64) -> InstanceTrustTable {
     rows.iter()
@@ -166,6 +197,7 @@ fn table_of(rows: &[PeerTrust], epoch: i64) -> InstanceTrustTable {
 fn effective_trust(
     peer: &PeerRecord,
     pin: Option<f64>,
+    observations: &[AgreementObservation],
     now: DateTime<Utc>,
     epoch: i64,
     parameters: &TrustParameters,
@@ -182,9 +214,12 @@ fn effective_trust(
         (_, PeerLevel::Standard) => AdminTrustLevel::Standard,
         (_, PeerLevel::High) => AdminTrustLevel::High,
     };
-    // Agreement events (§2.10) need this realm's stance on a target from evidence it sent, and no evidence crosses
-    // realms yet: with no observation, agreement is neutral and t_I is the level's base.
-    let computed = instance_trust(&InstanceTrustSetting { level, pinned: pin }, &[], now, parameters);
+    let computed = instance_trust(
+        &InstanceTrustSetting { level, pinned: pin },
+        observations,
+        now,
+        parameters,
+    );
     let (trust, reason) = match level {
         AdminTrustLevel::Blocked => (0.0, PeerTrustReason::Blocked),
         AdminTrustLevel::Quarantine => (0.0, PeerTrustReason::Quarantine),
