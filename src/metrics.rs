@@ -160,6 +160,12 @@ struct PeerOutcomeLabels {
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct OriginOutcomeLabels {
+    origin: String,
+    outcome: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct RouteLabels {
     route: String,
 }
@@ -199,6 +205,7 @@ struct MetricsInner {
     peers: Family<PeerLabels, Gauge>,
     deliveries: Family<OutcomeLabels, Counter>,
     intake_batches: Family<OutcomeLabels, Counter>,
+    remote_evidence: Family<OriginOutcomeLabels, Counter>,
     outbox_undelivered: Family<PeerRealmLabels, Gauge>,
     outbox_lag_seconds: Family<PeerRealmLabels, Gauge>,
     inbox_queue_depth: Gauge,
@@ -295,6 +302,14 @@ impl Metrics {
         for outcome in INTAKE_BATCH_OUTCOMES {
             let _ = intake_batches.get_or_create(&OutcomeLabels { outcome });
         }
+        let remote_evidence = Family::<OriginOutcomeLabels, Counter>::default();
+        registry.register(
+            "federation_remote_evidence",
+            "Evidence records from other realms applied by this process, by origin and outcome (applied: stored and \
+             counted; inert: stored, its origin counts 0; refused: broke a rule, nothing stored; ignored: a copy \
+             already held)",
+            remote_evidence.clone(),
+        );
         let outbox_undelivered = Family::<PeerRealmLabels, Gauge>::default();
         registry.register(
             "outbox_undelivered",
@@ -362,6 +377,7 @@ impl Metrics {
                 peers,
                 deliveries,
                 intake_batches,
+                remote_evidence,
                 outbox_undelivered,
                 outbox_lag_seconds,
                 inbox_queue_depth,
@@ -491,6 +507,18 @@ impl Metrics {
             "unknown delivery outcome {outcome:?}"
         );
         self.inner.deliveries.get_or_create(&OutcomeLabels { outcome }).inc();
+    }
+
+    /// Counts `records` evidence records of the realm `origin` that the intake applied with `outcome` (`applied`,
+    /// `inert`, `refused` or `ignored`).
+    pub fn record_remote_evidence(&self, origin: &str, outcome: &'static str, records: u64) {
+        self.inner
+            .remote_evidence
+            .get_or_create(&OriginOutcomeLabels {
+                origin: origin.to_owned(),
+                outcome,
+            })
+            .inc_by(records);
     }
 
     /// Counts one batch of inbound activities applied; `outcome` is one of [`INTAKE_BATCH_OUTCOMES`].

@@ -88,6 +88,13 @@ impl FederationClient {
         self.metrics.record_intake_batch(batch.as_str());
     }
 
+    /// Counts the evidence records of other realms the intake applied since the last call, by origin and outcome.
+    pub fn record_remote_evidence(&self) {
+        for (origin, outcome, records) in self.federation.take_remote_evidence_counts() {
+            self.metrics.record_remote_evidence(&origin, outcome, records);
+        }
+    }
+
     /// The federation these requests speak for.
     pub fn federation(&self) -> &Federation {
         &self.federation

@@ -115,6 +115,7 @@ impl FederationLoop {
                         for batch in &pass.batches {
                             self.client.record_intake_batch(*batch);
                         }
+                        self.client.record_remote_evidence();
                         pass.taken
                     }
                     Err(error) => {

@@ -20,7 +20,7 @@ use serde_json::{Value, json};
 
 use crate::federation::peered;
 use crate::fixtures::{agent, metadata, publish_procedure, review_it, use_it};
-use crate::replication::{outbox_activity_of, post_activity};
+use crate::replication::{metrics_of, outbox_activity_of, post_activity};
 use crate::support::network::{Network, Node};
 
 /// A new ID of `kind`, as another realm would make it.
@@ -238,6 +238,13 @@ async fn only_a_record_s_origin_retracts_it_and_a_relay_counts_by_the_origin_s_t
         assert_matches_full_recomputation(alpha, &item.revision_id).await,
         relayed_value
     );
+    let metrics = metrics_of(alpha).await;
+    for counted in [
+        r#"interai_federation_remote_evidence_total{origin="gamma.test",outcome="applied"} 1"#,
+        r#"interai_federation_remote_evidence_total{origin="gamma.test",outcome="ignored"} 1"#,
+    ] {
+        assert!(metrics.contains(counted), "{counted} in\n{metrics}");
+    }
 
     // Beta cannot retract gamma's record: a retraction signed by beta is refused when applied.
     let forged = FederatedObject::Retraction(EvidenceRetraction {
@@ -455,6 +462,8 @@ async fn evidence_about_local_content_never_leaves_and_a_record_naming_it_is_ref
     assert_eq!(status, StatusCode::ACCEPTED, "{body}");
     network.settle().await;
     assert!(instance_row(&explanation(alpha, &local.revision_id).await, "beta.test").is_none());
+    let counted = r#"interai_federation_remote_evidence_total{origin="beta.test",outcome="refused"} 1"#;
+    assert!(metrics_of(alpha).await.contains(counted));
 }
 
 #[tokio::test]

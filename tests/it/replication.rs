@@ -926,7 +926,7 @@ fn maximal_publish() -> PublishRequest {
 }
 
 /// `/metrics` of `node`, read through its router with an admin key.
-async fn metrics_of(node: &Node) -> String {
+pub(crate) async fn metrics_of(node: &Node) -> String {
     let owner = crate::fixtures::controller(node.service(), "Operator").await;
     let admin = crate::fixtures::agent_of_with_scopes(node.service(), &owner, "Scraper", "admin").await;
     let request = http::Request::builder()

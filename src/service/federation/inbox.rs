@@ -433,6 +433,9 @@ impl Federation {
         match applied {
             Ok(Some((outcome, detail))) => {
                 tracing::info!(peer = %row.peer_realm, activity_id = %row.activity_id, activity_type = %row.activity_type, outcome, detail = %detail, "inbound activity processed");
+                if let Ok(InboundMessage::Replicated(object)) = message {
+                    self.note_evidence_outcome(object, outcome);
+                }
                 Ok(())
             }
             // Another worker or process took it.
@@ -484,6 +487,15 @@ impl Federation {
             match applied {
                 Ok(outcomes) => {
                     log_batch_outcomes(&outcomes);
+                    for (row, outcome, _) in &outcomes {
+                        let message = batch
+                            .iter()
+                            .find(|(queued, _)| queued.activity_id == row.activity_id)
+                            .map(|(_, message)| message);
+                        if let Some(Ok(InboundMessage::Replicated(object))) = message {
+                            self.note_evidence_outcome(object, outcome);
+                        }
+                    }
                     return Ok(BatchApplied::Together);
                 }
                 Err(error) => {

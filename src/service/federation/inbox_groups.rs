@@ -306,18 +306,33 @@ impl Federation {
                     }
                 }
                 log_batch_outcomes(&outcomes);
-                let intakes = intakes
+                let intakes: Vec<Intake> = intakes
                     .into_iter()
                     .map(|intake| match intake {
                         Intake::Queued => Intake::Applied,
                         other => other,
                     })
                     .collect();
-                Ok(Some(intakes))
+                let ended: Vec<(String, &'static str)> = outcomes
+                    .iter()
+                    .map(|(row, outcome, _)| (row.activity_id.clone(), *outcome))
+                    .collect();
+                Ok(Some((intakes, ended)))
             }
             .await
         })?;
-        Ok(stored)
+        let Some((intakes, ended)) = stored else {
+            return Ok(None);
+        };
+        // Committed: the evidence records among them are counted.
+        for (activity_id, outcome) in ended {
+            if let Some((_, Ok(InboundMessage::Replicated(object)))) =
+                batch.iter().find(|(row, _)| row.activity_id == activity_id)
+            {
+                self.note_evidence_outcome(object, outcome);
+            }
+        }
+        Ok(Some(intakes))
     }
 
     /// One transaction: the group queued for the intake, bodies and all.

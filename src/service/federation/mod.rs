@@ -8,6 +8,7 @@ pub mod admission;
 pub mod apply;
 pub mod cursors;
 pub mod delivery;
+mod evidence_tally;
 pub mod held_objects;
 pub mod identity;
 pub mod inbox;
@@ -51,6 +52,8 @@ struct FederationInner {
     inbound_queued: tokio::sync::Notify,
     /// Objects the inbox verified whose activities were queued (see `held_objects.rs`).
     held_objects: held_objects::HeldObjects,
+    /// How the evidence records of other realms applied here ended, until the federation loop counts them.
+    evidence_tally: evidence_tally::EvidenceTally,
 }
 
 impl std::fmt::Debug for Federation {
@@ -72,6 +75,7 @@ impl Federation {
                 decoded_keys: inbox::DecodedKeys::default(),
                 inbound_queued: tokio::sync::Notify::new(),
                 held_objects: held_objects::HeldObjects::default(),
+                evidence_tally: evidence_tally::EvidenceTally::default(),
             }),
         }
     }
