@@ -165,6 +165,12 @@ pub enum PeerCommand {
         /// The peer's realm.
         realm: String,
     },
+    /// Delete every evidence record a peer's realm originated, with its effects: every target it was about is
+    /// assessed again without it. The peer, its content and its keys stay (block it to stop new evidence counting).
+    Purge {
+        /// The peer's realm.
+        realm: String,
+    },
     /// Forget a peer (an Undo of this instance's Follow is sent first).
     Remove {
         /// The peer's realm.
@@ -508,6 +514,9 @@ async fn json_answer(instance: &Instance, command: &AdminCommand, json: bool) ->
             .unpin_peer_trust(realm)
             .await
             .map(|view| print_json(&views::peer_wire(view))),
+        AdminCommand::Peer(PeerCommand::Purge { realm }) => views::purge_peer_evidence(instance.federation(), realm)
+            .await
+            .map(|answer| print_json(&answer)),
         AdminCommand::Space(SpaceCommand::List) => views::spaces(service).await.map(|answer| print_json(&answer)),
         _ => return None,
     };
@@ -1142,6 +1151,13 @@ async fn run_peer_command(instance: &Instance, command: PeerCommand) -> anyhow::
         PeerCommand::Unpin { realm } => {
             let view = instance.federation().unpin_peer_trust(&realm).await?;
             print_peer_trust(&view);
+        }
+        PeerCommand::Purge { realm } => {
+            let report = instance.federation().purge_peer_evidence(&realm).await?;
+            println!(
+                "{}\t{} evidence records deleted\t{} targets assessed again",
+                report.realm, report.records, report.targets
+            );
         }
         PeerCommand::Remove { realm } => {
             instance.federation().remove_peer(&realm).await?;

@@ -42,6 +42,7 @@ pub fn routes(state: AdminState) -> Router {
         .route("/admin/peers/{realm}/unblock", post(unblock_peer))
         .route("/admin/peers/{realm}/level", post(set_level))
         .route("/admin/peers/{realm}/pin", post(pin_trust).delete(unpin_trust))
+        .route("/admin/peers/{realm}/purge", post(purge_peer))
         .route("/admin/federation/trust/recompute", post(recompute_trust))
         .route("/admin/federation/identity", get(identity))
         .route("/admin/federation/dead-letters", get(dead_letters))
@@ -298,6 +299,10 @@ async fn pin_trust(
 
 async fn unpin_trust(State(state): State<AdminState>, Path(realm): Path<String>) -> Result<Response, ApiError> {
     Ok(axum::Json(peer_wire(state.client.federation().unpin_peer_trust(&realm).await?)).into_response())
+}
+
+async fn purge_peer(State(state): State<AdminState>, Path(realm): Path<String>) -> Result<Response, ApiError> {
+    Ok(axum::Json(views::purge_peer_evidence(state.client.federation(), &realm).await?).into_response())
 }
 
 async fn recompute_trust(State(state): State<AdminState>) -> Result<Response, ApiError> {

@@ -432,6 +432,17 @@ impl Service {
         kept
     }
 
+    /// Drops this process's state of a target, so that the next change or read builds it from the rows (after rows
+    /// were deleted rather than retracted).
+    pub(super) fn forget_trust_state(&self, target_id: &PublicId) {
+        self.inner
+            .trust_cache
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .entries
+            .remove(target_id.as_str());
+    }
+
     /// Takes the states of a transaction that failed to commit out of the cache again (those that no later write
     /// has replaced).
     pub(super) fn forget_trust_states(&self, kept: &[(String, i64)]) {

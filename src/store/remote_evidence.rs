@@ -258,3 +258,67 @@ pub async fn received_times_of_target(
     });
     Ok(rows)
 }
+
+/// What a purge of one origin's evidence touched: the targets of its usage events and reviews, and the (target,
+/// dimension) pairs of its ratings, read before the rows go.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct OriginEvidence {
+    /// Targets of its usage events and reviews.
+    pub targets: Vec<PublicId>,
+    /// Targets and dimensions of its ratings.
+    pub rated: Vec<(PublicId, String)>,
+}
+
+/// The targets an origin's evidence is about.
+pub async fn evidence_of_origin(conn: &mut Conn<'_>, origin: &str) -> Result<OriginEvidence, StoreError> {
+    let targets: Vec<String> = dispatch!(conn, |connection| {
+        sqlx::query_scalar(
+            "SELECT target_id FROM usage_events WHERE origin = $1 \
+             UNION SELECT target_id FROM reviews WHERE origin = $1 ORDER BY 1",
+        )
+        .bind(origin)
+        .fetch_all(&mut *connection)
+        .await?
+    });
+    let rated: Vec<(String, String)> = dispatch!(conn, |connection| {
+        sqlx::query_as("SELECT DISTINCT target_id, dimension FROM ratings WHERE origin = $1 ORDER BY 1, 2")
+            .bind(origin)
+            .fetch_all(&mut *connection)
+            .await?
+    });
+    Ok(OriginEvidence {
+        targets: targets
+            .iter()
+            .map(|id| stored_id(id, "evidence target"))
+            .collect::<Result<_, _>>()?,
+        rated: rated
+            .into_iter()
+            .map(|(id, dimension)| Ok((stored_id(&id, "rating target")?, dimension)))
+            .collect::<Result<_, StoreError>>()?,
+    })
+}
+
+/// Deletes every evidence record of `origin` with its provenance, its retractions and the agreement events it gave,
+/// and returns how many records went. Never call it with this realm's own name.
+pub async fn delete_origin_evidence(conn: &mut Conn<'_>, origin: &str) -> Result<u64, StoreError> {
+    let mut records = 0;
+    for table in ["usage_events", "reviews", "ratings"] {
+        records += dispatch!(conn, |connection| {
+            sqlx::query(sqlx::AssertSqlSafe(format!("DELETE FROM {table} WHERE origin = $1")))
+                .bind(origin)
+                .execute(&mut *connection)
+                .await?
+                .rows_affected()
+        });
+    }
+    for statement in [
+        "DELETE FROM evidence_provenance WHERE origin = $1",
+        "DELETE FROM evidence_retractions WHERE origin = $1",
+        "DELETE FROM agreement_events WHERE peer_realm = $1",
+    ] {
+        dispatch!(conn, |connection| {
+            sqlx::query(statement).bind(origin).execute(&mut *connection).await?;
+        });
+    }
+    Ok(records)
+}

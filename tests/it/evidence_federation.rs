@@ -699,3 +699,52 @@ async fn agreement_with_first_party_decisions_moves_a_peer_s_trust_as_the_table_
     let explained = explanation(alpha, &items[0].revision_id).await;
     assert_eq!(instance_row(&explained, "beta.test").expect("beta").instance_trust, 0.6);
 }
+
+#[tokio::test]
+async fn purging_a_peer_removes_its_records_and_every_effect_through_the_admin_api_and_the_command_line() {
+    let network = Network::start(&["alpha.test", "beta.test"]).await;
+    peered(&network, "alpha.test", "beta.test").await;
+    let (alpha, beta) = (network.node("alpha.test"), network.node("beta.test"));
+    let author = agent(alpha.service(), "author").await;
+    let first = publish_procedure(alpha.service(), &author, "flush the cache", &[]).await;
+    let second = publish_procedure(alpha.service(), &author, "warm the cache", &[]).await;
+    network.settle().await;
+    let before = assert_matches_full_recomputation(alpha, &first.revision_id).await;
+    let beta_agent = agent(beta.service(), "beta user").await;
+    use_it(beta.service(), &beta_agent, &first.id, "success", true).await;
+    use_it(beta.service(), &beta_agent, &second.id, "failure", true).await;
+    network.settle().await;
+    assert_ne!(assessment(alpha, &first.revision_id).await.value, before.value);
+
+    let owner = crate::fixtures::controller(alpha.service(), "Operator").await;
+    let admin = crate::fixtures::agent_of_with_scopes(alpha.service(), &owner, "Dashboard", "admin").await;
+    let (status, purged) = crate::replication::admin_call(
+        alpha,
+        &admin.key,
+        http::Method::POST,
+        "/admin/peers/beta.test/purge",
+        None,
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{purged}");
+    assert_eq!(purged["records_deleted"], 2);
+    assert_eq!(purged["targets_reassessed"], 2);
+    let after = assert_matches_full_recomputation(alpha, &first.revision_id).await;
+    assert_eq!(after, before);
+    assert!(instance_row(&explanation(alpha, &second.revision_id).await, "beta.test").is_none());
+    // The peering itself stays: new evidence from beta counts again.
+    assert_eq!(alpha.peer(beta).await.peer.state, interai::domain::PeerState::Active);
+
+    // The command line does the same (nothing left to delete now), and refuses this realm's own name.
+    let printed = crate::admin_api::command_line(alpha, &["admin", "peer", "purge", "beta.test", "--json"]);
+    assert_eq!(printed["records_deleted"], 0);
+    let (status, refused) = crate::replication::admin_call(
+        alpha,
+        &admin.key,
+        http::Method::POST,
+        "/admin/peers/alpha.test/purge",
+        None,
+    )
+    .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{refused}");
+}

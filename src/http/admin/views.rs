@@ -383,6 +383,24 @@ pub async fn recompute_instance_trust(federation: &Federation) -> Result<Instanc
     })
 }
 
+/// What `peer purge` removed.
+#[derive(Debug, Serialize)]
+pub struct PurgeAnswer {
+    realm: String,
+    records_deleted: u64,
+    targets_reassessed: u64,
+}
+
+/// Purges a peer's evidence now and says what went.
+pub async fn purge_peer_evidence(federation: &Federation, realm: &str) -> Result<PurgeAnswer, ServiceError> {
+    let report = federation.purge_peer_evidence(realm).await?;
+    Ok(PurgeAnswer {
+        realm: report.realm,
+        records_deleted: report.records,
+        targets_reassessed: report.targets,
+    })
+}
+
 /// A key pinned for a peer.
 #[derive(Debug, Serialize)]
 pub struct PeerKeyWire {

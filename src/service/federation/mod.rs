@@ -21,6 +21,7 @@ pub mod peer_failure;
 pub mod peer_state;
 pub mod peer_status;
 pub mod peering;
+pub mod purge;
 pub mod retry;
 
 use std::sync::Arc;
