@@ -748,3 +748,107 @@ async fn purging_a_peer_removes_its_records_and_every_effect_through_the_admin_a
     .await;
     assert_eq!(status, StatusCode::BAD_REQUEST, "{refused}");
 }
+
+/// The example key of docs/federation/proofs.md (SHA-256 of `interai origin proof example key`): never for anything
+/// but examples and tests.
+const EXAMPLE_SEED_HEX: &str = "c7975fefbc9c98f5800ca21c18e03ec9b3423a156136fdd1b403d57911e5c239";
+
+/// The evidence objects docs/federation/evidence.md shows, signed by alpha.test with the example key: the files in
+/// `docs/federation/examples/evidence/` are exactly what interai signs (set `INTERAI_WRITE_EXAMPLES=1` to write
+/// them after a deliberate change), and each verifies with the example key.
+#[test]
+fn the_documented_evidence_examples_are_what_interai_signs() {
+    let seed: Vec<u8> = (0..EXAMPLE_SEED_HEX.len())
+        .step_by(2)
+        .map(|index| u8::from_str_radix(&EXAMPLE_SEED_HEX[index..index + 2], 16).expect("hex"))
+        .collect();
+    let seed: [u8; 32] = seed.try_into().expect("32 bytes");
+    let key = interai::service::federation::identity::SigningKey {
+        key_id: "https://alpha.test/actor#key-1".to_owned(),
+        key_pair: federation::keys::InstanceKeyPair::from_secret_bytes(&seed),
+    };
+    let urls = InstanceUrls {
+        base: "https://alpha.test".to_owned(),
+    };
+    let id = |text: &str| PublicId::parse(text).expect("an example ID");
+    let made = DateTime::parse_from_rfc3339("2027-01-15T08:00:00Z").expect("time").to_utc();
+    let usage_id = id("use_01jhk8e5z00000000000000001");
+    let passport = |record_id: PublicId, target: &str, content: Option<&str>, facts: EvidenceFacts| {
+        FederatedObject::Evidence(Box::new(EvidencePassport {
+            record_id,
+            origin: "alpha.test".to_owned(),
+            target_id: id(target),
+            target_content_id: content.map(id),
+            actor_id: id("ai_01jhk8e5z00000000000000007"),
+            root_controller_id: id("usr_01jhk8e5z00000000000000008"),
+            created_at: made,
+            facts,
+        }))
+    };
+    let examples = [
+        (
+            "usage.json",
+            passport(
+                usage_id.clone(),
+                "rev_01jhk8e5z00000000000000004",
+                Some("cnt_01jhk8e5z00000000000000005"),
+                EvidenceFacts::Usage {
+                    usage_type: "implementation".to_owned(),
+                    result: UsageOutcome::Success,
+                    real_world_use: true,
+                    context_key: ContextKey::parse("lang=rust").expect("context"),
+                },
+            ),
+        ),
+        (
+            "review.json",
+            passport(
+                id("rvw_01jhk8e5z00000000000000002"),
+                "rev_01jhk8e5z00000000000000004",
+                Some("cnt_01jhk8e5z00000000000000005"),
+                EvidenceFacts::Review {
+                    verdict: Verdict::Confirmed,
+                    confidence: 0.9,
+                    based_on_usage: Some(usage_id.clone()),
+                },
+            ),
+        ),
+        (
+            "rating.json",
+            passport(
+                id("rat_01jhk8e5z00000000000000003"),
+                "ent_01jhk8e5z00000000000000006",
+                None,
+                EvidenceFacts::Rating {
+                    dimension: "reliability".to_owned(),
+                    score: 85.0,
+                    confidence: 0.8,
+                    context_key: ContextKey::all(),
+                    based_on_usage: None,
+                },
+            ),
+        ),
+        (
+            "retraction.json",
+            FederatedObject::Retraction(EvidenceRetraction {
+                record_id: usage_id.clone(),
+                origin: "alpha.test".to_owned(),
+                retracted_at: made + TimeDelta::days(2),
+            }),
+        ),
+    ];
+    let folder = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/federation/examples/evidence");
+    let write = std::env::var_os("INTERAI_WRITE_EXAMPLES").is_some();
+    for (file, object) in examples {
+        let signed = signed_object(&urls, &object, &key).expect("signed");
+        let text = format!("{}\n", serde_json::to_string_pretty(&signed).expect("json"));
+        let path = folder.join(file);
+        if write {
+            std::fs::create_dir_all(&folder).expect("folder");
+            std::fs::write(&path, &text).expect("written");
+        }
+        let documented = std::fs::read_to_string(&path).unwrap_or_else(|_| panic!("{} exists", path.display()));
+        assert_eq!(documented, text, "{file} is what interai signs");
+        federation::integrity::verify_and_canonicalize(&signed, &key.key_pair.public_key()).expect("verifies");
+    }
+}
