@@ -145,6 +145,7 @@ fn parse_object_uri(uri: &str) -> Result<GetRequest, ServiceError> {
         revision,
         include: None,
         evidence_cursor: None,
+        trust_view: Default::default(),
     })
 }
 

@@ -27,6 +27,8 @@ pub struct CompareRequest {
     pub context: Option<Value>,
     /// Dimensions to compare; empty means every dimension rated on any of the items (up to 20).
     pub dimensions: Vec<String>,
+    /// Whose evidence scores and trust weigh.
+    pub trust_view: super::trust::TrustViewScope,
 }
 
 /// One item's score on one dimension.
@@ -241,7 +243,7 @@ impl Service {
                 }
             };
             let target = self.trust_target(conn, &trust_target_id).await?;
-            let assessment = self.live_assessment(conn, &target).await?;
+            let assessment = self.live_assessment(conn, &target, request.trust_view).await?;
             let status = assessment.status;
             if status.is_contested() {
                 contradictions.push(ContradictionNote {
@@ -251,7 +253,13 @@ impl Service {
                     status,
                 });
             }
-            let records: Vec<_> = ratings.iter().map(|rating| self.rating_record(rating)).collect();
+            let records: Vec<_> = ratings
+                .iter()
+                .filter(|rating| {
+                    request.trust_view == super::trust::TrustViewScope::All || self.realm().is(&rating.author.origin)
+                })
+                .map(|rating| self.rating_record(rating))
+                .collect();
             let mut scores = Vec::new();
             for dimension in &dimensions {
                 scores.push(self.dimension_score(&records, &author, dimension, &context_key, &evaluation)?);

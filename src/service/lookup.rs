@@ -7,7 +7,7 @@ use super::limits::{
     MAX_CURSOR_CHARACTERS, MAX_ID_CHARACTERS, MAX_INCLUDE_NAMES, MAX_KEYWORD_CHARACTERS, MIN_REVISION_NUMBER,
 };
 use super::search::TrustBrief;
-use super::trust::TrustTarget;
+use super::trust::{ExplainedTrust, TrustTarget, TrustViewScope};
 use super::validation::parse_id;
 use super::{ErrorCode, Service, ServiceError};
 use crate::domain::evidence::{Rating, Review, UsageEvent};
@@ -15,7 +15,7 @@ use crate::domain::knowledge::{Claim, ContentItem, Entity, Relation, Revision, S
 use crate::domain::{Actor, AuthenticatedActor, IdKind, PublicId, Scope, TrustStatus};
 use crate::store::trust::RatingAggregateRecord;
 use crate::store::{self, Conn};
-use crate::trust::{Assessment, Explanation};
+use crate::trust::Assessment;
 
 /// Most evidence records per page of `include: ["evidence"]`.
 pub const EVIDENCE_PAGE_SIZE: i64 = 20;
@@ -113,6 +113,8 @@ pub struct GetRequest {
     pub include: Option<Vec<String>>,
     /// For `include: ["evidence"]`: the `next_cursor` of the previous evidence page.
     pub evidence_cursor: Option<String>,
+    /// Whose evidence trust weighs: everything held (the default) or first-party evidence alone.
+    pub trust_view: TrustViewScope,
 }
 
 /// Trust figures as `get` reports them, evaluated now.
@@ -235,7 +237,7 @@ pub struct ContentView {
     /// Revision history, when asked for.
     pub revisions: Option<Vec<RevisionBrief>>,
     /// The full explanation, when asked for.
-    pub explanation: Option<Explanation>,
+    pub explanation: Option<ExplainedTrust>,
     /// Whether any text shown was written by someone other than the caller (see `content_view`).
     pub untrusted_content: bool,
     /// For an item from another realm: where from and how far this instance trusts it.
@@ -258,7 +260,7 @@ pub struct ClaimView {
     /// Evidence records, when asked for.
     pub evidence: Option<EvidencePage>,
     /// The full explanation, when asked for.
-    pub explanation: Option<Explanation>,
+    pub explanation: Option<ExplainedTrust>,
     /// Whether the claim's first author, or the author of any evidence record shown, is someone other than the caller.
     pub untrusted_content: bool,
 }
@@ -277,7 +279,7 @@ pub struct EntityView {
     /// Evidence records, when asked for.
     pub evidence: Option<EvidencePage>,
     /// The full explanation, when asked for.
-    pub explanation: Option<Explanation>,
+    pub explanation: Option<ExplainedTrust>,
     /// Whether the creator, or the author of any evidence record shown, is someone other than the caller.
     pub untrusted_content: bool,
 }
@@ -393,7 +395,9 @@ impl Service {
                 let claim = self.find_canonical_claim(conn, &id).await?.ok_or_else(not_found)?;
                 let id = claim.id.clone();
                 let target = self.trust_target(conn, &id).await?;
-                let (trust, explanation) = self.trust_and_explanation(conn, &target, includes.explanation).await?;
+                let (trust, explanation) = self
+                    .trust_and_explanation(conn, &target, includes.explanation, request.trust_view)
+                    .await?;
                 let evidence = self
                     .optional_evidence(conn, includes.evidence, &id, None, request)
                     .await?;
@@ -414,7 +418,9 @@ impl Service {
             IdKind::Entity => {
                 let entity = store::knowledge::find_entity(conn, &id).await?.ok_or_else(not_found)?;
                 let target = self.trust_target(conn, &id).await?;
-                let (trust, explanation) = self.trust_and_explanation(conn, &target, includes.explanation).await?;
+                let (trust, explanation) = self
+                    .trust_and_explanation(conn, &target, includes.explanation, request.trust_view)
+                    .await?;
                 let evidence = self
                     .optional_evidence(conn, includes.evidence, &id, Some(&id), request)
                     .await?;
@@ -476,7 +482,9 @@ impl Service {
             author_origin: content.origin.clone(),
             created_at: revision.created_at,
         };
-        let (trust, explanation) = self.trust_and_explanation(conn, &target, includes.explanation).await?;
+        let (trust, explanation) = self
+            .trust_and_explanation(conn, &target, includes.explanation, request.trust_view)
+            .await?;
         let claims = if includes.claims {
             let claims = store::knowledge::claims_of_revision(conn, &revision.id).await?;
             let claim_ids: Vec<PublicId> = claims.iter().map(|claim| claim.id.clone()).collect();
@@ -593,8 +601,9 @@ impl Service {
         conn: &mut Conn<'_>,
         target: &TrustTarget,
         explain: bool,
-    ) -> Result<(TrustView, Option<Explanation>), ServiceError> {
-        let (assessment, explanation) = self.live_trust(conn, target, explain).await?;
+        scope: TrustViewScope,
+    ) -> Result<(TrustView, Option<ExplainedTrust>), ServiceError> {
+        let (assessment, explanation) = self.live_trust(conn, target, explain, scope).await?;
         Ok((
             TrustView {
                 assessment,

@@ -95,6 +95,8 @@ struct ServiceInner {
     /// The instance-trust table every trust read uses, replaced whole by each batch (see
     /// `federation/instance_trust.rs`).
     instance_trust: std::sync::RwLock<Arc<crate::trust::InstanceTrustTable>>,
+    /// Why each peer has the trust the table gives it (`level:standard; agreement 10/0`), for explanations.
+    instance_trust_reasons: std::sync::RwLock<Arc<std::collections::BTreeMap<String, String>>>,
 }
 
 impl std::fmt::Debug for Service {
@@ -124,6 +126,7 @@ impl Service {
                 outbox_appended: tokio::sync::Notify::new(),
                 background_loops: loop_health::BackgroundLoops::default(),
                 instance_trust: std::sync::RwLock::new(Arc::new(trust::empty_instance_trust_table())),
+                instance_trust_reasons: std::sync::RwLock::new(Arc::default()),
             }),
         }
     }

@@ -40,6 +40,52 @@ pub(super) fn empty_instance_trust_table() -> InstanceTrustTable {
     InstanceTrustTable::new(NO_PEERS_EPOCH)
 }
 
+/// Whose evidence a trust read weighs (`trust_view`, an extension of the spec): everything this instance holds, each
+/// peer's evidence weighed by this instance's trust in it, or this organization's own evidence alone (what the same
+/// instance would say with no peers).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum TrustViewScope {
+    /// First-party and remote evidence (the default).
+    #[default]
+    All,
+    /// First-party evidence only.
+    FirstParty,
+}
+
+impl TrustViewScope {
+    /// The wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TrustViewScope::All => "all",
+            TrustViewScope::FirstParty => "first_party",
+        }
+    }
+
+    /// Parses a wire name.
+    pub fn parse(text: &str) -> Option<TrustViewScope> {
+        match text {
+            "all" => Some(TrustViewScope::All),
+            "first_party" => Some(TrustViewScope::FirstParty),
+            _ => None,
+        }
+    }
+}
+
+/// A full explanation with what the engine's explanation does not know: why each origin has its trust, and the
+/// assessment this instance would give on first-party evidence alone (§2.15).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExplainedTrust {
+    /// The engine's explanation.
+    pub explanation: Explanation,
+    /// Whose evidence it weighs.
+    pub scope: TrustViewScope,
+    /// Per origin with evidence here: why it has its trust (`level:standard; agreement 10/0`, `blocked; …`, or
+    /// `not a peer`).
+    pub origin_reasons: BTreeMap<String, String>,
+    /// The assessment on first-party evidence alone.
+    pub first_party_only: Assessment,
+}
+
 /// A target of the trust engine: a content revision, a claim or an entity.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TrustTarget {
@@ -144,13 +190,27 @@ impl Service {
             .clone()
     }
 
-    /// Puts a batch's table in force: every trust read from now on uses it.
-    pub(crate) fn install_instance_trust_table(&self, table: InstanceTrustTable) {
+    /// Puts a batch's table in force, with why each peer has its trust: every trust read from now on uses it.
+    pub(crate) fn install_instance_trust_table(&self, table: InstanceTrustTable, reasons: BTreeMap<String, String>) {
+        *self
+            .inner
+            .instance_trust_reasons
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Arc::new(reasons);
         *self
             .inner
             .instance_trust
             .write()
             .unwrap_or_else(std::sync::PoisonError::into_inner) = Arc::new(table);
+    }
+
+    /// Why each origin has its trust in the table in force; an origin that is no peer has none.
+    fn instance_trust_reasons(&self) -> Arc<BTreeMap<String, String>> {
+        self.inner
+            .instance_trust_reasons
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
     }
 
     /// Resolves the trust target behind a revision, claim or entity ID; `not_found` when it does not exist.
@@ -538,8 +598,9 @@ impl Service {
         &self,
         conn: &mut Conn<'_>,
         target: &TrustTarget,
+        scope: TrustViewScope,
     ) -> Result<Assessment, ServiceError> {
-        Ok(self.live_trust(conn, target, false).await?.0)
+        Ok(self.live_trust(conn, target, false, scope).await?.0)
     }
 
     /// The target's full explanation evaluated now (cached state when current, rows otherwise).
@@ -548,22 +609,25 @@ impl Service {
         conn: &mut Conn<'_>,
         target: &TrustTarget,
     ) -> Result<Explanation, ServiceError> {
-        self.live_trust(conn, target, true)
+        self.live_trust(conn, target, true, TrustViewScope::All)
             .await?
             .1
+            .map(|explained| explained.explanation)
             .ok_or_else(|| ServiceError::internal("an explanation was asked for and not made"))
     }
 
     /// The target's assessment evaluated now and, when `explain` is set, its full explanation from the same
     /// evaluation (whose assessment it is). The summary's version and the supersession are read in one statement
     /// and the evidence at most once, from the cached incremental state when it is current and from the rows
-    /// otherwise; reads never fill the cache (see [`Service::live_assessment`]).
+    /// otherwise; reads never fill the cache (see [`Service::live_assessment`]). `FirstParty` reads the first-party
+    /// rows alone.
     pub(super) async fn live_trust(
         &self,
         conn: &mut Conn<'_>,
         target: &TrustTarget,
         explain: bool,
-    ) -> Result<(Assessment, Option<Explanation>), ServiceError> {
+        scope: TrustViewScope,
+    ) -> Result<(Assessment, Option<ExplainedTrust>), ServiceError> {
         let stored = store::trust::summary_with_supersession(conn, &target.id, target.content_id.as_ref()).await?;
         let version = stored.as_ref().map(|stored| stored.summary.version);
         let superseded = match stored.as_ref().and_then(|stored| stored.supersession.as_ref()) {
@@ -571,14 +635,46 @@ impl Service {
             None => self.is_superseded(conn, target).await?,
         };
         let table = self.instance_trust_table();
+        let no_peers = empty_instance_trust_table();
         let now = self.now();
         let evaluation = Evaluation {
             now,
             instance_trust: &table,
             superseded,
         };
-        let evaluated = |explanation: Explanation| (explanation.assessment.clone(), Some(explanation));
-        {
+        // With no peer counted, the engine gives exactly the status first-party evidence alone gives (§2.15).
+        let first_party_evaluation = Evaluation {
+            now,
+            instance_trust: &no_peers,
+            superseded,
+        };
+        let explained = |explanation: Explanation, first_party_only: Assessment| {
+            let reasons = self.instance_trust_reasons();
+            let origin_reasons = explanation
+                .parties
+                .iter()
+                .filter_map(|party| match party {
+                    crate::trust::PartyExplanation::Instance(row) => Some((
+                        row.origin.clone(),
+                        reasons
+                            .get(&row.origin)
+                            .cloned()
+                            .unwrap_or_else(|| "not a peer".to_owned()),
+                    )),
+                    crate::trust::PartyExplanation::Controller(_) => None,
+                })
+                .collect();
+            (
+                explanation.assessment.clone(),
+                Some(ExplainedTrust {
+                    explanation,
+                    scope,
+                    origin_reasons,
+                    first_party_only,
+                }),
+            )
+        };
+        if scope == TrustViewScope::All {
             let mut cache = self
                 .inner
                 .trust_cache
@@ -588,38 +684,50 @@ impl Service {
                 && Some(*cached_version) == version
             {
                 return Ok(if explain {
-                    evaluated(state.explain(&evaluation, &reputation_epoch(now)))
+                    let first_party_only = state.assess(&first_party_evaluation);
+                    explained(state.explain(&evaluation, &reputation_epoch(now)), first_party_only)
                 } else {
                     (state.assess(&evaluation), None)
                 });
             }
         }
-        let records = self.evidence_records_of(conn, &target.id).await?;
+        let mut records = self.evidence_records_of(conn, &target.id).await?;
+        if scope == TrustViewScope::FirstParty {
+            records.retain(|record| record.origin.is_none());
+        }
+        let evaluation = match scope {
+            TrustViewScope::All => evaluation,
+            TrustViewScope::FirstParty => first_party_evaluation,
+        };
         let invalid = |error| ServiceError::internal(format!("stored evidence is invalid: {error}"));
+        let descriptor = self.descriptor(target);
+        let assess = |evaluation: &Evaluation<'_>| {
+            assess_records(
+                &descriptor,
+                &records,
+                self.trust_parameters(),
+                target.created_at,
+                evaluation,
+            )
+            .map_err(invalid)
+        };
         Ok(if explain {
-            evaluated(
-                crate::trust::explain_records(
-                    &self.descriptor(target),
-                    &records,
-                    self.trust_parameters(),
-                    target.created_at,
-                    &evaluation,
-                    &reputation_epoch(now),
-                )
-                .map_err(invalid)?,
+            let explanation = crate::trust::explain_records(
+                &descriptor,
+                &records,
+                self.trust_parameters(),
+                target.created_at,
+                &evaluation,
+                &reputation_epoch(now),
             )
+            .map_err(invalid)?;
+            let first_party_only = match scope {
+                TrustViewScope::FirstParty => explanation.assessment.clone(),
+                TrustViewScope::All => assess(&first_party_evaluation)?,
+            };
+            explained(explanation, first_party_only)
         } else {
-            (
-                assess_records(
-                    &self.descriptor(target),
-                    &records,
-                    self.trust_parameters(),
-                    target.created_at,
-                    &evaluation,
-                )
-                .map_err(invalid)?,
-                None,
-            )
+            (assess(&evaluation)?, None)
         })
     }
 

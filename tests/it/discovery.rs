@@ -424,6 +424,7 @@ async fn get_returns_every_include_option_and_old_revisions() {
             .to_vec(),
         ),
         evidence_cursor: None,
+        trust_view: Default::default(),
     };
     let ObjectView::Content(view) = service.get(&reader.caller, &everything).await.expect("get") else {
         panic!("content expected");
@@ -440,7 +441,7 @@ async fn get_returns_every_include_option_and_old_revisions() {
     assert_eq!(summary.usage_by_result, vec![("success".to_owned(), 25)]);
     let page = view.evidence.as_ref().expect("evidence");
     assert_eq!(page.records.len(), 20);
-    let explanation = view.explanation.as_ref().expect("explanation");
+    let explanation = &view.explanation.as_ref().expect("explanation").explanation;
     assert_eq!(explanation.model_version, "trust-v1");
     assert_eq!(explanation.parties.len(), 1, "one controller");
     // The trust shown and the explanation come from one evaluation, and every listed status is the one its own
@@ -456,13 +457,14 @@ async fn get_returns_every_include_option_and_old_revisions() {
         revision: None,
         include: Some(vec!["explanation".to_owned()]),
         evidence_cursor: None,
+        trust_view: Default::default(),
     };
     let ObjectView::Claim(claim_view) = service.get(&reader.caller, &claim_request).await.expect("claim") else {
         panic!("claim expected");
     };
     assert_eq!(standing.status.as_str(), claim_view.trust.assessment.status.as_str());
     assert_eq!(standing.trust.lower_bound, claim_view.trust.assessment.lower_bound);
-    let claim_explanation = claim_view.explanation.as_ref().expect("claim explanation");
+    let claim_explanation = &claim_view.explanation.as_ref().expect("claim explanation").explanation;
     assert_eq!(claim_explanation.target_id, standing.claim.id.as_str());
     assert_eq!(claim_view.trust.assessment, claim_explanation.assessment);
 
@@ -490,6 +492,7 @@ async fn get_returns_every_include_option_and_old_revisions() {
                 revision: Some(RevisionSelector::Number(1)),
                 include: Some(vec!["body".to_owned()]),
                 evidence_cursor: None,
+                trust_view: Default::default(),
             },
         )
         .await
@@ -519,6 +522,7 @@ async fn get_returns_every_include_option_and_old_revisions() {
                     revision: None,
                     include: None,
                     evidence_cursor: None,
+                    trust_view: Default::default(),
                 },
             )
             .await
@@ -534,6 +538,7 @@ async fn get_returns_every_include_option_and_old_revisions() {
                     revision: None,
                     include: Some(vec!["explanation".to_owned()]),
                     evidence_cursor: None,
+                    trust_view: Default::default(),
                 },
             )
             .await
@@ -583,6 +588,7 @@ async fn compare_falls_back_to_all_contexts_below_three_raters_and_says_so() {
                 ids: vec![first.clone(), second.clone()],
                 context: Some(json!({ "language": "Python" })),
                 dimensions: vec!["reliability".to_owned(), "cost".to_owned()],
+                trust_view: Default::default(),
             },
         )
         .await
@@ -604,6 +610,7 @@ async fn compare_falls_back_to_all_contexts_below_three_raters_and_says_so() {
                 ids: vec![first.clone(), second.clone()],
                 context: Some(json!({ "language": "go" })),
                 dimensions: vec!["reliability".to_owned()],
+                trust_view: Default::default(),
             },
         )
         .await
@@ -630,6 +637,7 @@ async fn compare_falls_back_to_all_contexts_below_three_raters_and_says_so() {
                     ids,
                     context: None,
                     dimensions: vec![],
+                    trust_view: Default::default(),
                 },
             )
             .await
@@ -807,6 +815,7 @@ async fn get_marks_your_own_item_untrusted_when_it_shows_a_claim_another_actor_w
         revision: None,
         include: Some(vec!["body".to_owned(), "claims".to_owned()]),
         evidence_cursor: None,
+        trust_view: Default::default(),
     };
     let untrusted = |view: ObjectView| match view {
         ObjectView::Content(view) => view.untrusted_content,
@@ -871,6 +880,7 @@ async fn the_explanation_says_why_a_new_controllers_refutation_is_not_strong() {
                 revision: None,
                 include: Some(vec!["explanation".to_owned()]),
                 evidence_cursor: None,
+                trust_view: Default::default(),
             },
         )
         .await

@@ -624,6 +624,7 @@ async fn a_review_of_a_peer_s_claim_lands_on_the_canonical_claim_and_get_answers
                     revision: None,
                     include: None,
                     evidence_cursor: None,
+                    trust_view: Default::default(),
                 },
             )
             .await
@@ -771,7 +772,9 @@ fn the_documented_evidence_examples_are_what_interai_signs() {
         base: "https://alpha.test".to_owned(),
     };
     let id = |text: &str| PublicId::parse(text).expect("an example ID");
-    let made = DateTime::parse_from_rfc3339("2027-01-15T08:00:00Z").expect("time").to_utc();
+    let made = DateTime::parse_from_rfc3339("2027-01-15T08:00:00Z")
+        .expect("time")
+        .to_utc();
     let usage_id = id("use_01jhk8e5z00000000000000001");
     let passport = |record_id: PublicId, target: &str, content: Option<&str>, facts: EvidenceFacts| {
         FederatedObject::Evidence(Box::new(EvidencePassport {
@@ -851,4 +854,107 @@ fn the_documented_evidence_examples_are_what_interai_signs() {
         assert_eq!(documented, text, "{file} is what interai signs");
         federation::integrity::verify_and_canonicalize(&signed, &key.key_pair.public_key()).expect("verifies");
     }
+}
+
+#[tokio::test]
+async fn first_party_trust_view_answers_what_the_instance_would_say_with_no_peers_and_explanations_say_why() {
+    let network = Network::start(&["alpha.test", "beta.test"]).await;
+    peered(&network, "alpha.test", "beta.test").await;
+    let (alpha, beta) = (network.node("alpha.test"), network.node("beta.test"));
+    let author = agent(alpha.service(), "author").await;
+    let first = publish_procedure(alpha.service(), &author, "rotate the backups", &[]).await;
+    let second = publish_procedure(alpha.service(), &author, "prune the backups", &[]).await;
+    network.settle().await;
+    let alpha_user = agent(alpha.service(), "alpha user").await;
+    use_it(alpha.service(), &alpha_user, &first.id, "partial", false).await;
+    let alone = assert_matches_full_recomputation(alpha, &first.revision_id).await;
+    let beta_agent = agent(beta.service(), "beta user").await;
+    use_it(beta.service(), &beta_agent, &first.id, "success", true).await;
+    for item in [&first, &second] {
+        beta.service()
+            .rate(
+                &beta_agent.caller,
+                &metadata("rate"),
+                interai::service::evidence::RateRequest {
+                    target: item.id.clone(),
+                    dimension: "reliability".to_owned(),
+                    score: 90.0,
+                    confidence: 1.0,
+                    ..Default::default()
+                },
+            )
+            .await
+            .expect("rated");
+    }
+    network.settle().await;
+
+    let reader = agent(alpha.service(), "reader").await;
+    let get = |trust_view| interai::service::lookup::GetRequest {
+        id: first.id.clone(),
+        revision: None,
+        include: Some(vec!["explanation".to_owned()]),
+        evidence_cursor: None,
+        trust_view,
+    };
+    let content = |view| match view {
+        interai::service::lookup::ObjectView::Content(content) => content,
+        other => panic!("content expected: {other:?}"),
+    };
+    let all = content(
+        alpha
+            .service()
+            .get(&reader.caller, &get(interai::service::trust::TrustViewScope::All))
+            .await
+            .expect("get"),
+    );
+    assert_ne!(all.trust.assessment, alone, "beta's record counts in the default view");
+    let explained = all.explanation.as_ref().expect("explanation");
+    assert_eq!(
+        explained.first_party_only, alone,
+        "the explanation says what first-party evidence alone gives"
+    );
+    assert_eq!(
+        explained.origin_reasons.get("beta.test").map(String::as_str),
+        Some("level:standard; agreement 0/0")
+    );
+
+    let first_party = content(
+        alpha
+            .service()
+            .get(
+                &reader.caller,
+                &get(interai::service::trust::TrustViewScope::FirstParty),
+            )
+            .await
+            .expect("get"),
+    );
+    assert_eq!(first_party.trust.assessment, alone);
+    let explained = first_party.explanation.as_ref().expect("explanation");
+    assert!(
+        instance_row(&explained.explanation, "beta.test").is_none(),
+        "no peer in the first-party view"
+    );
+
+    // compare: beta's ratings score the items in the default view, and not at all in the first-party view.
+    let compare = |trust_view| interai::service::compare::CompareRequest {
+        ids: vec![first.id.clone(), second.id.clone()],
+        context: None,
+        dimensions: vec!["reliability".to_owned()],
+        trust_view,
+    };
+    let compared = alpha
+        .service()
+        .compare(&reader.caller, &compare(interai::service::trust::TrustViewScope::All))
+        .await
+        .expect("compare");
+    assert!(compared.items.iter().all(|item| item.scores[0].score.is_some()));
+    let compared = alpha
+        .service()
+        .compare(
+            &reader.caller,
+            &compare(interai::service::trust::TrustViewScope::FirstParty),
+        )
+        .await
+        .expect("compare");
+    assert!(compared.items.iter().all(|item| item.scores[0].score.is_none()));
 }

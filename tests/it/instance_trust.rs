@@ -29,11 +29,15 @@ async fn epoch_in_explanations(service: &interai::service::Service, content_id: 
         revision: None,
         include: Some(vec!["explanation".to_owned()]),
         evidence_cursor: None,
+        trust_view: Default::default(),
     };
     let ObjectView::Content(view) = service.get(&reader.caller, &request).await.expect("get") else {
         panic!("content expected");
     };
-    view.explanation.expect("an explanation").instance_trust_epoch
+    view.explanation
+        .expect("an explanation")
+        .explanation
+        .instance_trust_epoch
 }
 
 #[tokio::test]

@@ -33,6 +33,7 @@ async fn get(node: &Node, reader: &Agent, id: &str) -> Result<ObjectView, intera
                 revision: None,
                 include: None,
                 evidence_cursor: None,
+                trust_view: Default::default(),
             },
         )
         .await

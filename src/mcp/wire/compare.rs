@@ -34,6 +34,9 @@ pub struct CompareInput {
         inner(length(max = limits::MAX_DIMENSION_CHARACTERS))
     )]
     pub dimensions: Vec<String>,
+    /// Whose evidence scores and trust weigh: all (default) or first_party (this organization's alone).
+    #[serde(default)]
+    pub trust_view: Option<super::TrustViewInput>,
 }
 
 /// One item's score on one dimension.

@@ -4,7 +4,8 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 use super::round;
-use crate::trust::{Explanation, InstanceBound, PartyExplanation};
+use crate::service::trust::ExplainedTrust;
+use crate::trust::{InstanceBound, PartyExplanation};
 
 /// One party row of an explanation.
 #[derive(Debug, Serialize, JsonSchema)]
@@ -33,6 +34,10 @@ pub struct PartyOutput {
     /// Instances: the trust this instance gives the origin.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub instance_trust: Option<f64>,
+    /// Instances: why (`level:standard; agreement 10/0`, `pinned; …`, `blocked; …`, `quarantine; …`,
+    /// `state:pending_out; …`, or `not a peer`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub instance_trust_reason: Option<String>,
     /// Instances: belief units before discounting.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub raw_r: Option<f64>,
@@ -90,10 +95,29 @@ pub struct ExplanationOutput {
     pub rule: String,
     /// Why.
     pub reason: String,
+    /// Whose evidence this explanation weighs: all or first_party (the `trust_view` asked for).
+    pub trust_view: String,
+    /// What this instance would say on first-party evidence alone (trust model §2.15).
+    pub first_party_only: FirstPartyOnlyOutput,
     /// One row per party.
     pub parties: Vec<PartyOutput>,
     /// Records held but weighing nothing, by reason.
     pub excluded: std::collections::BTreeMap<String, u32>,
+}
+
+/// The assessment on first-party evidence alone.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct FirstPartyOnlyOutput {
+    /// Posterior mean.
+    pub value: f64,
+    /// 5% quantile.
+    pub lower_bound: f64,
+    /// 95% quantile.
+    pub upper_bound: f64,
+    /// The status.
+    pub status: String,
+    /// The rule that decided it.
+    pub rule: String,
 }
 
 fn stance_symbol(stance: crate::trust::Stance) -> String {
@@ -101,8 +125,10 @@ fn stance_symbol(stance: crate::trust::Stance) -> String {
 }
 
 /// An explanation on the wire.
-pub fn explanation_output(explanation: &Explanation) -> ExplanationOutput {
+pub fn explanation_output(explained: &ExplainedTrust) -> ExplanationOutput {
+    let explanation = &explained.explanation;
     let assessment = &explanation.assessment;
+    let first_party_only = &explained.first_party_only;
     let split = |count: crate::trust::PartyCount| {
         std::collections::BTreeMap::from([
             ("total".to_owned(), count.total()),
@@ -144,7 +170,19 @@ pub fn explanation_output(explanation: &Explanation) -> ExplanationOutput {
         status: assessment.status.as_str().to_owned(),
         rule: assessment.rule.as_str().to_owned(),
         reason: assessment.reason.clone(),
-        parties: explanation.parties.iter().map(party_output).collect(),
+        trust_view: explained.scope.as_str().to_owned(),
+        first_party_only: FirstPartyOnlyOutput {
+            value: round(first_party_only.value),
+            lower_bound: round(first_party_only.lower_bound),
+            upper_bound: round(first_party_only.upper_bound),
+            status: first_party_only.status.as_str().to_owned(),
+            rule: first_party_only.rule.as_str().to_owned(),
+        },
+        parties: explanation
+            .parties
+            .iter()
+            .map(|party| party_output(party, explained))
+            .collect(),
         excluded: std::collections::BTreeMap::from([
             ("self_evidence".to_owned(), explanation.excluded.self_evidence),
             ("unsigned_remote".to_owned(), explanation.excluded.unsigned_remote),
@@ -159,7 +197,7 @@ pub fn explanation_output(explanation: &Explanation) -> ExplanationOutput {
     }
 }
 
-fn party_output(party: &PartyExplanation) -> PartyOutput {
+fn party_output(party: &PartyExplanation, explained: &ExplainedTrust) -> PartyOutput {
     match party {
         PartyExplanation::Controller(row) => PartyOutput {
             party: party.label(),
@@ -176,6 +214,7 @@ fn party_output(party: &PartyExplanation) -> PartyOutput {
                 .collect(),
             remote_controllers: None,
             instance_trust: None,
+            instance_trust_reason: None,
             raw_r: None,
             raw_s: None,
             discount_factor: None,
@@ -192,6 +231,7 @@ fn party_output(party: &PartyExplanation) -> PartyOutput {
             flag_reasons: std::collections::BTreeMap::new(),
             remote_controllers: Some(row.remote_controllers),
             instance_trust: Some(row.instance_trust),
+            instance_trust_reason: explained.origin_reasons.get(&row.origin).cloned(),
             raw_r: Some(round(row.raw_belief)),
             raw_s: Some(round(row.raw_disbelief)),
             discount_factor: Some(row.discount_factor),

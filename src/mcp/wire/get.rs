@@ -51,6 +51,9 @@ pub struct GetInput {
     #[serde(default)]
     #[schemars(length(max = limits::MAX_CURSOR_CHARACTERS))]
     pub evidence_cursor: Option<String>,
+    /// Whose evidence `trust` and the explanation weigh: all (default) or first_party (this organization's alone).
+    #[serde(default)]
+    pub trust_view: Option<super::TrustViewInput>,
 }
 
 /// Trust figures with interval and model version.

@@ -75,7 +75,8 @@ impl Federation {
             .collect();
         store::instance_trust::replace_table(&mut transaction.conn(), &rows).await?;
         transaction.commit().await?;
-        self.service().install_instance_trust_table(table_of(&rows, epoch));
+        self.service()
+            .install_instance_trust_table(table_of(&rows, epoch), reasons_of(&rows));
         let next_due = peers
             .iter()
             .filter(|peer| peer.state == PeerState::Blocked)
@@ -100,7 +101,8 @@ impl Federation {
             return Ok(());
         }
         let rows = store::instance_trust::read_table(&mut reader.conn()).await?;
-        self.service().install_instance_trust_table(table_of(&rows, epoch));
+        self.service()
+            .install_instance_trust_table(table_of(&rows, epoch), reasons_of(&rows));
         Ok(())
     }
 
@@ -181,6 +183,23 @@ fn agreement_observation(event: &store::instance_trust::AgreementEvent) -> Agree
         instance_stance: polarity(event.positive_stance).1,
         stance_received_at: event.stance_received_at,
     }
+}
+
+/// Why each peer has its trust, as explanations show it: the reason, and the agreement events counted.
+fn reasons_of(rows: &[PeerTrust]) -> std::collections::BTreeMap<String, String> {
+    rows.iter()
+        .map(|row| {
+            (
+                row.peer_realm.clone(),
+                format!(
+                    "{}; agreement {}/{}",
+                    row.reason.to_text(),
+                    row.agreements,
+                    row.disagreements
+                ),
+            )
+        })
+        .collect()
 }
 
 /// The table the trust engine reads from a batch's rows.
