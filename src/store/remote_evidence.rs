@@ -269,22 +269,26 @@ pub struct OriginEvidence {
     pub rated: Vec<(PublicId, String)>,
 }
 
-/// The targets an origin's evidence is about.
+/// The targets an origin's evidence is about, through its provenance (indexed by origin: every remote record has
+/// one).
 pub async fn evidence_of_origin(conn: &mut Conn<'_>, origin: &str) -> Result<OriginEvidence, StoreError> {
     let targets: Vec<String> = dispatch!(conn, |connection| {
         sqlx::query_scalar(
-            "SELECT target_id FROM usage_events WHERE origin = $1 \
-             UNION SELECT target_id FROM reviews WHERE origin = $1 ORDER BY 1",
+            "SELECT DISTINCT target_id FROM evidence_provenance WHERE origin = $1 AND record_kind <> 'rating' \
+             ORDER BY 1",
         )
         .bind(origin)
         .fetch_all(&mut *connection)
         .await?
     });
     let rated: Vec<(String, String)> = dispatch!(conn, |connection| {
-        sqlx::query_as("SELECT DISTINCT target_id, dimension FROM ratings WHERE origin = $1 ORDER BY 1, 2")
-            .bind(origin)
-            .fetch_all(&mut *connection)
-            .await?
+        sqlx::query_as(
+            "SELECT DISTINCT p.target_id, r.dimension FROM evidence_provenance p JOIN ratings r ON r.id = p.record_id \
+             WHERE p.origin = $1 AND p.record_kind = 'rating' ORDER BY 1, 2",
+        )
+        .bind(origin)
+        .fetch_all(&mut *connection)
+        .await?
     });
     Ok(OriginEvidence {
         targets: targets
@@ -321,4 +325,24 @@ pub async fn delete_origin_evidence(conn: &mut Conn<'_>, origin: &str) -> Result
         });
     }
     Ok(records)
+}
+
+/// The targets any of `origins`' usage events and reviews are about, and the (target, dimension) pairs of their
+/// ratings: what an instance-trust change of those origins re-assesses (the origin → targets index).
+pub async fn evidence_of_origins(conn: &mut Conn<'_>, origins: &[String]) -> Result<OriginEvidence, StoreError> {
+    let mut evidence = OriginEvidence::default();
+    for origin in origins {
+        let one = evidence_of_origin(conn, origin).await?;
+        for target in one.targets {
+            if !evidence.targets.contains(&target) {
+                evidence.targets.push(target);
+            }
+        }
+        for rated in one.rated {
+            if !evidence.rated.contains(&rated) {
+                evidence.rated.push(rated);
+            }
+        }
+    }
+    Ok(evidence)
 }

@@ -39,6 +39,13 @@ impl InstanceTrustTable {
         self.trust_by_origin.insert(origin.into(), trust);
     }
 
+    /// Every origin the table names, with its trust as stored (unclamped), by realm.
+    pub fn origins(&self) -> impl Iterator<Item = (&str, f64)> {
+        self.trust_by_origin
+            .iter()
+            .map(|(origin, trust)| (origin.as_str(), *trust))
+    }
+
     /// The epoch label of this table.
     pub fn epoch(&self) -> &str {
         &self.epoch

@@ -48,6 +48,15 @@ fn instance_row<'a>(explanation: &'a Explanation, origin: &str) -> Option<&'a In
     })
 }
 
+/// The value stored for `target` on `node`: what search sorts and filters by.
+async fn stored_value(node: &Node, target: &str) -> f64 {
+    node.service()
+        .trust_summary(&PublicId::parse(target).expect("an ID"))
+        .await
+        .expect("a summary")
+        .value
+}
+
 /// Checks that the live assessment of `target` on `node` is what a full recomputation from the rows gives.
 async fn assert_matches_full_recomputation(node: &Node, target: &str) -> Assessment {
     let live = assessment(node, target).await;
@@ -144,6 +153,8 @@ async fn a_peer_s_usage_counts_by_the_discounted_amount_a_block_stops_it_and_its
         .expect("blocked");
     let blocked = assert_matches_full_recomputation(alpha, &item.revision_id).await;
     assert_eq!(blocked.value.to_bits(), before.value.to_bits());
+    // What search sorts and filters by follows at once (the stored assessment of every target of beta's evidence).
+    assert_eq!(stored_value(alpha, &item.revision_id).await, blocked.value);
     let explained = explanation(alpha, &item.revision_id).await;
     assert_eq!(
         instance_row(&explained, "beta.test")
@@ -163,6 +174,7 @@ async fn a_peer_s_usage_counts_by_the_discounted_amount_a_block_stops_it_and_its
         .expect("level set");
     let high = assert_matches_full_recomputation(alpha, &item.revision_id).await;
     assert!((high.value - value_with_one_remote_success(0.7)).abs() < 1e-12);
+    assert_eq!(stored_value(alpha, &item.revision_id).await, high.value);
     alpha
         .federation()
         .set_peer_level("beta.test", PeerLevel::Standard)

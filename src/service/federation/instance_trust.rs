@@ -75,8 +75,12 @@ impl Federation {
             .collect();
         store::instance_trust::replace_table(&mut transaction.conn(), &rows).await?;
         transaction.commit().await?;
-        self.service()
-            .install_instance_trust_table(table_of(&rows, epoch), reasons_of(&rows));
+        let before = self.service().instance_trust_table();
+        let table = table_of(&rows, epoch);
+        let changed = super::trust_refresh::changed_origins(&before, &table, &parameters);
+        self.service().install_instance_trust_table(table, reasons_of(&rows));
+        // Reads use the new table from here on; what search sorts and filters by follows.
+        self.refresh_trust_of_origins(&changed).await?;
         let next_due = peers
             .iter()
             .filter(|peer| peer.state == PeerState::Blocked)

@@ -23,6 +23,7 @@ pub mod peer_status;
 pub mod peering;
 pub mod purge;
 pub mod retry;
+mod trust_refresh;
 
 use std::sync::Arc;
 
