@@ -86,8 +86,6 @@ pub struct TrustParameters {
     pub strong_refutation_min_confidence: f64,
     /// An `outdated` review emits an outdated signal from this confidence on.
     pub outdated_signal_min_confidence: f64,
-    /// A remote instance's outdated signals count from this instance trust on.
-    pub outdated_signal_min_instance_trust: f64,
     /// Who may refute strongly.
     pub strong_refutation_gate: StrongRefutationGate,
     /// K_REF: independent strong refuters that prove a target incorrect.
@@ -168,7 +166,6 @@ impl Default for TrustParameters {
             upper_quantile: 0.95,
             strong_refutation_min_confidence: 0.7,
             outdated_signal_min_confidence: 0.5,
-            outdated_signal_min_instance_trust: 0.5,
             strong_refutation_gate: StrongRefutationGate::default(),
             refuters_for_proof: 2,
             successes_to_contest_proof: 4,
@@ -225,7 +222,7 @@ impl TrustParameters {
     /// rendering, so equal parameters always give the same text and any change gives a different one.
     pub fn canonical_text(&self) -> String {
         let gate = &self.strong_refutation_gate;
-        let fields: [(&str, String); 51] = [
+        let fields: [(&str, String); 50] = [
             ("model", MODEL_VERSION.to_string()),
             ("prior_weight", self.prior_weight.to_string()),
             ("base_rate", self.base_rate.to_string()),
@@ -252,10 +249,6 @@ impl TrustParameters {
             (
                 "outdated_signal_min_confidence",
                 self.outdated_signal_min_confidence.to_string(),
-            ),
-            (
-                "outdated_signal_min_instance_trust",
-                self.outdated_signal_min_instance_trust.to_string(),
             ),
             ("gate_min_reputation", gate.min_reputation.to_string()),
             ("gate_min_prior_valid_records", gate.min_prior_valid_records.to_string()),

@@ -51,6 +51,8 @@ pub struct StatusFacts {
     pub value: f64,
     pub lower_bound: f64,
     pub upper_bound: f64,
+    /// The upper bound of the first-party posterior alone, which R5 reads (§2.15).
+    pub first_party_upper_bound: f64,
     /// R: total belief mass after caps and discounts.
     pub belief_mass: f64,
     /// S: total disbelief mass after caps and discounts.
@@ -70,9 +72,7 @@ pub struct StatusFacts {
     pub successes_after_proof: u32,
     /// succ_after(T_ref) for a single refuter. Only meaningful when `refuters == 1`.
     pub successes_after_single_refutation: u32,
-    /// Parties with an outdated signal (first-party controllers and instances with t ≥ 0.5).
-    pub outdated_signalling_parties: u32,
-    /// First-party controllers among them.
+    /// First-party controllers with an outdated signal (§2.15: remote signals never count).
     pub outdated_signalling_first_party: u32,
     /// succ_after(time of the 2nd outdated signal). Only meaningful when the signal counts are reached.
     pub successes_after_outdated_signal: u32,
@@ -86,11 +86,10 @@ pub struct StatusDecision {
     pub reason: String,
 }
 
-/// Whether the outdated rule of §2.8 holds: enough parties signalled obsolescence, at least one first-party, and
-/// fewer than the answer threshold of real-world successes came after the deciding signal.
+/// Whether the outdated rule of §2.8 holds: enough first-party controllers signalled obsolescence (§2.15: remote
+/// signals never count), and fewer than the answer threshold of real-world successes came after the deciding signal.
 pub fn outdated_rule_holds(facts: &StatusFacts, params: &TrustParameters) -> bool {
-    facts.outdated_signalling_parties >= params.outdated_min_parties
-        && facts.outdated_signalling_first_party >= 1
+    facts.outdated_signalling_first_party >= params.outdated_min_parties
         && facts.successes_after_outdated_signal < params.successes_to_answer_refutation
 }
 
@@ -129,7 +128,7 @@ pub fn decide_status(facts: &StatusFacts, params: &TrustParameters) -> StatusDec
             StatusRule::R3,
             format!(
                 "{} first-party strong refutations explained by {} outdated signals",
-                facts.refuters, facts.outdated_signalling_parties
+                facts.refuters, facts.outdated_signalling_first_party
             ),
         );
     }
@@ -140,15 +139,17 @@ pub fn decide_status(facts: &StatusFacts, params: &TrustParameters) -> StatusDec
             format!("{} independent first-party strong refutations", facts.refuters),
         );
     }
-    if facts.upper_bound < params.statistical_incorrect_max_upper_bound
+    if facts.first_party_upper_bound < params.statistical_incorrect_max_upper_bound
         && facts.first_party_contradictions >= params.statistical_incorrect_min_contradictions
     {
         return decision(
             TrustStatus::Incorrect,
             StatusRule::R5,
             format!(
-                "upper bound {:.3} below {} with {} first-party contradictions",
-                facts.upper_bound, params.statistical_incorrect_max_upper_bound, facts.first_party_contradictions
+                "first-party upper bound {:.3} below {} with {} first-party contradictions",
+                facts.first_party_upper_bound,
+                params.statistical_incorrect_max_upper_bound,
+                facts.first_party_contradictions
             ),
         );
     }
@@ -158,7 +159,7 @@ pub fn decide_status(facts: &StatusFacts, params: &TrustParameters) -> StatusDec
             StatusRule::R6,
             format!(
                 "{} parties signal obsolescence and fewer than {} real-world successes came after",
-                facts.outdated_signalling_parties, params.successes_to_answer_refutation
+                facts.outdated_signalling_first_party, params.successes_to_answer_refutation
             ),
         );
     }
@@ -231,6 +232,7 @@ mod tests {
             value: 0.5,
             lower_bound: 0.05,
             upper_bound: 0.95,
+            first_party_upper_bound: 0.95,
             belief_mass: 0.0,
             disbelief_mass: 0.0,
             independent_confirmations: 0,
@@ -240,7 +242,6 @@ mod tests {
             refuters: 0,
             successes_after_proof: 0,
             successes_after_single_refutation: 0,
-            outdated_signalling_parties: 0,
             outdated_signalling_first_party: 0,
             successes_after_outdated_signal: 0,
         }
@@ -279,8 +280,7 @@ mod tests {
             StatusRule::R4
         );
         let outdated = StatusFacts {
-            outdated_signalling_parties: 2,
-            outdated_signalling_first_party: 1,
+            outdated_signalling_first_party: 2,
             ..quiet_facts()
         };
         assert_eq!(
@@ -298,20 +298,30 @@ mod tests {
             }),
             StatusRule::R11
         );
+        // §2.15: one first-party signal is not enough, whatever remote instances signal.
         assert_eq!(
             rule_of(&StatusFacts {
-                outdated_signalling_first_party: 0,
+                outdated_signalling_first_party: 1,
                 ..outdated
             }),
             StatusRule::R11
         );
         assert_eq!(
             rule_of(&StatusFacts {
-                upper_bound: 0.34,
+                first_party_upper_bound: 0.34,
                 first_party_contradictions: 2,
                 ..quiet_facts()
             }),
             StatusRule::R5
+        );
+        // §2.15: R5 reads the first-party posterior: a low bound of all evidence is not a statistical refutation.
+        assert_eq!(
+            rule_of(&StatusFacts {
+                upper_bound: 0.34,
+                first_party_contradictions: 2,
+                ..quiet_facts()
+            }),
+            StatusRule::R11
         );
         assert_eq!(
             rule_of(&StatusFacts {

@@ -158,8 +158,8 @@ pub(crate) fn assemble(
         },
         strong_refutations_first_party: first_party.refuters,
     };
-    let mut outdated_signal_times = first_party.earliest_outdated_signal_times.clone();
-    let mut outdated_signalling_parties = first_party.outdated_signalling_parties;
+    // §2.15: the outdated rule reads first-party signals only (an instance's are shown in its row, never counted).
+    let outdated_signal_times = &first_party.earliest_outdated_signal_times;
     let mut readings = Vec::with_capacity(instances.len());
     for instance in instances {
         let trust = evaluation.instance_trust.trust_of(instance.origin, params);
@@ -183,12 +183,6 @@ pub(crate) fn assemble(
                 Stance::Negative => counts.contradictions.remote += 1,
                 Stance::Neutral => {}
             }
-            if trust >= params.outdated_signal_min_instance_trust
-                && let Some(signal_time) = instance.earliest_outdated_signal
-            {
-                outdated_signal_times.push(signal_time);
-                outdated_signalling_parties += 1;
-            }
         }
         readings.push(InstanceReading {
             origin: instance.origin.to_string(),
@@ -208,6 +202,13 @@ pub(crate) fn assemble(
     let beta = params.prior_weight * (1.0 - params.base_rate) + disbelief_mass;
     let value = alpha / (alpha + beta);
     let (lower_bound, upper_bound) = beta_interval(alpha, beta, params.lower_quantile, params.upper_quantile);
+    // §2.15: R5 reads the bound of the first-party posterior alone, so no peer can lift a statistical refutation.
+    let (_, first_party_upper_bound) = beta_interval(
+        params.prior_weight * params.base_rate + first_party_belief,
+        params.prior_weight * (1.0 - params.base_rate) + first_party_disbelief,
+        params.lower_quantile,
+        params.upper_quantile,
+    );
     let opinion_total = belief_mass + disbelief_mass + params.prior_weight;
     let opinion = Opinion {
         belief: belief_mass / opinion_total,
@@ -227,13 +228,10 @@ pub(crate) fn assemble(
         Some(refutation_time) if first_party.refuters == 1 => successes_after(*refutation_time, success_limit),
         _ => 0,
     };
-    outdated_signal_times.sort();
     let deciding_signal_index = params.outdated_min_parties.max(1) as usize - 1;
     let successes_after_outdated_signal = match outdated_signal_times.get(deciding_signal_index) {
-        Some(signal_time) if first_party.outdated_signalling_parties >= 1 => {
-            successes_after(*signal_time, success_limit)
-        }
-        _ => 0,
+        Some(signal_time) => successes_after(*signal_time, success_limit),
+        None => 0,
     };
 
     let facts = StatusFacts {
@@ -241,6 +239,7 @@ pub(crate) fn assemble(
         value,
         lower_bound,
         upper_bound,
+        first_party_upper_bound,
         belief_mass,
         disbelief_mass,
         independent_confirmations: counts.independent_confirmations.total(),
@@ -250,7 +249,6 @@ pub(crate) fn assemble(
         refuters: first_party.refuters,
         successes_after_proof,
         successes_after_single_refutation,
-        outdated_signalling_parties,
         outdated_signalling_first_party: first_party.outdated_signalling_parties,
         successes_after_outdated_signal,
     };

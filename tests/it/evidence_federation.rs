@@ -970,3 +970,53 @@ async fn first_party_trust_view_answers_what_the_instance_would_say_with_no_peer
         .expect("compare");
     assert!(compared.items.iter().all(|item| item.scores[0].score.is_none()));
 }
+
+#[tokio::test]
+async fn a_flood_of_confirmations_from_one_peer_adds_at_most_its_bound_and_cannot_lift_a_first_party_refutation() {
+    let network = Network::start(&["alpha.test", "beta.test"]).await;
+    peered(&network, "alpha.test", "beta.test").await;
+    let (alpha, beta) = (network.node("alpha.test"), network.node("beta.test"));
+    let author = agent(alpha.service(), "author").await;
+    let item = publish_procedure(alpha.service(), &author, "disable the firewall to fix the build", &[]).await;
+    network.settle().await;
+    // Seven first-party controllers saw it fail: a statistical refutation (R5) on first-party evidence.
+    for number in 0..7 {
+        let user = agent(alpha.service(), &format!("user {number}")).await;
+        use_it(alpha.service(), &user, &item.id, "failure", true).await;
+    }
+    let refuted = assert_matches_full_recomputation(alpha, &item.revision_id).await;
+    assert_eq!(refuted.status, interai::domain::TrustStatus::Incorrect);
+    assert_eq!(refuted.rule.as_str(), "R5");
+
+    // A thousand confirmations from a thousand of beta's controllers.
+    let now = network.clock.now();
+    for number in 0..1000 {
+        let object = FederatedObject::Evidence(Box::new(usage_passport(beta, &item.revision_id, &item.id, now)));
+        let activity = evidence_activity(beta, beta, &object, &format!("flood-{number}")).await;
+        let (status, body) = post_activity(beta, alpha, &activity).await;
+        assert_eq!(status, StatusCode::ACCEPTED, "{body}");
+    }
+    network.settle().await;
+    let explained = explanation(alpha, &item.revision_id).await;
+    let row = instance_row(&explained, "beta.test").expect("beta's bucket");
+    assert_eq!((row.records, row.remote_controllers), (1000, 1000));
+    let flooded = assert_matches_full_recomputation(alpha, &item.revision_id).await;
+    // At t = 0.5 the bucket adds less than W·t/(1 − t) = 2 units, far under C_INST = 3, however many records.
+    assert!(
+        flooded.evidence_units.remote.belief < 2.0,
+        "{:?}",
+        flooded.evidence_units
+    );
+    assert!(
+        flooded.evidence_units.remote.belief > 1.99,
+        "{:?}",
+        flooded.evidence_units
+    );
+    assert!(flooded.value > refuted.value, "the flood moves the value");
+    assert_eq!(
+        flooded.status,
+        interai::domain::TrustStatus::Incorrect,
+        "but not the refutation"
+    );
+    assert_eq!(flooded.rule.as_str(), "R5");
+}

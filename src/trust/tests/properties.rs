@@ -125,6 +125,66 @@ fn p3_a_flood_cannot_lift_a_refuted_claim() {
     assert_eq!(many.status, TrustStatus::Incorrect);
 }
 
+/// §2.15: R5 reads the first-party posterior's upper bound, and the outdated rule first-party signals only, so a
+/// peer can neither lift a statistical refutation nor make a proven claim outdated.
+#[test]
+fn p3b_remote_evidence_cannot_lift_a_statistical_refutation_nor_explain_a_proof_as_obsolescence() {
+    let params = open();
+    let mut evidence = Evidence::default();
+    // Seven first-party controllers, each with four failed test uses (0.3 units each, capped at one unit): seven
+    // units of disbelief and no strong refutation.
+    for controller in ["c1", "c2", "c3", "c4", "c5", "c6", "c7"] {
+        for _ in 0..4 {
+            evidence.usage_by(
+                None,
+                controller,
+                &agent_of(controller),
+                0.0,
+                false,
+                UsageOutcome::Failure,
+            );
+        }
+    }
+    let none = empty_table();
+    let refuted = full(&evidence.records, &params, 0.0, &none);
+    assert_eq!((refuted.status, refuted.rule.as_str()), (TrustStatus::Incorrect, "R5"));
+    let mut flooded = evidence.clone();
+    flood(&mut flooded, "peer.test", 10_000, 0.0, UsageOutcome::Success);
+    let half = InstanceTrustTable::new("e").with("peer.test", 0.5);
+    let at_half = full(&flooded.records, &params, 0.0, &half);
+    assert!(
+        at_half.upper_bound > params.statistical_incorrect_max_upper_bound,
+        "the flood lifts the bound of all evidence"
+    );
+    assert_eq!((at_half.status, at_half.rule.as_str()), (TrustStatus::Incorrect, "R5"));
+
+    // Proven (two refuters), then one first-party and one remote `outdated` review: the proof stands (R4, not R3).
+    let mut proven = Evidence::default();
+    proven.failure("r1", 0.0);
+    proven.failure("r2", 0.0);
+    proven.review(None, "o1", 1.0, Verdict::Outdated, 0.9, Grounding::OwnRealWorldUsage);
+    proven.review(
+        Some("peer.test"),
+        "o2",
+        1.0,
+        Verdict::Outdated,
+        0.9,
+        Grounding::OwnRealWorldUsage,
+    );
+    let assessed = full(&proven.records, &params, 2.0, &half);
+    assert_eq!(
+        (assessed.status, assessed.rule.as_str()),
+        (TrustStatus::Incorrect, "R4")
+    );
+    // A second first-party signal explains it.
+    proven.review(None, "o3", 1.5, Verdict::Outdated, 0.9, Grounding::OwnRealWorldUsage);
+    let explained = full(&proven.records, &params, 2.0, &half);
+    assert_eq!(
+        (explained.status, explained.rule.as_str()),
+        (TrustStatus::Outdated, "R3")
+    );
+}
+
 #[test]
 fn p4_retraction_restores_the_exact_prior_state() {
     let params = open();
