@@ -118,7 +118,7 @@ object), validation_failed (malformed ID or include), forbidden_scope.",
                     }),
                     include: input.include,
                     evidence_cursor: input.evidence_cursor,
-                    trust_view: input.trust_view.unwrap_or_default().into(),
+                    trust_view: crate::service::trust::TrustViewScope::from_input(input.trust_view.as_deref())?,
                 };
                 self.service.get(&caller, &request).await.map(super::wire::get_output)
             },
@@ -160,7 +160,7 @@ Read-only. Needs scope `read`. Errors: validation_failed, invalid_target (not en
                     ids: input.ids,
                     context: input.context,
                     dimensions: input.dimensions,
-                    trust_view: input.trust_view.unwrap_or_default().into(),
+                    trust_view: crate::service::trust::TrustViewScope::from_input(input.trust_view.as_deref())?,
                 };
                 self.service
                     .compare(&caller, &request)

@@ -5,7 +5,7 @@
 //! version equals the persisted summary's version (which every evidence change increments under a row lock), and
 //! is rebuilt from the rows otherwise, so several processes sharing one database stay exact.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
@@ -67,6 +67,15 @@ impl TrustViewScope {
             "all" => Some(TrustViewScope::All),
             "first_party" => Some(TrustViewScope::FirstParty),
             _ => None,
+        }
+    }
+
+    /// The `trust_view` argument of a tool: absent means `all`; anything but the two names is a validation error.
+    pub fn from_input(text: Option<&str>) -> Result<TrustViewScope, ServiceError> {
+        match text.map(str::trim) {
+            None => Ok(TrustViewScope::All),
+            Some(name) => TrustViewScope::parse(name)
+                .ok_or_else(|| ServiceError::validation("trust_view", "trust_view must be all or first_party")),
         }
     }
 }
@@ -165,6 +174,10 @@ pub struct PendingTrustStates {
     /// decision: their first decision is recorded, with the agreement events of the peers that had a stance on them
     /// (§2.10, §2.15), once the transaction's evidence rows are written.
     first_party_decided: Vec<(TrustTarget, FirstPartyDecision, DateTime<Utc>)>,
+    /// Rating aggregates (target, dimension) that remote ratings applied in this transaction changed: refreshed
+    /// once, when the batch's objects are all applied, rather than once per rating (a flood of a peer's ratings
+    /// would otherwise read every rating of the target again for each one).
+    rating_refreshes: BTreeSet<(PublicId, String)>,
 }
 
 /// The per-process cache of incremental target states.
@@ -825,6 +838,23 @@ impl Service {
         }
         cache.insert(root_controller.as_str().to_owned(), (snapshot_at, reputation.clone()));
         Ok(reputation)
+    }
+
+    /// Notes that a remote rating changed the aggregates of (target, dimension) in this transaction; see
+    /// [`Service::refresh_noted_rating_aggregates`].
+    pub(super) fn note_rating_change(&self, unit: &mut UnitOfWork, target: &PublicId, dimension: &str) {
+        unit.trust_states()
+            .rating_refreshes
+            .insert((target.clone(), dimension.to_owned()));
+    }
+
+    /// Refreshes, once each, the rating aggregates noted in this transaction (call it when its objects are applied).
+    pub(super) async fn refresh_noted_rating_aggregates(&self, unit: &mut UnitOfWork) -> Result<(), ServiceError> {
+        for (target, dimension) in std::mem::take(&mut unit.trust_states().rating_refreshes) {
+            self.refresh_rating_aggregates_if_held(&mut unit.conn(), &target, &dimension)
+                .await?;
+        }
+        Ok(())
     }
 
     /// Judges the records of every target whose status became decided in this transaction. Call it after the

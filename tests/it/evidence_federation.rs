@@ -1020,3 +1020,130 @@ async fn a_flood_of_confirmations_from_one_peer_adds_at_most_its_bound_and_canno
     );
     assert_eq!(flooded.rule.as_str(), "R5");
 }
+
+/// Rates `target` on `usefulness` in `context` as `rater` on `node`.
+async fn rate_usefulness(node: &Node, rater: &crate::fixtures::Agent, target: &str, context: Value, score: f64) {
+    node.service()
+        .rate(
+            &rater.caller,
+            &metadata("rate"),
+            interai::service::evidence::RateRequest {
+                target: target.to_owned(),
+                context: Some(context),
+                dimension: "usefulness".to_owned(),
+                score,
+                confidence: 1.0,
+                ..Default::default()
+            },
+        )
+        .await
+        .expect("rated");
+}
+
+#[tokio::test]
+async fn a_peer_s_flood_of_zero_ratings_moves_an_aggregate_as_section_2_9_gives_and_at_trust_zero_not_at_all() {
+    let network = Network::start(&["alpha.test", "beta.test"]).await;
+    peered(&network, "alpha.test", "beta.test").await;
+    let (alpha, beta) = (network.node("alpha.test"), network.node("beta.test"));
+    let author = agent(alpha.service(), "author").await;
+    let rated = publish_procedure(alpha.service(), &author, "pin the python toolchain", &[]).await;
+    let other = publish_procedure(alpha.service(), &author, "pin the rust toolchain", &[]).await;
+    network.settle().await;
+    // §2.9's raters: an operator's 100 agents at 100 and three humans at 60 in python, three raters elsewhere.
+    let operator = crate::fixtures::controller(alpha.service(), "opA").await;
+    for number in 0..100 {
+        let operated = crate::fixtures::agent_of(alpha.service(), &operator, &format!("opA agent {number}")).await;
+        rate_usefulness(alpha, &operated, &rated.id, json!({ "lang": "python" }), 100.0).await;
+    }
+    for (name, context, score) in [
+        ("h1", json!({ "lang": "python" }), 60.0),
+        ("h2", json!({ "lang": "python" }), 60.0),
+        ("h3", json!({ "lang": "python" }), 60.0),
+        ("x1", json!({ "lang": "rust" }), 80.0),
+        ("x2", json!({ "lang": "go" }), 60.0),
+        ("x3", json!({}), 60.0),
+    ] {
+        let rater = agent(alpha.service(), name).await;
+        rate_usefulness(alpha, &rater, &rated.id, context, score).await;
+    }
+    let reader = agent(alpha.service(), "reader").await;
+    let python_score = || async {
+        let compared = alpha
+            .service()
+            .compare(
+                &reader.caller,
+                &interai::service::compare::CompareRequest {
+                    ids: vec![rated.id.clone(), other.id.clone()],
+                    context: Some(json!({ "lang": "python" })),
+                    dimensions: vec!["usefulness".to_owned()],
+                    trust_view: Default::default(),
+                },
+            )
+            .await
+            .expect("compare");
+        compared.items[0].scores[0].score.expect("scored")
+    };
+    let own = python_score().await;
+    assert!((own - 68.148).abs() < 0.001, "§2.9: 68.15 ({own})");
+
+    // Five thousand zero scores from five thousand of beta's controllers, sent 64 at a time as a peer's push does
+    // (requests in flight together are applied together).
+    let now = network.clock.now();
+    let mut activities = Vec::with_capacity(5_000);
+    for number in 0..5_000 {
+        let object = FederatedObject::Evidence(Box::new(EvidencePassport {
+            record_id: fresh_id(IdKind::Rating),
+            origin: "beta.test".to_owned(),
+            target_id: PublicId::parse(&rated.id).expect("id"),
+            target_content_id: None,
+            actor_id: fresh_id(IdKind::Agent),
+            root_controller_id: fresh_id(IdKind::User),
+            created_at: now,
+            facts: EvidenceFacts::Rating {
+                dimension: "usefulness".to_owned(),
+                score: 0.0,
+                confidence: 1.0,
+                context_key: ContextKey::parse("lang=python").expect("context"),
+                based_on_usage: None,
+            },
+        }));
+        activities.push(evidence_activity(beta, beta, &object, &format!("zero-{number}")).await);
+    }
+    let key = beta.federation().signing_key().await.expect("key");
+    let inbox = url::Url::parse(&format!("{}/inbox", alpha.url())).expect("inbox");
+    for window in activities.chunks(64) {
+        let mut requests = tokio::task::JoinSet::new();
+        for activity in window {
+            let request = beta
+                .federation_client()
+                .signed_request(
+                    http::Method::POST,
+                    &inbox,
+                    Some(serde_json::to_vec(activity).expect("json")),
+                    &key,
+                )
+                .expect("signed");
+            let router = alpha.router.clone();
+            requests.spawn(async move {
+                use tower::ServiceExt;
+                let (parts, body) = request.into_parts();
+                let request = http::Request::from_parts(parts, axum::body::Body::from(body));
+                router.oneshot(request).await.expect("router answers").status()
+            });
+        }
+        while let Some(status) = requests.join_next().await {
+            assert_eq!(status.expect("a request"), StatusCode::ACCEPTED);
+        }
+    }
+    network.settle().await;
+    let flooded = python_score().await;
+    assert!((flooded - 48.2).abs() < 0.05, "§2.9: 48.2 at t = 0.5 ({flooded})");
+
+    // At t = 0 (quarantine) the flood counts for nothing: the value is the first-party one, bit for bit.
+    alpha
+        .federation()
+        .set_peer_level("beta.test", PeerLevel::Quarantine)
+        .await
+        .expect("quarantined");
+    assert_eq!(python_score().await.to_bits(), own.to_bits());
+}

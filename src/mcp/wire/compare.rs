@@ -36,7 +36,8 @@ pub struct CompareInput {
     pub dimensions: Vec<String>,
     /// Whose evidence scores and trust weigh: all (default) or first_party (this organization's alone).
     #[serde(default)]
-    pub trust_view: Option<super::TrustViewInput>,
+    #[schemars(length(max = limits::MAX_KEYWORD_CHARACTERS))]
+    pub trust_view: Option<String>,
 }
 
 /// One item's score on one dimension.

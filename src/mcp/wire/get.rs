@@ -53,7 +53,8 @@ pub struct GetInput {
     pub evidence_cursor: Option<String>,
     /// Whose evidence `trust` and the explanation weigh: all (default) or first_party (this organization's alone).
     #[serde(default)]
-    pub trust_view: Option<super::TrustViewInput>,
+    #[schemars(length(max = limits::MAX_KEYWORD_CHARACTERS))]
+    pub trust_view: Option<String>,
 }
 
 /// Trust figures with interval and model version.

@@ -24,28 +24,6 @@ pub use whoami::*;
 
 use crate::domain::TrustStatus;
 
-/// Whose evidence trust weighs (`trust_view`, an extension of the spec, on `get` and `compare`): `all` (the default:
-/// this organization's evidence and its peers', each peer's weighed by this instance's trust in it) or
-/// `first_party` (this organization's own evidence alone: what this instance would say with no peers).
-#[derive(Debug, Clone, Copy, Default, serde::Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum TrustViewInput {
-    /// First-party and remote evidence.
-    #[default]
-    All,
-    /// First-party evidence only.
-    FirstParty,
-}
-
-impl From<TrustViewInput> for crate::service::trust::TrustViewScope {
-    fn from(input: TrustViewInput) -> Self {
-        match input {
-            TrustViewInput::All => crate::service::trust::TrustViewScope::All,
-            TrustViewInput::FirstParty => crate::service::trust::TrustViewScope::FirstParty,
-        }
-    }
-}
-
 /// The URI under which an object is also readable as an MCP resource.
 pub fn resource_uri(id: &str) -> String {
     if id.starts_with("cnt_") {

@@ -423,6 +423,7 @@ impl Federation {
                         &mut KnownRows::none(),
                     )
                     .await?;
+                self.service().refresh_noted_rating_aggregates(unit).await?;
                 let finished = [(row, ending)];
                 self.finish_inbound(unit.transaction(), &finished).await?;
                 let [(_, ending)] = finished;
@@ -553,6 +554,7 @@ impl Federation {
                 .await?;
             (row, ending)
         });
+        self.service().refresh_noted_rating_aggregates(unit).await?;
         self.finish_inbound(unit.transaction(), &finished).await?;
         Ok(finished
             .into_iter()

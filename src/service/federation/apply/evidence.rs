@@ -325,9 +325,7 @@ impl Federation {
                     created_at: recorded_at,
                 };
                 store::evidence::insert_rating(&mut unit.conn(), &rating).await?;
-                service
-                    .refresh_rating_aggregates_if_held(&mut unit.conn(), &rating.target_id, dimension)
-                    .await?;
+                service.note_rating_change(unit, &rating.target_id, dimension);
             }
         }
         store::remote_evidence::insert_provenance(&mut unit.conn(), &provenance).await?;
@@ -398,9 +396,7 @@ impl Federation {
         if record_id.kind() == IdKind::Rating {
             store::evidence::retract(&mut unit.conn(), record_id, now).await?;
             if let Some(rating) = store::evidence::find_rating(&mut unit.conn(), record_id).await? {
-                service
-                    .refresh_rating_aggregates_if_held(&mut unit.conn(), &rating.target_id, &rating.dimension)
-                    .await?;
+                service.note_rating_change(unit, &rating.target_id, &rating.dimension);
             }
         } else {
             let target = service.find_trust_target(&mut unit.conn(), &held.target_id).await?;
