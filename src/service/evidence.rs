@@ -879,6 +879,18 @@ impl Service {
         })
     }
 
+    /// Computes the aggregates of a newly held target from the ratings other realms sent before it arrived.
+    pub(super) async fn refresh_waiting_rating_aggregates(
+        &self,
+        unit: &mut UnitOfWork,
+        target: &PublicId,
+    ) -> Result<(), ServiceError> {
+        for dimension in store::remote_evidence::rated_dimensions(&mut unit.conn(), target).await? {
+            self.note_rating_change(unit, target, &dimension);
+        }
+        Ok(())
+    }
+
     /// Recomputes the aggregates of (target, dimension) after a remote rating changed, when the target is held here
     /// (a rating that arrives before its target counts once the target's own aggregates are computed).
     pub(super) async fn refresh_rating_aggregates_if_held(

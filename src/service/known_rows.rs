@@ -32,7 +32,8 @@ pub(crate) struct KnownRows {
     spaces: HashMap<PublicId, Option<Space>>,
     claims: HashMap<PublicId, Option<Claim>>,
     claims_by_fingerprint: HashMap<String, Option<Claim>>,
-    /// The batch's targets (revisions, claims, entities) that evidence from other realms already names; `None` when
+    /// The batch's targets (revisions, claims, entities, and content items for ratings) that evidence from other
+    /// realms already names; `None` when
     /// nothing was read ahead. Evidence applied in the batch adds its target.
     evidence_targets: Option<std::collections::HashSet<PublicId>>,
     entities: HashMap<PublicId, Option<Entity>>,
@@ -97,6 +98,7 @@ impl KnownRows {
             .iter()
             .chain(&claim_ids)
             .chain(&entity_ids)
+            .chain(&content_ids)
             .cloned()
             .collect();
         let evidence_targets = store::remote_evidence::targets_with_evidence(&mut unit.conn(), &targets).await?;

@@ -346,3 +346,17 @@ pub async fn evidence_of_origins(conn: &mut Conn<'_>, origins: &[String]) -> Res
     }
     Ok(evidence)
 }
+
+/// The dimensions other realms rated `target` on (ratings that may have arrived before it).
+pub async fn rated_dimensions(conn: &mut Conn<'_>, target_id: &PublicId) -> Result<Vec<String>, StoreError> {
+    let dimensions: Vec<String> = dispatch!(conn, |connection| {
+        sqlx::query_scalar(
+            "SELECT DISTINCT r.dimension FROM evidence_provenance p JOIN ratings r ON r.id = p.record_id \
+             WHERE p.target_id = $1 AND p.record_kind = 'rating' ORDER BY 1",
+        )
+        .bind(target_id.as_str())
+        .fetch_all(&mut *connection)
+        .await?
+    });
+    Ok(dimensions)
+}

@@ -492,10 +492,38 @@ async fn a_record_that_arrives_before_its_target_counts_once_the_target_arrives(
     // Beta is down while alpha publishes and gamma uses the item.
     network.switchboard.take_down("beta.test");
     let author = agent(alpha.service(), "author").await;
-    let item = publish_procedure(alpha.service(), &author, "compact the event log", &[]).await;
+    let item = alpha
+        .service()
+        .publish(
+            &author.caller,
+            &metadata("publish"),
+            PublishRequest {
+                content_type: "procedure".to_owned(),
+                title: "compact the event log".to_owned(),
+                summary: "How to compact it.".to_owned(),
+                body_markdown: "# Compact\n\nRun the compactor.\n".to_owned(),
+                subjects: vec![interai::service::references::SubjectReference::Named {
+                    name: "event log".to_owned(),
+                    entity_type: "tool".to_owned(),
+                    aliases: Vec::new(),
+                    description: None,
+                }],
+                ..PublishRequest::default()
+            },
+        )
+        .await
+        .expect("published");
     network.settle().await;
+    let entity = alpha
+        .service()
+        .find_entity_by_name("tool", "event log")
+        .await
+        .expect("the subject")
+        .id
+        .into_string();
     let gamma_agent = agent(gamma.service(), "gamma user").await;
     use_it(gamma.service(), &gamma_agent, &item.id, "success", true).await;
+    rate_usefulness(gamma, &gamma_agent, &entity, json!({}), 70.0).await;
     network.settle().await;
 
     // Beta comes back while alpha is down: gamma's record arrives first and waits for its target.
@@ -524,6 +552,32 @@ async fn a_record_that_arrives_before_its_target_counts_once_the_target_arrives(
     assert_matches_full_recomputation(beta, &item.revision_id).await;
     let on_alpha = explanation(alpha, &item.revision_id).await;
     assert_eq!(instance_row(&on_alpha, "gamma.test").expect("and on alpha").records, 1);
+
+    // Gamma's rating of the item's subject waited too: beta's aggregate holds it once the entity arrived.
+    let reader = agent(beta.service(), "reader").await;
+    let view = beta
+        .service()
+        .get(
+            &reader.caller,
+            &interai::service::lookup::GetRequest {
+                id: entity.clone(),
+                revision: None,
+                include: None,
+                evidence_cursor: None,
+                trust_view: Default::default(),
+            },
+        )
+        .await
+        .expect("beta holds the entity");
+    let interai::service::lookup::ObjectView::Entity(entity_view) = view else {
+        panic!("an entity");
+    };
+    let usefulness = entity_view
+        .ratings
+        .iter()
+        .find(|aggregate| aggregate.dimension == "usefulness")
+        .expect("the aggregate of gamma's rating");
+    assert_eq!(usefulness.independent_raters, 1);
 }
 
 #[tokio::test]

@@ -293,6 +293,11 @@ impl Federation {
                 self.service()
                     .insert_entity(unit, &entity, now, waiting.as_deref())
                     .await?;
+                if waiting.as_ref().is_none_or(|waiting| !waiting.is_empty()) {
+                    self.service()
+                        .refresh_waiting_rating_aggregates(unit, &subject.id)
+                        .await?;
+                }
                 stored_entities.push(subject.id.clone());
             }
             if !subject_ids.contains(&subject.id) {
@@ -420,6 +425,16 @@ impl Federation {
                 },
             )
             .await?;
+        // Ratings of the item that arrived before it: its aggregates are computed now that it is held.
+        if existing_item.is_none()
+            && known
+                .evidence_waiting(std::iter::once(&record.content_id))
+                .is_none_or(|waiting| !waiting.is_empty())
+        {
+            self.service()
+                .refresh_waiting_rating_aggregates(unit, &record.content_id)
+                .await?;
+        }
         Ok(Applied::Stored(format!(
             "{} revision {} from {}{}",
             record.content_id,
