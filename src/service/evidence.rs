@@ -799,12 +799,7 @@ impl Service {
         target: &TrustTarget,
     ) -> Result<Grounding, ServiceError> {
         let usage = self.own_active_usage(conn, caller, usage_id).await?;
-        let same_target = usage.target_id == target.id
-            || (usage.target_content_id.is_some() && usage.target_content_id == target.content_id)
-            || (target.kind == store::trust::TrustTargetKind::Claim
-                && usage.target_id.kind() == IdKind::Revision
-                && store::knowledge::revision_has_claim(conn, &usage.target_id, &target.id).await?);
-        if !same_target {
+        if !usage_is_of_target(conn, &usage, target).await? {
             return Err(ServiceError::validation(
                 "based_on_usage",
                 "based_on_usage must be a use of the reviewed content or claim",
@@ -988,6 +983,20 @@ impl Service {
         store::trust::replace_rating_aggregates(conn, target, dimension, &aggregates).await?;
         Ok(())
     }
+}
+
+/// Whether a usage event is a use of `target`, so that a review of it may be grounded in it: the same revision or
+/// content item, or a revision making the reviewed claim. Shared by local reviews and remote ones (§2.15).
+pub(super) async fn usage_is_of_target(
+    conn: &mut Conn<'_>,
+    usage: &UsageEvent,
+    target: &TrustTarget,
+) -> Result<bool, ServiceError> {
+    Ok(usage.target_id == target.id
+        || (usage.target_content_id.is_some() && usage.target_content_id == target.content_id)
+        || (target.kind == store::trust::TrustTargetKind::Claim
+            && usage.target_id.kind() == IdKind::Revision
+            && store::knowledge::revision_has_claim(conn, &usage.target_id, &target.id).await?))
 }
 
 /// Evidence about deleted content is refused: the item is a tombstone, and nothing can be learned from using it.

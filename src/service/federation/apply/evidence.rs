@@ -435,11 +435,7 @@ async fn remote_grounding(
     {
         return Ok(Grounding::Ungrounded);
     }
-    let same_target = usage.target_id == target.id
-        || (usage.target_content_id.is_some() && usage.target_content_id == target.content_id)
-        || (target.kind == store::trust::TrustTargetKind::Claim
-            && usage.target_id.kind() == IdKind::Revision
-            && store::knowledge::revision_has_claim(&mut unit.conn(), &usage.target_id, &target.id).await?);
+    let same_target = crate::service::evidence::usage_is_of_target(&mut unit.conn(), &usage, target).await?;
     Ok(match (same_target, usage.real_world_use) {
         (false, _) => Grounding::Ungrounded,
         (true, true) => Grounding::OwnRealWorldUsage,
