@@ -1201,3 +1201,55 @@ async fn a_peer_s_flood_of_zero_ratings_moves_an_aggregate_as_section_2_9_gives_
         .expect("quarantined");
     assert_eq!(python_score().await.to_bits(), own.to_bits());
 }
+
+/// A change made to an evidence object before it is signed again.
+type ObjectEdit = fn(&mut Value);
+
+#[tokio::test]
+async fn malformed_evidence_objects_are_refused_at_the_inbox_with_nothing_stored() {
+    let network = Network::start(&["alpha.test", "beta.test"]).await;
+    peered(&network, "alpha.test", "beta.test").await;
+    let (alpha, beta) = (network.node("alpha.test"), network.node("beta.test"));
+    let author = agent(alpha.service(), "author").await;
+    let item = publish_procedure(alpha.service(), &author, "renew the certificate", &[]).await;
+    network.settle().await;
+    let key = beta.federation().signing_key().await.expect("key");
+    let object = FederatedObject::Evidence(Box::new(usage_passport(
+        beta,
+        &item.revision_id,
+        &item.id,
+        network.clock.now(),
+    )));
+    let genuine = evidence_activity(beta, beta, &object, "malformed-base").await;
+    // Each edit is signed again by beta, so the proof holds and the object itself is what is wrong.
+    let edits: [(&str, ObjectEdit); 4] = [
+        ("a member of another kind", |object| {
+            object["verdict"] = json!("confirmed")
+        }),
+        ("a missing member", |object| {
+            object.as_object_mut().expect("object").remove("result");
+        }),
+        ("a target that is no interai ID", |object| {
+            object["target"] = json!("rev_not-an-id")
+        }),
+        ("an unknown member", |object| object["note"] = json!("private")),
+    ];
+    for (number, (what, edit)) in edits.into_iter().enumerate() {
+        let mut object = genuine["object"].clone();
+        object.as_object_mut().expect("object").remove("proof");
+        edit(&mut object);
+        let created = 1_800_000_000;
+        let signed = federation::integrity::sign_document(&object, &key.key_pair, &key.key_id, created).expect("signs");
+        let mut activity = genuine.clone();
+        activity["id"] = json!(format!("{}/activities/malformed-{number}", beta.url()));
+        activity["object"] = signed;
+        let (status, body) = post_activity(beta, alpha, &activity).await;
+        assert_eq!(
+            (status, body["reason"].as_str()),
+            (StatusCode::BAD_REQUEST, Some("malformed_object")),
+            "{what}: {body}"
+        );
+    }
+    network.settle().await;
+    assert!(instance_row(&explanation(alpha, &item.revision_id).await, "beta.test").is_none());
+}
