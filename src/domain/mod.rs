@@ -24,4 +24,4 @@ pub use ids::{IdKind, IdParseError, PublicId};
 pub use peer::{KeyPin, PeerLevel, PeerState, ShownPeerState};
 pub use realm::Realm;
 pub use scope::{Scope, ScopeSet};
-pub use trust_status::TrustStatus;
+pub use trust_status::{TrustStatus, TrustStatuses, TrustViewScope};

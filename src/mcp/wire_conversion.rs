@@ -234,9 +234,11 @@ pub fn retraction_output(outcome: crate::service::evidence::RetractOutcome) -> E
     }
 }
 
-/// `search` arguments as a service request.
-pub fn search_request(input: super::wire::SearchInput) -> crate::service::search::SearchRequest {
-    crate::service::search::SearchRequest {
+/// `search` arguments as a service request (an unknown `trust_view` is a validation error).
+pub fn search_request(
+    input: super::wire::SearchInput,
+) -> Result<crate::service::search::SearchRequest, crate::service::ServiceError> {
+    Ok(crate::service::search::SearchRequest {
         query: input.query,
         kinds: input.kinds,
         content_types: input.content_types,
@@ -252,5 +254,6 @@ pub fn search_request(input: super::wire::SearchInput) -> crate::service::search
         sort: input.sort,
         limit: input.limit,
         cursor: input.cursor,
-    }
+        trust_view: crate::service::trust::TrustViewScope::from_input(input.trust_view.as_deref())?,
+    })
 }

@@ -19,7 +19,7 @@ use super::{ErrorCode, Service, ServiceError};
 use crate::domain::change::Change;
 use crate::domain::knowledge::{Claim, ContentItem, Entity, Revision, Source, Space};
 use crate::domain::text::normalize_entity_name;
-use crate::domain::{AuthenticatedActor, IdKind, PublicId, Scope, TrustStatus};
+use crate::domain::{AuthenticatedActor, IdKind, PublicId, Scope, TrustStatus, TrustStatuses};
 use crate::store::trust::TrustTargetKind;
 use crate::store::{self, Transaction};
 
@@ -594,7 +594,10 @@ impl Service {
         let statuses = self
             .initialize_trust_summaries(unit, &[(target, false)], evidence_waiting)
             .await?;
-        let status = statuses.first().copied().unwrap_or(TrustStatus::Unverified);
+        let status = statuses
+            .first()
+            .copied()
+            .unwrap_or(TrustStatuses::same(TrustStatus::Unverified));
         let mut document = super::search::entity_document(entity, status);
         document.created_at = indexed_at;
         // A new entity: its document cannot exist yet.

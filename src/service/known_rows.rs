@@ -101,6 +101,14 @@ impl KnownRows {
             .chain(&content_ids)
             .cloned()
             .collect();
+        // The batch's targets and those its evidence names, locked before anything looks for the other (see
+        // `store::remote_evidence::lock_evidence_targets`).
+        let evidence_named = objects.iter().filter_map(|object| match &object.object {
+            FederatedObject::Evidence(passport) => Some(&passport.target_id),
+            _ => None,
+        });
+        let locked: Vec<&PublicId> = targets.iter().chain(evidence_named).collect();
+        store::remote_evidence::lock_evidence_targets(&mut unit.conn(), &locked).await?;
         let evidence_targets = store::remote_evidence::targets_with_evidence(&mut unit.conn(), &targets).await?;
         Ok(KnownRows {
             tombstones: known(&content_ids, tombstones, |row| row.content_id.clone()),

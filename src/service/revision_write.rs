@@ -10,7 +10,7 @@ use super::unit_of_work::UnitOfWork;
 use super::{Service, ServiceError};
 use crate::domain::knowledge::{Claim, ClaimAlias, ContentItem, Relation, RelationType, Revision};
 use crate::domain::replication::OriginProof;
-use crate::domain::{PublicId, TrustStatus};
+use crate::domain::{PublicId, TrustStatus, TrustStatuses};
 use crate::store::trust::TrustTargetKind;
 use crate::store::{self};
 
@@ -210,7 +210,7 @@ impl Service {
         // Search: the item's document (when this revision is what the item shows) and those of its new claims, with
         // their first statuses, in one statement.
         let mut statuses = statuses.into_iter();
-        let revision_status = statuses.next().unwrap_or(TrustStatus::Unverified);
+        let revision_status = statuses.next().unwrap_or(TrustStatuses::same(TrustStatus::Unverified));
         let mut documents = Vec::with_capacity(1 + new_claims.len());
         if write.becomes_current {
             let claim_texts: Vec<String> = write.claims.iter().map(|claim| claim.new.text.clone()).collect();
@@ -223,7 +223,10 @@ impl Service {
             ));
         }
         for claim in &new_claims {
-            let mut document = super::search::claim_document(claim, statuses.next().unwrap_or(TrustStatus::Unverified));
+            let mut document = super::search::claim_document(
+                claim,
+                statuses.next().unwrap_or(TrustStatuses::same(TrustStatus::Unverified)),
+            );
             document.created_at = write.indexed_at;
             documents.push(document);
         }

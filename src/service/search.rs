@@ -24,7 +24,7 @@ use super::validation::{
 };
 use super::{Service, ServiceError};
 use crate::domain::search_query::ParsedQuery;
-use crate::domain::{AuthenticatedActor, IdKind, Scope, TrustStatus};
+use crate::domain::{AuthenticatedActor, IdKind, Scope, TrustStatus, TrustStatuses, TrustViewScope};
 use crate::store::search::{SearchCandidate, SearchDocument, SearchFilter, SearchKind, SearchListing, SearchOrder};
 use crate::store::{self, Conn};
 
@@ -64,6 +64,8 @@ pub struct SearchRequest {
     pub limit: Option<u32>,
     /// The `next_cursor` of the previous page.
     pub cursor: Option<String>,
+    /// Whose evidence the statuses, the trust order and each result's trust weigh (`trust_view`, an extension).
+    pub trust_view: TrustViewScope,
 }
 
 /// A result's trust, as listings show it.
@@ -269,12 +271,17 @@ impl Service {
                 Some((target, reason.map(str::to_owned)))
             }
         };
-        let search_fingerprint = super::writes::request_fingerprint(&json!({
+        let mut search_parameters = json!({
             "query": query_text, "kinds": request.kinds, "content_types": content_types, "entity_types": entity_types,
             "context": context_key.to_string(), "alternatives_to": request.alternatives_to.as_ref().map(|(id, reason)| json!([id, reason])),
             "space": request.space, "tags": tags,
             "statuses": statuses.iter().map(|status| status.as_str()).collect::<Vec<_>>(), "sort": format!("{sort:?}"),
-        }));
+        });
+        if request.trust_view != TrustViewScope::All {
+            // Only another view is named, so that cursors made before there were views stay valid.
+            search_parameters["trust_view"] = json!(request.trust_view.as_str());
+        }
+        let search_fingerprint = super::writes::request_fingerprint(&search_parameters);
         let mut reader = self.store().reader().await?;
         let secret = self.signing_secret(&mut reader.conn()).await?;
         let cursor = match request.cursor.as_deref().filter(|cursor| !cursor.is_empty()) {
@@ -333,6 +340,7 @@ impl Service {
             tags,
             space_id,
             statuses,
+            trust_view: request.trust_view,
             // A first page runs at `as_of` itself, so nothing can have been created after it.
             created_at_or_before: cursor.is_some().then_some(as_of),
             restrict_to,
@@ -614,7 +622,7 @@ pub(super) fn content_document(
     revision: &crate::domain::knowledge::Revision,
     claims: &[String],
     tags: &[String],
-    status: TrustStatus,
+    statuses: TrustStatuses,
 ) -> SearchDocument {
     let mut body = super::markdown::plain_text_excerpt(&revision.body_markdown, 60_000);
     for claim in claims {
@@ -641,12 +649,12 @@ pub(super) fn content_document(
         created_at: content.received_at,
         updated_at: revision.created_at,
         tags: tags.to_vec(),
-        status,
+        statuses,
     }
 }
 
 /// The search document of a claim with its trust status.
-pub(super) fn claim_document(claim: &crate::domain::knowledge::Claim, status: TrustStatus) -> SearchDocument {
+pub(super) fn claim_document(claim: &crate::domain::knowledge::Claim, statuses: TrustStatuses) -> SearchDocument {
     SearchDocument {
         object_id: claim.id.as_str().to_owned(),
         kind: SearchKind::Claim,
@@ -661,12 +669,12 @@ pub(super) fn claim_document(claim: &crate::domain::knowledge::Claim, status: Tr
         created_at: claim.created_at,
         updated_at: claim.created_at,
         tags: Vec::new(),
-        status,
+        statuses,
     }
 }
 
 /// The search document of an entity with its trust status.
-pub(super) fn entity_document(entity: &crate::domain::knowledge::Entity, status: TrustStatus) -> SearchDocument {
+pub(super) fn entity_document(entity: &crate::domain::knowledge::Entity, statuses: TrustStatuses) -> SearchDocument {
     SearchDocument {
         object_id: entity.id.as_str().to_owned(),
         kind: SearchKind::Entity,
@@ -681,7 +689,7 @@ pub(super) fn entity_document(entity: &crate::domain::knowledge::Entity, status:
         created_at: entity.created_at,
         updated_at: entity.created_at,
         tags: Vec::new(),
-        status,
+        statuses,
     }
 }
 

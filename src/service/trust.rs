@@ -13,7 +13,7 @@ use chrono::{DateTime, Utc};
 use super::unit_of_work::UnitOfWork;
 use super::{Service, ServiceError};
 use crate::domain::evidence::{RecordStatus, Review, UsageEvent};
-use crate::domain::{IdKind, PublicId, TrustStatus};
+use crate::domain::{IdKind, PublicId, TrustStatus, TrustStatuses};
 use crate::store::trust::{ReputationObservationRecord, TrustSummaryRecord, TrustTargetKind};
 use crate::store::{self, Conn};
 use crate::trust::{
@@ -40,36 +40,9 @@ pub(super) fn empty_instance_trust_table() -> InstanceTrustTable {
     InstanceTrustTable::new(NO_PEERS_EPOCH)
 }
 
-/// Whose evidence a trust read weighs (`trust_view`, an extension of the spec): everything this instance holds, each
-/// peer's evidence weighed by this instance's trust in it, or this organization's own evidence alone (what the same
-/// instance would say with no peers).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum TrustViewScope {
-    /// First-party and remote evidence (the default).
-    #[default]
-    All,
-    /// First-party evidence only.
-    FirstParty,
-}
+pub use crate::domain::trust_status::TrustViewScope;
 
 impl TrustViewScope {
-    /// The wire name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            TrustViewScope::All => "all",
-            TrustViewScope::FirstParty => "first_party",
-        }
-    }
-
-    /// Parses a wire name.
-    pub fn parse(text: &str) -> Option<TrustViewScope> {
-        match text {
-            "all" => Some(TrustViewScope::All),
-            "first_party" => Some(TrustViewScope::FirstParty),
-            _ => None,
-        }
-    }
-
     /// The `trust_view` argument of a tool: absent means `all`; anything but the two names is a validation error.
     pub fn from_input(text: Option<&str>) -> Result<TrustViewScope, ServiceError> {
         match text.map(str::trim) {
@@ -308,7 +281,7 @@ impl Service {
         unit: &mut UnitOfWork,
         targets: &[(TrustTarget, bool)],
         evidence_waiting: Option<&[PublicId]>,
-    ) -> Result<Vec<TrustStatus>, ServiceError> {
+    ) -> Result<Vec<TrustStatuses>, ServiceError> {
         let now = self.now();
         let table = self.instance_trust_table();
         // Evidence from other realms can arrive before its target (trust model §2.15): a replicated target starts
@@ -323,7 +296,11 @@ impl Service {
         let waiting = match evidence_waiting {
             _ if replicated.is_empty() => Vec::new(),
             Some(known) => known.to_vec(),
-            None => store::remote_evidence::targets_with_evidence(&mut unit.conn(), &replicated).await?,
+            None => {
+                let locked: Vec<&PublicId> = replicated.iter().collect();
+                store::remote_evidence::lock_evidence_targets(&mut unit.conn(), &locked).await?;
+                store::remote_evidence::targets_with_evidence(&mut unit.conn(), &replicated).await?
+            }
         };
         let mut summaries = Vec::with_capacity(targets.len());
         let mut statuses = Vec::with_capacity(targets.len());
@@ -345,8 +322,20 @@ impl Service {
                 instance_trust: &table,
                 superseded: *superseded,
             });
-            summaries.push(summary_record(target, 1, &assessment, state.held_records(), now));
-            statuses.push(assessment.status);
+            let first_party_only = first_party_assessment(&mut state, now, *superseded);
+            let summary = summary_record(
+                target,
+                1,
+                &assessment,
+                first_party_only.as_ref(),
+                state.held_records(),
+                now,
+            );
+            statuses.push(TrustStatuses {
+                all: summary.status,
+                first_party: summary.first_party.status,
+            });
+            summaries.push(summary);
             let pending = unit.trust_states();
             pending.states.retain(|(id, _, _)| id != target.id.as_str());
             pending.states.push((target.id.as_str().to_owned(), 1, state));
@@ -395,29 +384,37 @@ impl Service {
             instance_trust: &table,
             superseded,
         });
-        let summary = summary_record(target, version + 1, &assessment, state.held_records(), now);
+        // Search's first-party view, and ground truth for agreement: the status this instance would give with no
+        // peer counted (computed apart only when another realm's evidence is held).
+        let first_party_only = first_party_assessment(&mut state, now, superseded);
+        let summary = summary_record(
+            target,
+            version + 1,
+            &assessment,
+            first_party_only.as_ref(),
+            state.held_records(),
+            now,
+        );
         store::trust::upsert_summaries(&mut unit.conn(), std::slice::from_ref(&summary)).await?;
-        let previous_status = locked.as_ref().map(|locked| locked.summary.status);
-        if previous_status != Some(assessment.status) {
+        let statuses = TrustStatuses {
+            all: summary.status,
+            first_party: summary.first_party.status,
+        };
+        let previous_statuses = locked.as_ref().map(|locked| TrustStatuses {
+            all: locked.summary.status,
+            first_party: locked.summary.first_party.status,
+        });
+        if previous_statuses != Some(statuses) {
             // Status filters are terms of the search index; the documents whose trust lives here follow.
-            store::search::set_document_status(&mut unit.conn(), target.id.as_str(), assessment.status).await?;
+            store::search::set_document_status(&mut unit.conn(), target.id.as_str(), statuses).await?;
         }
+        let previous_status = previous_statuses.map(|previous| previous.all);
         let previous_decision = previous_status.and_then(FirstPartyDecision::from_status);
         let new_decision = FirstPartyDecision::from_status(assessment.status);
         let first_party_decision = if !first_party_change {
             None
-        } else if state.holds_remote_records() {
-            // Ground truth is first-party only: the status this instance would give with no peer counted.
-            let first_party_only = empty_instance_trust_table();
-            FirstPartyDecision::from_status(
-                state
-                    .assess(&Evaluation {
-                        now,
-                        instance_trust: &first_party_only,
-                        superseded,
-                    })
-                    .status,
-            )
+        } else if let Some(first_party_only) = &first_party_only {
+            FirstPartyDecision::from_status(first_party_only.status)
         } else if new_decision != previous_decision {
             // No peer's evidence here: first-party status is the status, and only a change of decision can be the
             // first one (a later one finds the first recorded and changes nothing).
@@ -1044,14 +1041,30 @@ pub fn reputation_epoch(now: DateTime<Utc>) -> String {
     now.format("reputation-%Y-%m-%d").to_string()
 }
 
+/// A target's assessment on first-party evidence alone, when it differs from `state`'s full one only through other
+/// realms' evidence (`None` when the target holds none, so both agree).
+fn first_party_assessment(state: &mut TargetState, now: DateTime<Utc>, superseded: bool) -> Option<Assessment> {
+    state.holds_remote_records().then(|| {
+        state.assess(&Evaluation {
+            now,
+            instance_trust: &empty_instance_trust_table(),
+            superseded,
+        })
+    })
+}
+
+/// The stored summary of an assessment, with its first-party part (`first_party_only`, or the assessment itself when
+/// it weighs first-party evidence alone).
 fn summary_record(
     target: &TrustTarget,
     version: i64,
     assessment: &Assessment,
+    first_party_only: Option<&Assessment>,
     held_records: usize,
     computed_at: DateTime<Utc>,
 ) -> TrustSummaryRecord {
     let count = |value: u32| i32::try_from(value).unwrap_or(i32::MAX);
+    let first_party = first_party_only.unwrap_or(assessment);
     TrustSummaryRecord {
         target_id: target.id.clone(),
         target_kind: target.kind,
@@ -1069,5 +1082,13 @@ fn summary_record(
         strong_refutations: count(assessment.counts.strong_refutations_first_party),
         evidence_records: i32::try_from(held_records).unwrap_or(i32::MAX),
         computed_at,
+        first_party: store::trust::FirstPartySummary {
+            value: first_party.value,
+            lower_bound: first_party.lower_bound,
+            status: first_party.status,
+            independent_confirmations: count(first_party.counts.independent_confirmations.first_party),
+            contradictions: count(first_party.counts.contradictions.first_party),
+            real_world_confirmations: count(first_party.counts.real_world_confirmations.first_party),
+        },
     }
 }

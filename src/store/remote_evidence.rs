@@ -175,6 +175,37 @@ pub async fn find_retraction(
     row.map(RetractionColumns::into_retraction).transpose()
 }
 
+/// The seed of the advisory-lock keys of evidence targets (see [`lock_evidence_targets`]), so that they are not
+/// the keys of the per-controller write windows (`store::audit`), which hash with seed 0.
+const EVIDENCE_TARGET_LOCK_SEED: i64 = 0x6576_6964; // "evid"
+
+/// On PostgreSQL, locks `target_ids` as evidence targets until the transaction ends, in ID order (two transactions
+/// locking overlapping sets wait for each other instead of deadlocking; taking one again costs nothing).
+///
+/// Evidence can arrive before its target, and the two can be applied at the same time by two transactions (two
+/// intake lanes, two inbox requests, two processes). Each takes this lock before it looks for the other: the record
+/// before it looks for its target, the target's writer before it reads which evidence waits for it (with
+/// [`targets_with_evidence`]). So whichever commits second sees the first's rows; without it each could miss the
+/// other and the record would never count. SQLite runs one write transaction at a time and needs nothing.
+pub async fn lock_evidence_targets(conn: &mut Conn<'_>, target_ids: &[&PublicId]) -> Result<(), StoreError> {
+    if target_ids.is_empty() || !conn.is_postgres() {
+        return Ok(());
+    }
+    let mut keys: Vec<&str> = target_ids.iter().map(|id| id.as_str()).collect();
+    keys.sort_unstable();
+    keys.dedup();
+    let connection = super::postgres_connection(conn).await?;
+    sqlx::query(
+        "SELECT pg_advisory_xact_lock(hashtextextended(id, $2)) \
+         FROM (SELECT id FROM unnest($1::text[]) AS id ORDER BY id) AS sorted",
+    )
+    .bind(keys)
+    .bind(EVIDENCE_TARGET_LOCK_SEED)
+    .execute(&mut *connection)
+    .await?;
+    Ok(())
+}
+
 /// Of `target_ids`, those that usage events or reviews already name (evidence that arrived before its target), in
 /// one statement.
 pub async fn targets_with_evidence(conn: &mut Conn<'_>, target_ids: &[PublicId]) -> Result<Vec<PublicId>, StoreError> {
@@ -345,6 +376,16 @@ pub async fn evidence_of_origins(conn: &mut Conn<'_>, origins: &[String]) -> Res
         }
     }
     Ok(evidence)
+}
+
+/// Every origin whose evidence is held here.
+pub async fn origins_with_evidence(conn: &mut Conn<'_>) -> Result<Vec<String>, StoreError> {
+    let origins: Vec<String> = dispatch!(conn, |connection| {
+        sqlx::query_scalar("SELECT DISTINCT origin FROM evidence_provenance ORDER BY origin")
+            .fetch_all(&mut *connection)
+            .await?
+    });
+    Ok(origins)
 }
 
 /// The dimensions other realms rated `target` on (ratings that may have arrived before it).

@@ -7,8 +7,8 @@ use sqlx::{Postgres, QueryBuilder, Sqlite};
 
 use super::statement::{Bind, Column, FollowedBy, Insert, InsertShape, OnConflict, SqlType, Statement};
 use super::{Conn, StoreError, dispatch};
-use crate::domain::TrustStatus;
 use crate::domain::search_query::ParsedQuery;
+use crate::domain::{TrustStatus, TrustStatuses, TrustViewScope};
 
 /// The kinds of searchable objects.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -61,8 +61,8 @@ pub struct SearchDocument {
     pub updated_at: DateTime<Utc>,
     /// The tags of a content item's current revision (empty for claims and entities).
     pub tags: Vec<String>,
-    /// The trust status of the object's trust target.
-    pub status: TrustStatus,
+    /// The trust statuses of the object's trust target, in each trust view.
+    pub statuses: TrustStatuses,
 }
 
 /// The index term of one filterable property: a letter naming the property, the value's UTF-8 bytes in lowercase
@@ -97,9 +97,36 @@ fn kind_code(kind: SearchKind) -> i64 {
     }
 }
 
-/// The index term of a trust status.
+/// The index term of a trust status (the `all` view).
 fn status_facet(status: TrustStatus) -> String {
     facet_term('s', status.as_str())
+}
+
+/// The index term of a first-party status, which a document carries only when it differs from its status.
+fn first_party_status_facet(status: TrustStatus) -> String {
+    facet_term('f', status.as_str())
+}
+
+/// The index term of a document whose first-party status differs from its status (it carries a first-party term).
+fn first_party_differs_facet() -> String {
+    facet_term('d', "first_party")
+}
+
+/// A document's status terms (its `status_facet` column): its status; and, when its first-party status differs (it
+/// holds other realms' evidence that changes the status), that status and the term saying so. Most documents hold
+/// no such evidence, so most carry one term, as before the first-party view; a first-party status filter matches
+/// the first-party term, or the status term of a document without the marker (see `FacetFilter::of`).
+fn status_facets(statuses: TrustStatuses) -> String {
+    if statuses.first_party == statuses.all {
+        status_facet(statuses.all)
+    } else {
+        format!(
+            "{} {} {}",
+            status_facet(statuses.all),
+            first_party_status_facet(statuses.first_party),
+            first_party_differs_facet()
+        )
+    }
 }
 
 /// Whether the documents a write indexes may have been indexed before.
@@ -137,7 +164,7 @@ pub async fn upsert_documents(
             Bind::from(document.created_at),
             Bind::from(document.updated_at),
             Bind::from(document_facets(document).as_str()),
-            Bind::from(status_facet(document.status).as_str()),
+            Bind::from(status_facets(document.statuses).as_str()),
         ]
     };
     match conn {
@@ -190,20 +217,23 @@ pub async fn upsert_documents(
 pub async fn set_document_status(
     conn: &mut Conn<'_>,
     trust_target_id: &str,
-    status: TrustStatus,
+    statuses: TrustStatuses,
 ) -> Result<(), StoreError> {
     let statement = match conn {
         Conn::Postgres(_) | Conn::PostgresWrite(_) => {
             // Status terms are a letter and hex digits (see `facet_term`), so they can stand in the SQL text.
             let every_status_lexeme: Vec<String> = ALL_STATUSES
                 .iter()
-                .map(|each| format!("' {}'", status_facet(*each)))
+                .flat_map(|each| [status_facet(*each), first_party_status_facet(*each)])
+                .chain([first_party_differs_facet()])
+                .map(|term| format!("' {term}'"))
                 .collect();
             Statement::update(
                 "search_vectors",
                 format!(
                     "UPDATE search_vectors v SET document = ts_delete(v.document, ARRAY[{}]) \
-                     || array_to_tsvector(ARRAY[' ' || $2]) FROM changed WHERE v.object_id = changed.object_id",
+                     || array_to_tsvector(string_to_array(' ' || replace($2, ' ', '| '), '|')) \
+                     FROM changed WHERE v.object_id = changed.object_id",
                     every_status_lexeme.join(", ")
                 ),
             )
@@ -220,7 +250,7 @@ pub async fn set_document_status(
     };
     super::statement::execute(
         conn,
-        statement.bind(trust_target_id).bind(status_facet(status).as_str()),
+        statement.bind(trust_target_id).bind(status_facets(statuses).as_str()),
     )
     .await
 }
@@ -319,6 +349,8 @@ pub struct SearchFilter {
     pub space_id: Option<String>,
     /// Statuses to include.
     pub statuses: Vec<TrustStatus>,
+    /// Whose evidence the statuses, the trust order and the candidates' trust weigh.
+    pub trust_view: TrustViewScope,
     /// Only objects created at or before this instant (a cursor's snapshot);
     /// `None` on a first page: nothing was created after the instant the search runs at.
     pub created_at_or_before: Option<DateTime<Utc>>,
@@ -430,9 +462,52 @@ pub fn status_rank(status: TrustStatus) -> i32 {
     }
 }
 
+/// [`STATUS_RANK`] of the first-party status. Migration 0020 indexes exactly this expression; change both together.
+const FIRST_PARTY_STATUS_RANK: &str = "(CASE t.first_party_status WHEN 'high_confidence' THEN 0 WHEN 'supported' THEN 1 \
+    WHEN 'unverified' THEN 2 WHEN 'disputed' THEN 3 WHEN 'outdated' THEN 4 WHEN 'superseded' THEN 5 ELSE 6 END)";
+
 /// The trust columns of a candidate, from the trust summaries aliased `t`; the object ID comes with them.
 const TRUST_COLUMNS: &str =
     "t.value, t.lower_bound, t.status, t.independent_confirmations, t.contradictions, t.real_world_confirmations";
+
+/// [`TRUST_COLUMNS`] of the first-party view, under the same names.
+const FIRST_PARTY_TRUST_COLUMNS: &str = "t.first_party_value AS value, t.first_party_lower_bound AS lower_bound, \
+    t.first_party_status AS status, t.first_party_independent_confirmations AS independent_confirmations, \
+    t.first_party_contradictions AS contradictions, \
+    t.first_party_real_world_confirmations AS real_world_confirmations";
+
+/// The SQL of one trust view over the trust summaries aliased `t`: its status rank, its lower bound, and the
+/// candidate's trust columns.
+#[derive(Debug, Clone, Copy)]
+struct ViewColumns {
+    rank: &'static str,
+    lower_bound: &'static str,
+    trust_columns: &'static str,
+    /// The trust columns read from `trust_summaries` itself, under the names of the `all` view, for a subquery
+    /// that the statement then aliases `t` (so that the rest of it reads the `all` view's names).
+    summary_columns: &'static str,
+}
+
+fn view_columns(view: TrustViewScope) -> ViewColumns {
+    match view {
+        TrustViewScope::All => ViewColumns {
+            rank: STATUS_RANK,
+            lower_bound: "t.lower_bound",
+            trust_columns: TRUST_COLUMNS,
+            summary_columns: "value, lower_bound, status, independent_confirmations, contradictions, \
+                real_world_confirmations",
+        },
+        TrustViewScope::FirstParty => ViewColumns {
+            rank: FIRST_PARTY_STATUS_RANK,
+            lower_bound: "t.first_party_lower_bound",
+            trust_columns: FIRST_PARTY_TRUST_COLUMNS,
+            summary_columns: "first_party_value AS value, first_party_lower_bound AS lower_bound, \
+                first_party_status AS status, first_party_independent_confirmations AS independent_confirmations, \
+                first_party_contradictions AS contradictions, \
+                first_party_real_world_confirmations AS real_world_confirmations",
+        },
+    }
+}
 
 /// Appends the filters shared by both backends to a query builder whose FROM clause aliases the documents `d` and
 /// their trust summaries `t`. Every value is bound.
@@ -484,7 +559,7 @@ macro_rules! push_filters {
         // could lead SQLite's planner to start from the statuses). A status filter is a filter on the rank, which
         // the browsing index holds (migration 0010).
         if filter.statuses.len() < ALL_STATUSES.len() {
-            builder.push(format_args!(" AND {STATUS_RANK} IN ("));
+            builder.push(format_args!(" AND {} IN (", view_columns(filter.trust_view).rank));
             {
                 let mut ranks = builder.separated(", ");
                 for status in &filter.statuses {
@@ -507,34 +582,44 @@ macro_rules! push_filters {
                 builder.push(")");
             }
         }
-        push_page(builder, &filter.order, filter.limit, "d");
+        push_page(builder, &filter.order, filter.limit, "d", filter.trust_view);
     }};
 }
 
 /// Appends the page of an order: the condition that starts it after the cursor's position, `ORDER BY` and `LIMIT`.
-/// The query aliases the trust summaries `t` (for the trust order); `rows` names the rows whose `object_id` breaks
-/// ties and whose `updated_at` the recency order reads.
-fn push_page<DB: sqlx::Database>(builder: &mut QueryBuilder<DB>, order: &SearchOrder, limit: i64, rows: &str)
-where
+/// The query aliases the trust summaries `t` (for the trust order, in `view`); `rows` names the rows whose
+/// `object_id` breaks ties and whose `updated_at` the recency order reads.
+fn push_page<DB: sqlx::Database>(
+    builder: &mut QueryBuilder<DB>,
+    order: &SearchOrder,
+    limit: i64,
+    rows: &str,
+    view: TrustViewScope,
+) where
     i32: for<'q> sqlx::Encode<'q, DB> + sqlx::Type<DB>,
     i64: for<'q> sqlx::Encode<'q, DB> + sqlx::Type<DB>,
     f64: for<'q> sqlx::Encode<'q, DB> + sqlx::Type<DB>,
     String: for<'q> sqlx::Encode<'q, DB> + sqlx::Type<DB>,
     DateTime<Utc>: for<'q> sqlx::Encode<'q, DB> + sqlx::Type<DB>,
 {
+    let ViewColumns {
+        rank: status_rank,
+        lower_bound: lower_bound_column,
+        ..
+    } = view_columns(view);
     match order {
         SearchOrder::Relevance { .. } => return,
         SearchOrder::Trust {
             after: Some((rank, lower_bound, id)),
         } => {
             builder
-                .push(format_args!(" AND ({STATUS_RANK} > "))
+                .push(format_args!(" AND ({status_rank} > "))
                 .push_bind(*rank)
-                .push(format_args!(" OR ({STATUS_RANK} = "))
+                .push(format_args!(" OR ({status_rank} = "))
                 .push_bind(*rank)
-                .push(" AND (t.lower_bound < ")
+                .push(format_args!(" AND ({lower_bound_column} < "))
                 .push_bind(*lower_bound)
-                .push(" OR (t.lower_bound = ")
+                .push(format_args!(" OR ({lower_bound_column} = "))
                 .push_bind(*lower_bound)
                 .push(format_args!(" AND {rows}.object_id > "))
                 .push_bind(id.clone())
@@ -557,7 +642,7 @@ where
     match order {
         SearchOrder::Trust { .. } => {
             builder.push(format_args!(
-                " ORDER BY {STATUS_RANK}, t.lower_bound DESC, {rows}.object_id"
+                " ORDER BY {status_rank}, {lower_bound_column} DESC, {rows}.object_id"
             ));
         }
         _ => {
@@ -617,6 +702,12 @@ async fn postgres_text_search(
     text: &str,
 ) -> Result<Vec<SearchCandidate>, StoreError> {
     let facets = FacetFilter::of(filter, false);
+    let ViewColumns {
+        rank,
+        trust_columns,
+        summary_columns,
+        ..
+    } = view_columns(filter.trust_view);
     // `$1` is the text; every relevance expression above refers to it.
     let mut builder: QueryBuilder<Postgres> =
         QueryBuilder::new("WITH pool AS (SELECT v.change_number, v.object_id, v.trust_target_id");
@@ -640,8 +731,8 @@ async fn postgres_text_search(
                 )
                 .push_bind(i64::try_from(best).unwrap_or(i64::MAX))
                 .push(format_args!(
-                    ") SELECT v.object_id, {TRUST_COLUMNS}, {POSTGRES_RELEVANCE} AS relevance, \
-                     {STATUS_RANK} AS status_rank FROM estimated \
+                    ") SELECT v.object_id, {trust_columns}, {POSTGRES_RELEVANCE} AS relevance, \
+                     {rank} AS status_rank FROM estimated \
                      JOIN search_vectors v ON v.change_number = estimated.change_number \
                      JOIN trust_summaries t ON t.target_id = v.trust_target_id"
                 ));
@@ -653,9 +744,9 @@ async fn postgres_text_search(
                 ", page AS (SELECT pool.change_number, pool.object_id, pool.trust_target_id, pool.updated_at \
                  FROM pool WHERE 1 = 1",
             );
-            push_page(&mut builder, &filter.order, filter.limit, "pool");
+            push_page(&mut builder, &filter.order, filter.limit, "pool", filter.trust_view);
             builder.push(format_args!(
-                ") SELECT page.object_id, {TRUST_COLUMNS}, {STATUS_RANK} AS status_rank, \
+                ") SELECT page.object_id, {trust_columns}, {rank} AS status_rank, \
                  {POSTGRES_RELEVANCE} AS relevance FROM page \
                  JOIN trust_summaries t ON t.target_id = page.trust_target_id \
                  JOIN search_vectors v ON v.change_number = page.change_number \
@@ -667,14 +758,14 @@ async fn postgres_text_search(
             // row carries; only the page's rows are ranked. Each summary is looked up by its key (the `LIMIT 1`
             // keeps the lateral subquery from being turned back into a join): for a pool of 2,000 the planner
             // would rather hash-join a scan of every summary, which took 65–110 ms against 27–33 ms for the
-            // lookups (100,000 items).
+            // lookups (100,000 items). The subquery reads the view's columns under the `all` view's names, so the
+            // page is ordered as the `all` view orders.
             builder.push(format_args!(
                 ", page AS (SELECT pool.change_number, pool.object_id, {TRUST_COLUMNS}, \
-                 {STATUS_RANK} AS status_rank FROM pool CROSS JOIN LATERAL (SELECT value, lower_bound, status, \
-                 independent_confirmations, contradictions, real_world_confirmations FROM trust_summaries \
-                 WHERE target_id = pool.trust_target_id LIMIT 1) t WHERE 1 = 1"
+                 {STATUS_RANK} AS status_rank FROM pool CROSS JOIN LATERAL (SELECT {summary_columns} \
+                 FROM trust_summaries WHERE target_id = pool.trust_target_id LIMIT 1) t WHERE 1 = 1"
             ));
-            push_page(&mut builder, &filter.order, filter.limit, "pool");
+            push_page(&mut builder, &filter.order, filter.limit, "pool", TrustViewScope::All);
             builder.push(format_args!(
                 ") SELECT page.object_id, page.value, page.lower_bound, page.status, \
                  page.independent_confirmations, page.contradictions, page.real_world_confirmations, \
@@ -778,6 +869,9 @@ async fn sqlite_text_search(
 ) -> Result<Vec<SearchCandidate>, StoreError> {
     let connection = super::sqlite_connection(conn).await?;
     let facets = FacetFilter::of(filter, true);
+    let ViewColumns {
+        rank, trust_columns, ..
+    } = view_columns(filter.trust_view);
     let checks_documents = filter.created_at_or_before.is_some() || filter.restrict_to.is_some();
     let mut builder: QueryBuilder<Sqlite> = QueryBuilder::new(format!(
         "WITH pool AS (SELECT search_fts.rowid AS document_rowid, {SQLITE_BM25} AS bm25_score "
@@ -796,16 +890,16 @@ async fn sqlite_text_search(
                 )
                 .push_bind(i64::try_from(best).unwrap_or(i64::MAX))
                 .push(format_args!(
-                    ") SELECT d.object_id, {TRUST_COLUMNS}, {SQLITE_RELEVANCE} AS relevance, \
-                     {STATUS_RANK} AS status_rank FROM chosen AS pool {ranked_rows}"
+                    ") SELECT d.object_id, {trust_columns}, {SQLITE_RELEVANCE} AS relevance, \
+                     {rank} AS status_rank FROM chosen AS pool {ranked_rows}"
                 ));
         }
         _ => {
             builder.push(format_args!(
-                " SELECT d.object_id, {TRUST_COLUMNS}, {SQLITE_RELEVANCE} AS relevance, \
-                 {STATUS_RANK} AS status_rank FROM pool {ranked_rows} WHERE 1 = 1"
+                " SELECT d.object_id, {trust_columns}, {SQLITE_RELEVANCE} AS relevance, \
+                 {rank} AS status_rank FROM pool {ranked_rows} WHERE 1 = 1"
             ));
-            push_page(&mut builder, &filter.order, filter.limit, "d");
+            push_page(&mut builder, &filter.order, filter.limit, "d", filter.trust_view);
         }
     }
     into_candidates(
@@ -908,6 +1002,8 @@ enum FacetExpression {
     All(Vec<FacetExpression>),
     /// At least one part.
     Any(Vec<FacetExpression>),
+    /// The first and not the second.
+    Without(Box<FacetExpression>, Box<FacetExpression>),
 }
 
 impl FacetFilter {
@@ -978,24 +1074,13 @@ impl FacetFilter {
         }
         if filter.statuses.len() < ALL_STATUSES.len() {
             if filter.statuses.contains(&TrustStatus::Unverified) {
-                facets.excluded = Some(
-                    FacetExpression::Any(
-                        ALL_STATUSES
-                            .iter()
-                            .filter(|status| !filter.statuses.contains(status))
-                            .map(|status| FacetExpression::Term(status_facet(*status)))
-                            .collect(),
-                    )
-                    .simplified(),
-                );
+                let left_out: Vec<TrustStatus> = ALL_STATUSES
+                    .into_iter()
+                    .filter(|status| !filter.statuses.contains(status))
+                    .collect();
+                facets.excluded = Some(statuses_expression(&left_out, filter.trust_view).simplified());
             } else {
-                required.push(FacetExpression::Any(
-                    filter
-                        .statuses
-                        .iter()
-                        .map(|status| FacetExpression::Term(status_facet(*status)))
-                        .collect(),
-                ));
+                required.push(statuses_expression(&filter.statuses, filter.trust_view));
             }
         }
         if !required.is_empty() {
@@ -1037,6 +1122,29 @@ impl FacetFilter {
     }
 }
 
+/// The documents whose status in `view` is one of `statuses`. A document's first-party status is its first-party
+/// term when it carries one, and otherwise its status (see `status_facets`).
+fn statuses_expression(statuses: &[TrustStatus], view: TrustViewScope) -> FacetExpression {
+    let terms = |facet: fn(TrustStatus) -> String| {
+        FacetExpression::Any(
+            statuses
+                .iter()
+                .map(|status| FacetExpression::Term(facet(*status)))
+                .collect(),
+        )
+    };
+    match view {
+        TrustViewScope::All => terms(status_facet),
+        TrustViewScope::FirstParty => FacetExpression::Any(vec![
+            terms(first_party_status_facet),
+            FacetExpression::Without(
+                Box::new(terms(status_facet)),
+                Box::new(FacetExpression::Term(first_party_differs_facet())),
+            ),
+        ]),
+    }
+}
+
 impl FacetExpression {
     /// The same expression without one-part groups.
     fn simplified(self) -> FacetExpression {
@@ -1049,6 +1157,9 @@ impl FacetExpression {
             }
             FacetExpression::Any(parts) => {
                 FacetExpression::Any(parts.into_iter().map(FacetExpression::simplified).collect())
+            }
+            FacetExpression::Without(kept, left_out) => {
+                FacetExpression::Without(Box::new(kept.simplified()), Box::new(left_out.simplified()))
             }
             term => term,
         }
@@ -1070,6 +1181,7 @@ impl FacetExpression {
                 "({})",
                 parts.iter().map(FacetExpression::fts5).collect::<Vec<_>>().join(" OR ")
             ),
+            FacetExpression::Without(kept, left_out) => format!("({} NOT {})", kept.fts5(), left_out.fts5()),
         }
     }
 
@@ -1096,6 +1208,7 @@ impl FacetExpression {
                     .collect::<Vec<_>>()
                     .join(" | ")
             ),
+            FacetExpression::Without(kept, left_out) => format!("({} & !{})", kept.tsquery(), left_out.tsquery()),
         }
     }
 }
@@ -1132,8 +1245,11 @@ async fn browse(conn: &mut Conn<'_>, filter: &SearchFilter) -> Result<Vec<Search
         }
         _ => "search_documents d JOIN trust_summaries t ON t.target_id = d.trust_target_id",
     };
+    let ViewColumns {
+        rank, trust_columns, ..
+    } = view_columns(filter.trust_view);
     let builder_start = format!(
-        "SELECT d.object_id, {TRUST_COLUMNS}, CAST(0.0 AS DOUBLE PRECISION) AS relevance, {STATUS_RANK} AS status_rank \
+        "SELECT d.object_id, {trust_columns}, CAST(0.0 AS DOUBLE PRECISION) AS relevance, {rank} AS status_rank \
          FROM {from} WHERE 1 = 1"
     );
     let candidates = match conn {

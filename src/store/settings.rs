@@ -31,6 +31,17 @@ pub async fn put(conn: &mut Conn<'_>, name: &str, value: &str, updated_at: DateT
     Ok(())
 }
 
+/// Removes a setting (nothing when it is unset).
+pub async fn delete(conn: &mut Conn<'_>, name: &str) -> Result<(), StoreError> {
+    dispatch!(conn, |connection| {
+        sqlx::query("DELETE FROM instance_settings WHERE name = $1")
+            .bind(name)
+            .execute(&mut *connection)
+            .await?;
+    });
+    Ok(())
+}
+
 /// Reads one setting of the database at `url` without creating, migrating or changing anything, for commands that
 /// must not start a realm of their own. `None` when there is no such database (for SQLite, no such file; for
 /// PostgreSQL, no such database), when it holds no tables yet, or when the setting is unset.

@@ -72,6 +72,27 @@ pub struct TrustSummaryRecord {
     pub evidence_records: i32,
     /// When the assessment was computed.
     pub computed_at: DateTime<Utc>,
+    /// The same assessment on first-party evidence alone (search's `trust_view: first_party`).
+    pub first_party: FirstPartySummary,
+}
+
+/// What search shows and sorts by of a target's assessment on first-party evidence alone (trust model §2.15: what
+/// this instance would say with no peers); equal to the full assessment's when the target holds no other realm's
+/// evidence.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FirstPartySummary {
+    /// Posterior mean.
+    pub value: f64,
+    /// 5% quantile.
+    pub lower_bound: f64,
+    /// The decided status.
+    pub status: TrustStatus,
+    /// First-party parties with positive stance.
+    pub independent_confirmations: i32,
+    /// First-party parties with negative stance.
+    pub contradictions: i32,
+    /// First-party positive parties with a real-world success.
+    pub real_world_confirmations: i32,
 }
 
 #[derive(sqlx::FromRow)]
@@ -92,6 +113,12 @@ struct TrustSummaryRow {
     strong_refutations: i32,
     evidence_records: i32,
     computed_at: DateTime<Utc>,
+    first_party_value: f64,
+    first_party_lower_bound: f64,
+    first_party_status: String,
+    first_party_independent_confirmations: i32,
+    first_party_contradictions: i32,
+    first_party_real_world_confirmations: i32,
 }
 
 impl TrustSummaryRow {
@@ -114,13 +141,22 @@ impl TrustSummaryRow {
             strong_refutations: self.strong_refutations,
             evidence_records: self.evidence_records,
             computed_at: self.computed_at,
+            first_party: FirstPartySummary {
+                value: self.first_party_value,
+                lower_bound: self.first_party_lower_bound,
+                status: super::stored_status(&self.first_party_status, &format!("trust summary {}", self.target_id))?,
+                independent_confirmations: self.first_party_independent_confirmations,
+                contradictions: self.first_party_contradictions,
+                real_world_confirmations: self.first_party_real_world_confirmations,
+            },
         })
     }
 }
 
 const SUMMARY_COLUMNS: &str = "target_id, target_kind, content_id, version, value, lower_bound, upper_bound, status, \
     rule, reason, independent_confirmations, contradictions, real_world_confirmations, strong_refutations, \
-    evidence_records, computed_at";
+    evidence_records, computed_at, first_party_value, first_party_lower_bound, first_party_status, \
+    first_party_independent_confirmations, first_party_contradictions, first_party_real_world_confirmations";
 
 /// A trust summary, replacing the previous one of the same target.
 const TRUST_SUMMARY: InsertShape = InsertShape::new(
@@ -142,6 +178,12 @@ const TRUST_SUMMARY: InsertShape = InsertShape::new(
         Column::new("strong_refutations", SqlType::Integer),
         Column::new("evidence_records", SqlType::Integer),
         Column::new("computed_at", SqlType::TimestampTz),
+        Column::new("first_party_value", SqlType::DoublePrecision),
+        Column::new("first_party_lower_bound", SqlType::DoublePrecision),
+        Column::new("first_party_status", SqlType::Text),
+        Column::new("first_party_independent_confirmations", SqlType::Integer),
+        Column::new("first_party_contradictions", SqlType::Integer),
+        Column::new("first_party_real_world_confirmations", SqlType::Integer),
     ],
 )
 .on_conflict(OnConflict::Update {
@@ -152,7 +194,11 @@ const TRUST_SUMMARY: InsertShape = InsertShape::new(
          independent_confirmations = excluded.independent_confirmations, contradictions = excluded.contradictions, \
          real_world_confirmations = excluded.real_world_confirmations, \
          strong_refutations = excluded.strong_refutations, evidence_records = excluded.evidence_records, \
-         computed_at = excluded.computed_at",
+         computed_at = excluded.computed_at, first_party_value = excluded.first_party_value, \
+         first_party_lower_bound = excluded.first_party_lower_bound, first_party_status = excluded.first_party_status, \
+         first_party_independent_confirmations = excluded.first_party_independent_confirmations, \
+         first_party_contradictions = excluded.first_party_contradictions, \
+         first_party_real_world_confirmations = excluded.first_party_real_world_confirmations",
 });
 
 /// Writes summaries, each replacing the previous one of the same target, in one statement.
@@ -178,6 +224,12 @@ pub async fn upsert_summaries(conn: &mut Conn<'_>, summaries: &[TrustSummaryReco
             Bind::from(summary.strong_refutations),
             Bind::from(summary.evidence_records),
             Bind::from(summary.computed_at),
+            Bind::from(summary.first_party.value),
+            Bind::from(summary.first_party.lower_bound),
+            Bind::from(summary.first_party.status.as_str()),
+            Bind::from(summary.first_party.independent_confirmations),
+            Bind::from(summary.first_party.contradictions),
+            Bind::from(summary.first_party.real_world_confirmations),
         ]
     });
     super::statement::execute(conn, statement).await

@@ -203,7 +203,7 @@ impl FederationLoop {
             return;
         }
         if interval_elapsed(&self.last_instance_trust_check, now, POLL_INTERVAL)
-            && let Err(error) = federation.load_instance_trust().await
+            && let Err(error) = federation.follow_instance_trust().await
         {
             tracing::warn!(error = %error, "loading the instance trust another process computed failed");
         }

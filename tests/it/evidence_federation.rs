@@ -1253,3 +1253,325 @@ async fn malformed_evidence_objects_are_refused_at_the_inbox_with_nothing_stored
     network.settle().await;
     assert!(instance_row(&explanation(alpha, &item.revision_id).await, "beta.test").is_none());
 }
+
+/// `search` on `node` as `reader`, with `trust_view`.
+async fn search_in_view(
+    node: &Node,
+    reader: &crate::fixtures::Agent,
+    request: interai::service::search::SearchRequest,
+    trust_view: interai::domain::TrustViewScope,
+) -> Vec<interai::service::search::SearchHit> {
+    node.service()
+        .search(
+            &reader.caller,
+            &interai::service::search::SearchRequest { trust_view, ..request },
+        )
+        .await
+        .expect("search")
+        .results
+}
+
+/// The IDs of hits.
+fn hit_ids(hits: &[interai::service::search::SearchHit]) -> Vec<&str> {
+    hits.iter().map(|hit| hit.id.as_str()).collect()
+}
+
+#[tokio::test]
+async fn search_filters_sorts_and_shows_trust_in_the_first_party_view_as_the_instance_alone_would() {
+    use interai::domain::{TrustStatus, TrustViewScope};
+    use interai::service::search::SearchRequest;
+    let network = Network::start(&["alpha.test", "beta.test"]).await;
+    peered(&network, "alpha.test", "beta.test").await;
+    let (alpha, beta) = (network.node("alpha.test"), network.node("beta.test"));
+    let author = agent(alpha.service(), "author").await;
+    // Lifted: no first-party evidence, many of beta's successes. Proven: one first-party success. Contested: one
+    // first-party failure, and beta's successes.
+    let lifted = publish_procedure(alpha.service(), &author, "rotate the backups weekly", &[]).await;
+    let proven = publish_procedure(alpha.service(), &author, "prune the backups monthly", &[]).await;
+    let contested = publish_procedure(alpha.service(), &author, "compress the backups daily", &[]).await;
+    network.settle().await;
+    let alpha_user = agent(alpha.service(), "alpha user").await;
+    use_it(alpha.service(), &alpha_user, &proven.id, "success", true).await;
+    review_it(alpha.service(), &alpha_user, &contested.id, "contradicted", 1.0, None).await;
+    for number in 0..30 {
+        let beta_user = agent(beta.service(), &format!("beta user {number}")).await;
+        use_it(beta.service(), &beta_user, &lifted.id, "success", true).await;
+        use_it(beta.service(), &beta_user, &contested.id, "success", true).await;
+    }
+    network.settle().await;
+
+    let reader = agent(alpha.service(), "reader").await;
+    let mut expected: Vec<(&str, Assessment, Assessment)> = Vec::new();
+    for item in [&lifted, &proven, &contested] {
+        let all = assert_matches_full_recomputation(alpha, &item.revision_id).await;
+        let first_party = explained_first_party(alpha, &reader, &item.id).await;
+        expected.push((item.id.as_str(), all, first_party));
+    }
+    let status_of = |id: &str, view: TrustViewScope| {
+        let (_, all, first_party) = expected.iter().find(|(each, _, _)| *each == id).expect("expected");
+        match view {
+            TrustViewScope::All => all.status,
+            TrustViewScope::FirstParty => first_party.status,
+        }
+    };
+    assert_eq!(status_of(&lifted.id, TrustViewScope::All), TrustStatus::Supported);
+    assert_eq!(
+        status_of(&lifted.id, TrustViewScope::FirstParty),
+        TrustStatus::Unverified
+    );
+    assert_eq!(
+        status_of(&proven.id, TrustViewScope::FirstParty),
+        TrustStatus::Supported
+    );
+    assert!(status_of(&contested.id, TrustViewScope::FirstParty).is_contested());
+    assert!(!status_of(&contested.id, TrustViewScope::All).is_contested());
+
+    let requests = [
+        // A text query (the full-text pool), then browsing (the trust summaries walked in order).
+        SearchRequest {
+            query: Some("backups".to_owned()),
+            ..SearchRequest::default()
+        },
+        SearchRequest::default(),
+    ];
+    for request in requests {
+        for view in [TrustViewScope::All, TrustViewScope::FirstParty] {
+            let every = search_in_view(alpha, &reader, request.clone(), view).await;
+            assert_eq!(every.len(), 3, "{view:?} {request:?}");
+            for hit in &every {
+                let (_, all, first_party) = expected.iter().find(|(id, _, _)| *id == hit.id).expect("one of ours");
+                let shown = if view == TrustViewScope::All { all } else { first_party };
+                assert_eq!(hit.status, shown.status, "{view:?}: {}", hit.id);
+                assert_eq!(hit.trust.value, shown.value, "{view:?}: {}", hit.id);
+                assert_eq!(hit.trust.lower_bound, shown.lower_bound, "{view:?}: {}", hit.id);
+                assert_eq!(
+                    hit.trust.independent_confirmations,
+                    if view == TrustViewScope::All {
+                        i32::try_from(shown.counts.independent_confirmations.total()).expect("small")
+                    } else {
+                        i32::try_from(shown.counts.independent_confirmations.first_party).expect("small")
+                    },
+                    "{view:?}: {}",
+                    hit.id
+                );
+            }
+            // The status ladder (a status filter that leaves unverified out) and the contested statuses (one that
+            // keeps it) each select by the view's status.
+            let supported = search_in_view(
+                alpha,
+                &reader,
+                SearchRequest {
+                    min_status: Some("supported".to_owned()),
+                    ..request.clone()
+                },
+                view,
+            )
+            .await;
+            let mut wanted: Vec<&str> = [&lifted, &proven, &contested]
+                .iter()
+                // Off the ladder's bottom rung; the contested statuses stay (include_disputed defaults to true).
+                .filter(|item| status_of(&item.id, view) != TrustStatus::Unverified)
+                .map(|item| item.id.as_str())
+                .collect();
+            let mut found = hit_ids(&supported);
+            wanted.sort_unstable();
+            found.sort_unstable();
+            assert_eq!(found, wanted, "min_status supported, {view:?}, {request:?}");
+            let uncontested = search_in_view(
+                alpha,
+                &reader,
+                SearchRequest {
+                    include_disputed: Some(false),
+                    ..request.clone()
+                },
+                view,
+            )
+            .await;
+            let mut wanted: Vec<&str> = [&lifted, &proven, &contested]
+                .iter()
+                .filter(|item| !status_of(&item.id, view).is_contested())
+                .map(|item| item.id.as_str())
+                .collect();
+            let mut found = hit_ids(&uncontested);
+            wanted.sort_unstable();
+            found.sort_unstable();
+            assert_eq!(found, wanted, "include_disputed false, {view:?}, {request:?}");
+            // The trust order is the view's: status rank, then lower bound.
+            let by_trust = search_in_view(
+                alpha,
+                &reader,
+                SearchRequest {
+                    sort: Some("trust".to_owned()),
+                    ..request.clone()
+                },
+                view,
+            )
+            .await;
+            let ranks: Vec<(i32, f64)> = by_trust
+                .iter()
+                .map(|hit| (interai::store::search::status_rank(hit.status), -hit.trust.lower_bound))
+                .collect();
+            assert!(
+                ranks.windows(2).all(|pair| pair[0] <= pair[1]),
+                "{view:?} {request:?}: {ranks:?}"
+            );
+        }
+    }
+    // In the first-party view the lifted item is unverified and comes after the proven one; in the default view it
+    // is supported.
+    let first_party_order = search_in_view(
+        alpha,
+        &reader,
+        SearchRequest {
+            sort: Some("trust".to_owned()),
+            ..SearchRequest::default()
+        },
+        TrustViewScope::FirstParty,
+    )
+    .await;
+    let position = |id: &str| hit_ids(&first_party_order).iter().position(|each| *each == id);
+    assert!(position(&proven.id) < position(&lifted.id));
+
+    // Blocking beta makes the default view agree with the first-party one (the contested item is disputed again).
+    alpha
+        .federation()
+        .block_peer("beta.test", "test", None)
+        .await
+        .expect("blocked");
+    let supported_now = search_in_view(
+        alpha,
+        &reader,
+        SearchRequest {
+            min_status: Some("supported".to_owned()),
+            ..SearchRequest::default()
+        },
+        TrustViewScope::All,
+    )
+    .await;
+    let mut found = hit_ids(&supported_now);
+    found.sort_unstable();
+    let mut wanted = vec![proven.id.as_str(), contested.id.as_str()];
+    wanted.sort_unstable();
+    assert_eq!(found, wanted);
+}
+
+/// The assessment `get` gives of `content` in the first-party view.
+async fn explained_first_party(node: &Node, reader: &crate::fixtures::Agent, content: &str) -> Assessment {
+    let view = node
+        .service()
+        .get(
+            &reader.caller,
+            &interai::service::lookup::GetRequest {
+                id: content.to_owned(),
+                revision: None,
+                include: None,
+                evidence_cursor: None,
+                trust_view: interai::domain::TrustViewScope::FirstParty,
+            },
+        )
+        .await
+        .expect("get");
+    match view {
+        interai::service::lookup::ObjectView::Content(content) => content.trust.assessment,
+        other => panic!("content expected: {other:?}"),
+    }
+}
+
+/// Runs statements on `node`'s database directly.
+async fn execute_directly(node: &Node, statements: &[&str]) {
+    use sqlx::Connection;
+    let url = node.database_url();
+    if url.starts_with("postgres") {
+        let mut connection = sqlx::PgConnection::connect(url).await.expect("connect");
+        for statement in statements {
+            sqlx::query(sqlx::AssertSqlSafe(*statement))
+                .execute(&mut connection)
+                .await
+                .expect("executed");
+        }
+        connection.close().await.ok();
+    } else {
+        let mut connection = sqlx::SqliteConnection::connect(url).await.expect("connect");
+        for statement in statements {
+            sqlx::query(sqlx::AssertSqlSafe(*statement))
+                .execute(&mut connection)
+                .await
+                .expect("executed");
+        }
+        connection.close().await.ok();
+    }
+}
+
+#[tokio::test]
+async fn after_the_upgrade_that_stores_first_party_values_the_next_batch_computes_them_for_other_realms_targets() {
+    let network = Network::start(&["alpha.test", "beta.test"]).await;
+    peered(&network, "alpha.test", "beta.test").await;
+    let (alpha, beta) = (network.node("alpha.test"), network.node("beta.test"));
+    let author = agent(alpha.service(), "author").await;
+    let item = publish_procedure(alpha.service(), &author, "rotate the backups weekly", &[]).await;
+    network.settle().await;
+    for number in 0..12 {
+        let beta_user = agent(beta.service(), &format!("beta user {number}")).await;
+        use_it(beta.service(), &beta_user, &item.id, "success", true).await;
+    }
+    network.settle().await;
+    let reader = agent(alpha.service(), "reader").await;
+    let first_party = explained_first_party(alpha, &reader, &item.id).await;
+    let target = PublicId::parse(&item.revision_id).expect("an ID");
+    let stored = alpha.service().trust_summary(&target).await.expect("summary");
+    assert_eq!(stored.first_party.status, first_party.status);
+    assert_eq!(stored.first_party.value, first_party.value);
+    assert_ne!(
+        stored.first_party.value, stored.value,
+        "beta's records count in the default view"
+    );
+
+    // What migration 0020 leaves behind: the first-party columns copied from the others, and the request.
+    execute_directly(
+        alpha,
+        &[
+            "UPDATE trust_summaries SET first_party_value = value, first_party_lower_bound = lower_bound, \
+             first_party_status = status, first_party_independent_confirmations = independent_confirmations, \
+             first_party_contradictions = contradictions, \
+             first_party_real_world_confirmations = real_world_confirmations",
+            "INSERT INTO instance_settings (name, value, updated_at) \
+             VALUES ('first_party_trust_backfill', 'pending', '2026-12-07T00:00:00Z')",
+        ],
+    )
+    .await;
+    let copied = alpha.service().trust_summary(&target).await.expect("summary");
+    assert_eq!(copied.first_party.value, copied.value);
+
+    alpha.federation().recompute_instance_trust().await.expect("batch");
+    let backfilled = alpha.service().trust_summary(&target).await.expect("summary");
+    assert_eq!(backfilled.first_party, stored.first_party);
+    let hits = search_in_view(
+        alpha,
+        &reader,
+        interai::service::search::SearchRequest {
+            min_status: Some("supported".to_owned()),
+            ..Default::default()
+        },
+        interai::domain::TrustViewScope::FirstParty,
+    )
+    .await;
+    assert!(hits.is_empty(), "{hits:?}");
+    // Done once: the request is gone.
+    execute_directly(
+        alpha,
+        &["UPDATE trust_summaries SET first_party_value = 0.123 WHERE first_party_value <> value"],
+    )
+    .await;
+    alpha.federation().recompute_instance_trust().await.expect("batch");
+    assert_eq!(
+        alpha
+            .service()
+            .trust_summary(&target)
+            .await
+            .expect("summary")
+            .first_party
+            .value,
+        0.123,
+        "a later batch with no change of trust assesses nothing again"
+    );
+}

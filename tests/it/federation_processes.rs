@@ -1,6 +1,7 @@
 //! Real `interai serve` processes on loopback: two peer with one command on each side, as the README's "Add a peer"
 //! section tells an admin to do; a sender killed with SIGKILL mid-delivery loses nothing and applies nothing twice;
-//! two sender processes on one PostgreSQL database deliver each activity once. The tests wait on each server's log
+//! two sender processes on one PostgreSQL database deliver each activity once; evidence seeded on three peered
+//! instances while one is killed converges with each record held once and counted once. The tests wait on each server's log
 //! for the activity they expect, never on a timer.
 
 use std::io::BufRead;
@@ -151,6 +152,19 @@ impl Side {
             let event = log.recv().expect("the server is still running and logging");
             if matches(&event) {
                 return event;
+            }
+        }
+    }
+
+    /// [`Side::wait_for`], failing the test when no such event comes for `patience` (a guard against a hang, not a
+    /// timed assertion: the events come within seconds).
+    fn wait_for_at_most(&self, patience: std::time::Duration, matches: impl Fn(&serde_json::Value) -> bool) {
+        let log = self.log.as_ref().expect("serving");
+        loop {
+            match log.recv_timeout(patience) {
+                Ok(event) if matches(&event) => return,
+                Ok(_) => {}
+                Err(error) => panic!("{} logged nothing awaited for {patience:?}: {error}", self.address),
             }
         }
     }
@@ -387,4 +401,202 @@ async fn two_sender_processes_on_one_postgresql_deliver_each_activity_once() {
     );
     assert_eq!(duplicates, 0.0, "an activity was sent twice");
     drop(second);
+}
+
+/// One number read from `side`'s database by `query` (for what no public reading gives by origin).
+async fn count_directly(side: &Side, query: &str, origin: &str) -> i64 {
+    use sqlx::Connection;
+    let url = &side.database.url;
+    if url.starts_with("postgres") {
+        let mut connection = sqlx::PgConnection::connect(url).await.expect("connect");
+        let count: i64 = sqlx::query_scalar(sqlx::AssertSqlSafe(query))
+            .bind(origin)
+            .fetch_one(&mut connection)
+            .await
+            .expect("counted");
+        connection.close().await.ok();
+        count
+    } else {
+        let mut connection = sqlx::SqliteConnection::connect(url).await.expect("connect");
+        let count: i64 = sqlx::query_scalar(sqlx::AssertSqlSafe(query))
+            .bind(origin)
+            .fetch_one(&mut connection)
+            .await
+            .expect("counted");
+        connection.close().await.ok();
+        count
+    }
+}
+
+/// The evidence records `origin` sent to its peers: the distinct records of its outbox's `evidence_recorded` events.
+async fn evidence_sent(origin: &interai::instance::Instance) -> usize {
+    let mut records: Vec<String> = origin
+        .federation()
+        .outbox_entries(0, 10_000_000)
+        .await
+        .expect("the outbox")
+        .into_iter()
+        .filter_map(|entry| match entry.event.event.change {
+            interai::domain::change::Change::EvidenceRecorded { record_id } => Some(record_id),
+            _ => None,
+        })
+        .collect();
+    records.sort_unstable();
+    records.dedup();
+    records.len()
+}
+
+/// How many of `origin`'s evidence records `side` holds.
+async fn evidence_held(side: &Side, origin: &str) -> usize {
+    let held = count_directly(
+        side,
+        "SELECT count(*) FROM evidence_provenance WHERE origin = $1",
+        origin,
+    )
+    .await;
+    usize::try_from(held).expect("a count")
+}
+
+/// Peers two served instances as the README says, with the fingerprints their admins read out.
+fn peer_served(first: &Side, first_fingerprint: &str, second: &Side, second_fingerprint: &str) {
+    first.admin(&[
+        "peer",
+        "add",
+        &format!("http://{}", second.address),
+        "--fingerprint",
+        second_fingerprint,
+    ]);
+    second.wait_for(|event| processed(event, "Follow"));
+    second.admin(&["peer", "approve", &first.address, "--fingerprint", first_fingerprint]);
+    first.wait_for(|event| processed(event, "Accept"));
+}
+
+#[tokio::test]
+async fn evidence_published_on_three_instances_while_one_is_killed_converges_with_each_record_counted_once() {
+    let mut sides = vec![Side::new().await, Side::new().await, Side::new().await];
+    let fingerprints: Vec<String> = sides.iter().map(|side| side.fingerprint(true)).collect();
+    for side in &mut sides {
+        side.serve();
+    }
+    for (first, second) in [(0, 1), (0, 2), (1, 2)] {
+        peer_served(
+            &sides[first],
+            &fingerprints[first],
+            &sides[second],
+            &fingerprints[second],
+        );
+    }
+    // Knowledge and evidence (usage, reviews, ratings from many controllers) seeded on all three at once, each by a
+    // process of its own beside the server; the second instance is killed as soon as it has applied a first batch
+    // from a peer, and started again while the others (and its own seeder) go on.
+    let seeders: Vec<Child> = sides
+        .iter()
+        .enumerate()
+        .map(|(number, side)| {
+            side.command()
+                .args(["admin", "seed", "--items", "60", "--seed", &(number + 7).to_string()])
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .expect("seed starts")
+        })
+        .collect();
+    sides[1].wait_for(applied_a_batch);
+    sides[1].kill();
+    for seeder in seeders {
+        let seeded = seeder.wait_with_output().expect("seed ends");
+        assert!(seeded.status.success(), "the seed finished");
+    }
+    sides[1].serve();
+
+    let views = vec![sides[0].open().await, sides[1].open().await, sides[2].open().await];
+    let mut sent = Vec::new();
+    for view in &views {
+        let count = evidence_sent(view).await;
+        assert!(count > 0, "the seed wrote evidence about federated content");
+        sent.push(count);
+    }
+    // Every instance ends up holding every record its peers sent, once (waiting on the log of the one that lacks
+    // some, never on a timer).
+    loop {
+        let mut lacking = None;
+        for (receiver, side) in sides.iter().enumerate() {
+            for (origin, other) in sides.iter().enumerate() {
+                if origin != receiver && evidence_held(side, &other.address).await < sent[origin] {
+                    lacking = Some(receiver);
+                }
+            }
+        }
+        match lacking {
+            Some(receiver) => {
+                sides[receiver].wait_for_at_most(std::time::Duration::from_secs(120), applied_a_batch);
+            }
+            None => break,
+        }
+    }
+    for (receiver, side) in sides.iter().enumerate() {
+        for (origin, other) in sides.iter().enumerate() {
+            if origin != receiver {
+                assert_eq!(
+                    evidence_held(side, &other.address).await,
+                    sent[origin],
+                    "nothing extra either"
+                );
+            }
+        }
+        // Each stored assessment of a target with other realms' evidence, kept up to date record by record, is what
+        // a full recomputation from the rows gives: no record counted twice, none left out. The stored one was
+        // computed at the target's last change and the recomputation now, and evidence decays with time, so the
+        // values agree to within what some seconds of decay move them (one record more or less moves them by far
+        // more); the party counts do not decay and agree exactly.
+        let view = sides[receiver].open().await;
+        let targets = remote_targets(side).await;
+        assert!(!targets.is_empty());
+        for target in targets {
+            let stored = view.service().trust_summary(&target).await.expect("summary");
+            let recomputed = view.service().recompute_trust(&target).await.expect("recomputed");
+            let parties = |count: interai::trust::PartyCount| i32::try_from(count.total()).expect("small");
+            assert_eq!(
+                (stored.status, stored.independent_confirmations, stored.contradictions),
+                (
+                    recomputed.status,
+                    parties(recomputed.counts.independent_confirmations),
+                    parties(recomputed.counts.contradictions)
+                ),
+                "{target} on {}",
+                side.address
+            );
+            assert!(
+                (stored.value - recomputed.value).abs() < 1e-6,
+                "{target} on {}: stored {}, recomputed {}",
+                side.address,
+                stored.value,
+                recomputed.value
+            );
+        }
+    }
+}
+
+/// Up to 25 targets `side` holds other realms' evidence about (those it holds themselves).
+async fn remote_targets(side: &Side) -> Vec<interai::domain::PublicId> {
+    use sqlx::Connection;
+    let url = &side.database.url;
+    let query = "SELECT DISTINCT p.target_id FROM evidence_provenance p \
+                 JOIN trust_summaries t ON t.target_id = p.target_id ORDER BY p.target_id LIMIT 25";
+    let ids: Vec<String> = if url.starts_with("postgres") {
+        let mut connection = sqlx::PgConnection::connect(url).await.expect("connect");
+        sqlx::query_scalar(query)
+            .fetch_all(&mut connection)
+            .await
+            .expect("targets")
+    } else {
+        let mut connection = sqlx::SqliteConnection::connect(url).await.expect("connect");
+        sqlx::query_scalar(query)
+            .fetch_all(&mut connection)
+            .await
+            .expect("targets")
+    };
+    ids.iter()
+        .map(|id| interai::domain::PublicId::parse(id).expect("an ID"))
+        .collect()
 }

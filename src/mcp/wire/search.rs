@@ -92,6 +92,11 @@ pub struct SearchInput {
     #[serde(default)]
     #[schemars(length(max = limits::MAX_CURSOR_CHARACTERS))]
     pub cursor: Option<String>,
+    /// Whose evidence the status filter, the trust order and each result's trust weigh: all (default) or
+    /// first_party (this organization's alone).
+    #[serde(default)]
+    #[schemars(length(max = limits::MAX_KEYWORD_CHARACTERS))]
+    pub trust_view: Option<String>,
 }
 
 /// Trust figures of a listed object.

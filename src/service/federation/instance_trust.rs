@@ -28,6 +28,9 @@ use crate::trust::{
 /// The instance setting that holds the number of the last batch.
 const EPOCH_SETTING: &str = "instance_trust_epoch";
 
+/// Set by migration 0020 when evidence from other realms was held before first-party values were stored.
+const FIRST_PARTY_BACKFILL: &str = "first_party_trust_backfill";
+
 /// The longest a table stays in force without a new batch (agreement decays; a timed block that ends sooner has its
 /// batch then, see [`InstanceTrustBatch::next_due`]).
 pub const RECOMPUTE_INTERVAL: TimeDelta = TimeDelta::minutes(10);
@@ -74,13 +77,31 @@ impl Federation {
             })
             .collect();
         store::instance_trust::replace_table(&mut transaction.conn(), &rows).await?;
+        // Migration 0020 asks for every target with other realms' evidence to be assessed again once, to store its
+        // first-party values; the origins with evidence are then all "changed".
+        let first_party_backfill = match store::settings::get(&mut transaction.conn(), FIRST_PARTY_BACKFILL).await? {
+            Some(_) => Some(store::remote_evidence::origins_with_evidence(&mut transaction.conn()).await?),
+            None => None,
+        };
         transaction.commit().await?;
         let before = self.service().instance_trust_table();
         let table = table_of(&rows, epoch);
-        let changed = super::trust_refresh::changed_origins(&before, &table, &parameters);
+        let changed = match &first_party_backfill {
+            Some(origins) => origins.clone(),
+            None => super::trust_refresh::changed_origins(&before, &table, &parameters),
+        };
         self.service().install_instance_trust_table(table, reasons_of(&rows));
         // Reads use the new table from here on; what search sorts and filters by follows.
         self.refresh_trust_of_origins(&changed).await?;
+        if first_party_backfill.is_some() {
+            let mut writer = self.store().begin().await?;
+            store::settings::delete(&mut writer.conn(), FIRST_PARTY_BACKFILL).await?;
+            writer.commit().await?;
+            tracing::info!(
+                origins = changed.len(),
+                "first-party trust values of other realms' targets stored"
+            );
+        }
         let next_due = peers
             .iter()
             .filter(|peer| peer.state == PeerState::Blocked)
@@ -96,18 +117,39 @@ impl Federation {
         })
     }
 
-    /// Puts the table the last batch stored in force when it is not already (at start, and for a batch another
-    /// process ran): one read of the epoch, and of the table only when it changed.
+    /// Puts the table the last batch stored in force at start: one read of the epoch, and of the table when there
+    /// is one.
     pub async fn load_instance_trust(&self) -> Result<(), ServiceError> {
+        self.take_stored_instance_trust().await.map(|_| ())
+    }
+
+    /// Puts in force a batch another process ran (a command beside the server, another server on the database),
+    /// when there is a newer one, and assesses again the targets of every origin whose trust it changed. That process
+    /// assessed them again too, but this one may have applied records of those origins with the table it had until
+    /// now, after that (the second process's evidence would otherwise keep the old weight in search's stored values
+    /// until the next change of their targets).
+    pub async fn follow_instance_trust(&self) -> Result<(), ServiceError> {
+        if let Some(changed) = self.take_stored_instance_trust().await? {
+            self.refresh_trust_of_origins(&changed).await?;
+        }
+        Ok(())
+    }
+
+    /// Installs the stored table when it is newer than the one in force: one read of the epoch, and of the table only
+    /// when it changed. Returns the origins whose trust the new table changed, or `None` when it installed nothing.
+    async fn take_stored_instance_trust(&self) -> Result<Option<Vec<String>>, ServiceError> {
         let mut reader = self.store().reader().await?;
         let epoch = stored_epoch(&mut reader.conn()).await?;
-        if epoch == 0 || self.service().instance_trust_table().epoch() == epoch.to_string() {
-            return Ok(());
+        let before = self.service().instance_trust_table();
+        if epoch == 0 || before.epoch() == epoch.to_string() {
+            return Ok(None);
         }
         let rows = store::instance_trust::read_table(&mut reader.conn()).await?;
-        self.service()
-            .install_instance_trust_table(table_of(&rows, epoch), reasons_of(&rows));
-        Ok(())
+        drop(reader);
+        let table = table_of(&rows, epoch);
+        let changed = super::trust_refresh::changed_origins(&before, &table, self.service().trust_parameters());
+        self.service().install_instance_trust_table(table, reasons_of(&rows));
+        Ok(Some(changed))
     }
 
     /// The table the last batch stored, by realm, and its epoch (0 before the first batch).

@@ -258,6 +258,11 @@ impl Node {
         self.instance.federation_client()
     }
 
+    /// Its database's URL (for tests that set a stored state up directly, as an older version left it).
+    pub fn database_url(&self) -> &str {
+        &self._database.url
+    }
+
     /// Its public URL.
     pub fn url(&self) -> String {
         self.federation().public_base_url().to_owned()

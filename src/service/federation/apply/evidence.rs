@@ -169,7 +169,9 @@ impl Federation {
         let recorded_at = passport.created_at.min(now);
 
         // The target, when it is held here: content in a local space never takes remote evidence, and evidence about
-        // deleted content is not taken (as locally).
+        // deleted content is not taken (as locally). Locked first, as a target's writer locks it before it reads the
+        // evidence waiting for it: the two may be applied at the same time.
+        store::remote_evidence::lock_evidence_targets(&mut unit.conn(), &[&passport.target_id]).await?;
         let target = match &passport.facts {
             EvidenceFacts::Rating { .. } => None,
             _ => service.find_trust_target(&mut unit.conn(), &passport.target_id).await?,
