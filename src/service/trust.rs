@@ -743,6 +743,16 @@ impl Service {
 
     /// A full recomputation of a target from its rows, independent of any cached state (for verification and repair).
     pub async fn recompute_trust(&self, target_id: &PublicId) -> Result<Assessment, ServiceError> {
+        self.recompute_trust_at(target_id, self.now()).await
+    }
+
+    /// [`Service::recompute_trust`] as of `at` (evidence decays with time: a stored summary equals the recomputation
+    /// at its `computed_at`, with the instance-trust table in force).
+    pub async fn recompute_trust_at(
+        &self,
+        target_id: &PublicId,
+        at: DateTime<Utc>,
+    ) -> Result<Assessment, ServiceError> {
         let mut reader = self.store().reader().await?;
         let target = self.trust_target(&mut reader.conn(), target_id).await?;
         let records = self.evidence_records_of(&mut reader.conn(), target_id).await?;
@@ -754,7 +764,7 @@ impl Service {
             self.trust_parameters(),
             target.created_at,
             &Evaluation {
-                now: self.now(),
+                now: at,
                 instance_trust: &table,
                 superseded,
             },

@@ -545,16 +545,19 @@ async fn evidence_published_on_three_instances_while_one_is_killed_converges_wit
             }
         }
         // Each stored assessment of a target with other realms' evidence, kept up to date record by record, is what
-        // a full recomputation from the rows gives: no record counted twice, none left out. The stored one was
-        // computed at the target's last change and the recomputation now, and evidence decays with time, so the
-        // values agree to within what some seconds of decay move them (one record more or less moves them by far
-        // more); the party counts do not decay and agree exactly.
+        // a full recomputation from the rows gives at the time it was computed: no record counted twice, none left
+        // out (PostgreSQL keeps that time to the microsecond, a difference of ~1e-14 in decay; one record more or
+        // less moves a value by far more).
         let view = sides[receiver].open().await;
         let targets = remote_targets(side).await;
         assert!(!targets.is_empty());
         for target in targets {
             let stored = view.service().trust_summary(&target).await.expect("summary");
-            let recomputed = view.service().recompute_trust(&target).await.expect("recomputed");
+            let recomputed = view
+                .service()
+                .recompute_trust_at(&target, stored.computed_at)
+                .await
+                .expect("recomputed");
             let parties = |count: interai::trust::PartyCount| i32::try_from(count.total()).expect("small");
             assert_eq!(
                 (stored.status, stored.independent_confirmations, stored.contradictions),
@@ -567,7 +570,7 @@ async fn evidence_published_on_three_instances_while_one_is_killed_converges_wit
                 side.address
             );
             assert!(
-                (stored.value - recomputed.value).abs() < 1e-6,
+                (stored.value - recomputed.value).abs() < 1e-12,
                 "{target} on {}: stored {}, recomputed {}",
                 side.address,
                 stored.value,
