@@ -51,18 +51,15 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use interai::domain::{ActorType, AuthenticatedActor, PeerLevel, PublicId, ScopeSet, TrustViewScope};
-use interai::service::Service;
-use interai::service::actors::NewActor;
+use interai::domain::{AuthenticatedActor, PeerLevel, PublicId, TrustViewScope};
 use interai::service::content::PublishRequest;
 use interai::service::evidence::{RateRequest, ReviewRequest, UsageRequest};
-use interai::service::keys::NewApiKey;
 use interai::service::lookup::GetRequest;
 use interai::service::writes::{CallMetadata, WriteOperation};
 use serde_json::json;
 use sqlx::Connection;
 
-use common::{Backend, Side, backends_from_environment, number, peer, percentile, variable};
+use common::{Backend, Side, agents, backends_from_environment, number, peer, percentile, variable};
 
 /// The convergence target: from the last write until every instance holds every record.
 const TARGET_CONVERGENCE: Duration = Duration::from_secs(60);
@@ -122,41 +119,6 @@ fn mixed(value: u64) -> u64 {
 /// A number in [0, 1) from a record number and a purpose.
 fn unit(record: usize, purpose: u64) -> f64 {
     (mixed((record as u64) << 8 | purpose) >> 11) as f64 / (1u64 << 53) as f64
-}
-
-/// Agents of controllers of their own, each with a key of `scopes`.
-async fn agents(service: &Service, count: usize, scopes: &str, label: &str) -> Vec<AuthenticatedActor> {
-    let mut callers = Vec::with_capacity(count);
-    for index in 0..count {
-        let owner = service
-            .create_actor(NewActor {
-                actor_type: ActorType::User,
-                display_name: format!("{label} owner {index}"),
-                controller: None,
-            })
-            .await
-            .expect("controller created")
-            .id;
-        let agent = service
-            .create_actor(NewActor {
-                actor_type: ActorType::Agent,
-                display_name: format!("{label} agent {index}"),
-                controller: Some(owner),
-            })
-            .await
-            .expect("agent created");
-        let issued = service
-            .create_api_key(NewApiKey {
-                actor_id: agent.id.clone(),
-                scopes: ScopeSet::parse_list(scopes).expect("scopes"),
-                expires_at: None,
-                label: None,
-            })
-            .await
-            .expect("key issued");
-        callers.push(service.authenticate(&issued.secret).await.expect("key works"));
-    }
-    callers
 }
 
 /// A small procedure, distinct by `realm` and `number`.

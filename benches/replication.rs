@@ -90,17 +90,15 @@ use std::time::{Duration, Instant};
 use chrono::{DateTime, Utc};
 use interai::apub::replicate::limits::{PEERS_PER_PASS, PUSH_LEASE};
 use interai::clock::{Clock, SystemClock};
-use interai::domain::{ActorType, AuthenticatedActor, PeerState, ScopeSet};
+use interai::domain::{AuthenticatedActor, PeerState};
 use interai::service::Service;
-use interai::service::actors::NewActor;
 use interai::service::content::PublishRequest;
 use interai::service::federation::cursors::LeasedPeer;
-use interai::service::keys::NewApiKey;
 use interai::service::writes::{CallMetadata, WriteOperation};
 use serde_json::json;
 use sqlx::Connection;
 
-use common::{Backend, Side, backends_from_environment, introduce, number, peer, percentile, variable};
+use common::{Backend, Side, agents, backends_from_environment, introduce, number, peer, percentile, variable};
 
 /// The delivery phase's targets: activities per second, and the lag phase's p50 and p99 in ms.
 const TARGET_PER_SECOND: f64 = 2000.0;
@@ -204,37 +202,7 @@ fn now() -> DateTime<Utc> {
 
 /// Agents with the `publish` scope, each of a controller of its own.
 async fn publishers(service: &Service, count: usize) -> Vec<AuthenticatedActor> {
-    let mut callers = Vec::with_capacity(count);
-    for index in 0..count {
-        let owner = service
-            .create_actor(NewActor {
-                actor_type: ActorType::User,
-                display_name: format!("Benchmark owner {index}"),
-                controller: None,
-            })
-            .await
-            .expect("controller created")
-            .id;
-        let agent = service
-            .create_actor(NewActor {
-                actor_type: ActorType::Agent,
-                display_name: format!("Benchmark publisher {index}"),
-                controller: Some(owner),
-            })
-            .await
-            .expect("agent created");
-        let issued = service
-            .create_api_key(NewApiKey {
-                actor_id: agent.id.clone(),
-                scopes: ScopeSet::parse_list("read,publish").expect("scopes"),
-                expires_at: None,
-                label: None,
-            })
-            .await
-            .expect("key issued");
-        callers.push(service.authenticate(&issued.secret).await.expect("key works"));
-    }
-    callers
+    agents(service, count, "read,publish", "Benchmark").await
 }
 
 /// A small procedure, distinct by `number`.

@@ -344,6 +344,46 @@ pub fn percentile(sorted: &[f64], fraction: f64) -> f64 {
     sorted[index]
 }
 
+/// Agents of controllers of their own, each with a key of `scopes`.
+pub async fn agents(
+    service: &Service,
+    count: usize,
+    scopes: &str,
+    label: &str,
+) -> Vec<interai::domain::AuthenticatedActor> {
+    let mut callers = Vec::with_capacity(count);
+    for index in 0..count {
+        let owner = service
+            .create_actor(interai::service::actors::NewActor {
+                actor_type: interai::domain::ActorType::User,
+                display_name: format!("{label} owner {index}"),
+                controller: None,
+            })
+            .await
+            .expect("controller created")
+            .id;
+        let agent = service
+            .create_actor(interai::service::actors::NewActor {
+                actor_type: interai::domain::ActorType::Agent,
+                display_name: format!("{label} agent {index}"),
+                controller: Some(owner),
+            })
+            .await
+            .expect("agent created");
+        let issued = service
+            .create_api_key(interai::service::keys::NewApiKey {
+                actor_id: agent.id.clone(),
+                scopes: interai::domain::ScopeSet::parse_list(scopes).expect("scopes"),
+                expires_at: None,
+                label: None,
+            })
+            .await
+            .expect("key issued");
+        callers.push(service.authenticate(&issued.secret).await.expect("key works"));
+    }
+    callers
+}
+
 // ---------------------------------------------------------------- two served instances
 
 /// One instance served on its own `127.0.0.1` socket, its realm that address: plain HTTP and private addresses
