@@ -41,6 +41,7 @@ impl Federation {
         if origins.is_empty() {
             return Ok(0);
         }
+        let started_at = self.now();
         let touched = {
             let mut reader = self.store().reader().await?;
             store::remote_evidence::evidence_of_origins(&mut reader.conn(), origins).await?
@@ -76,9 +77,12 @@ impl Federation {
             })?;
         }
         let refreshed = touched.targets.len() + touched.rated.len();
-        tracing::debug!(
+        // At info: a refresh can take seconds with many records, and the loop that runs it waits meanwhile.
+        tracing::info!(
             origins = origins.len(),
-            refreshed,
+            targets = touched.targets.len(),
+            rating_aggregates = touched.rated.len(),
+            elapsed_ms = (self.now() - started_at).num_milliseconds(),
             "stored trust refreshed after an instance-trust change"
         );
         Ok(refreshed)
