@@ -27,7 +27,7 @@ use crate::domain::replication::{
 use crate::domain::tombstone::Tombstone;
 use crate::domain::{ContextKey, PublicId};
 use crate::service::federation::Federation;
-use crate::service::federation::admission::{Refusal, SenderPurpose};
+use crate::service::federation::admission::{ProvenObject, Refusal, SenderPurpose};
 use crate::service::federation::identity::SigningKey;
 use crate::service::federation::inbox::InboxSender;
 
@@ -304,7 +304,8 @@ pub fn is_replication(activity: &Activity) -> bool {
 }
 
 /// Reads a replicated object from an activity and checks its origin's proof against the key pinned for that
-/// origin (the sender, or for a relayed object another active peer). Nothing is stored here.
+/// origin (the sender, or for a relayed object another peer: active for content; for evidence, any peer not blocked,
+/// whose records a pending or rejected state leaves inert). Nothing is stored here.
 ///
 /// `known_sender` is the request's signer as the inbox already read it: when the proof names the same key, it is
 /// not read again.
@@ -335,7 +336,16 @@ pub async fn read_replicated(
     let origin = document.realm().to_ascii_lowercase();
     // The admission rule decides whether the key vouches for the origin's objects now; the request's signer is not
     // read again when the proof names its key.
-    let purpose = SenderPurpose::OriginProof { origin: &origin };
+    let proven = match &document {
+        FederatedDocument::Evidence(_) | FederatedDocument::Retraction(_) => ProvenObject::Evidence,
+        FederatedDocument::Content(_) | FederatedDocument::Tombstone(_) | FederatedDocument::Space(_) => {
+            ProvenObject::Content
+        }
+    };
+    let purpose = SenderPurpose::OriginProof {
+        origin: &origin,
+        proven,
+    };
     let admitted = match known_sender.filter(|sender| sender.key.key_id == key_id) {
         Some(sender) => federation.admit_sender(sender.clone(), purpose),
         None => federation

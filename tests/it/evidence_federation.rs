@@ -12,7 +12,7 @@ use interai::clock::Clock;
 use interai::domain::evidence::{UsageOutcome, Verdict};
 use interai::domain::knowledge::SpaceVisibility;
 use interai::domain::replication::{EvidenceFacts, EvidencePassport, EvidenceRetraction, FederatedObject};
-use interai::domain::{ContextKey, IdKind, PeerLevel, PublicId};
+use interai::domain::{ContextKey, IdKind, PeerLevel, PeerState, PublicId};
 use interai::service::content::PublishRequest;
 use interai::service::spaces::NewSpace;
 use interai::trust::{Assessment, Explanation, InstancePartyExplanation, PartyExplanation};
@@ -20,6 +20,7 @@ use serde_json::{Value, json};
 
 use crate::federation::peered;
 use crate::fixtures::{agent, metadata, publish_procedure, review_it, use_it};
+use crate::harness::DirectConnection;
 use crate::replication::{metrics_of, outbox_activity_of, post_activity};
 use crate::support::network::{Network, Node};
 
@@ -313,6 +314,82 @@ async fn only_a_record_s_origin_retracts_it_and_a_relay_counts_by_the_origin_s_t
     assert!(instance_row(&explained, "gamma.test").is_none_or(|row| row.records == 0));
     let after = assert_matches_full_recomputation(alpha, &item.revision_id).await;
     assert_eq!(after.evidence_units.remote.belief, 0.0);
+}
+
+#[tokio::test]
+async fn a_relayed_record_of_a_pending_origin_is_held_inert_and_counts_once_the_origin_becomes_a_peer() {
+    let network = Network::start_configured(&["alpha.test", "beta.test", "gamma.test"], |_, config| {
+        config.federation_push = false;
+    })
+    .await;
+    peered(&network, "alpha.test", "beta.test").await;
+    peered(&network, "beta.test", "gamma.test").await;
+    let (alpha, beta, gamma) = (
+        network.node("alpha.test"),
+        network.node("beta.test"),
+        network.node("gamma.test"),
+    );
+    // Alpha asked gamma to peer (its admin compared gamma's key); gamma has not answered.
+    alpha.add_peer(gamma, PeerLevel::Standard).await;
+    network.settle().await;
+    assert_eq!(alpha.peer(gamma).await.peer.state, PeerState::PendingOut);
+    let author = agent(alpha.service(), "author").await;
+    let item = publish_procedure(alpha.service(), &author, "rotate the logs", &[]).await;
+    network.settle().await;
+    let before = assert_matches_full_recomputation(alpha, &item.revision_id).await;
+
+    // Gamma's record, relayed by beta with gamma's proof: held and shown under gamma, weighing nothing (§2.15).
+    let passport = usage_passport(gamma, &item.revision_id, &item.id, network.clock.now());
+    let object = FederatedObject::Evidence(Box::new(passport.clone()));
+    let relayed = evidence_activity(gamma, beta, &object, "relayed-usage").await;
+    let (status, body) = post_activity(beta, alpha, &relayed).await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{body}");
+    network.settle().await;
+    let explained = explanation(alpha, &item.revision_id).await;
+    let row = instance_row(&explained, "gamma.test").expect("gamma's records are shown");
+    assert_eq!((row.records, row.instance_trust, row.belief), (1, 0.0, 0.0));
+    let inert = assert_matches_full_recomputation(alpha, &item.revision_id).await;
+    assert_eq!(inert.value.to_bits(), before.value.to_bits());
+    assert_eq!(inert.evidence_units, before.evidence_units);
+    assert_eq!(
+        stored_value(alpha, &item.revision_id).await.to_bits(),
+        before.value.to_bits()
+    );
+    let metrics = metrics_of(alpha).await;
+    let counted = r#"interai_federation_remote_evidence_total{origin="gamma.test",outcome="inert"} 1"#;
+    assert!(metrics.contains(counted), "{counted} in\n{metrics}");
+
+    // Gamma approves: the record counts at once, by alpha's trust in gamma, in reads and in what search stores.
+    let fingerprint = gamma.peer(alpha).await.keys[0].fingerprint.clone();
+    gamma
+        .federation()
+        .approve_peer(&alpha.realm, None, Some(&fingerprint))
+        .await
+        .expect("approve");
+    network.settle().await;
+    assert_eq!(alpha.peer(gamma).await.peer.state, PeerState::Active);
+    let counted = assert_matches_full_recomputation(alpha, &item.revision_id).await;
+    assert!((counted.value - value_with_one_remote_success(0.5)).abs() < 1e-12);
+    assert_eq!(
+        stored_value(alpha, &item.revision_id).await.to_bits(),
+        counted.value.to_bits()
+    );
+
+    // A blocked origin's relayed records are refused: a block takes nothing from the peer, even through another.
+    alpha
+        .federation()
+        .block_peer("gamma.test", "a test of blocks", None)
+        .await
+        .expect("blocked");
+    let second = usage_passport(gamma, &item.revision_id, &item.id, network.clock.now());
+    let object = FederatedObject::Evidence(Box::new(second));
+    let relayed = evidence_activity(gamma, beta, &object, "relayed-usage-2").await;
+    let (status, body) = post_activity(beta, alpha, &relayed).await;
+    assert_eq!(
+        (status, body["reason"].as_str()),
+        (StatusCode::BAD_REQUEST, Some("invalid_origin_proof")),
+        "{body}"
+    );
 }
 
 #[tokio::test]
@@ -1479,27 +1556,11 @@ async fn explained_first_party(node: &Node, reader: &crate::fixtures::Agent, con
 
 /// Runs statements on `node`'s database directly.
 async fn execute_directly(node: &Node, statements: &[&str]) {
-    use sqlx::Connection;
-    let url = node.database_url();
-    if url.starts_with("postgres") {
-        let mut connection = sqlx::PgConnection::connect(url).await.expect("connect");
-        for statement in statements {
-            sqlx::query(sqlx::AssertSqlSafe(*statement))
-                .execute(&mut connection)
-                .await
-                .expect("executed");
-        }
-        connection.close().await.ok();
-    } else {
-        let mut connection = sqlx::SqliteConnection::connect(url).await.expect("connect");
-        for statement in statements {
-            sqlx::query(sqlx::AssertSqlSafe(*statement))
-                .execute(&mut connection)
-                .await
-                .expect("executed");
-        }
-        connection.close().await.ok();
+    let mut connection = DirectConnection::open(node.database_url()).await;
+    for statement in statements {
+        connection.execute(statement).await;
     }
+    connection.close().await;
 }
 
 #[tokio::test]

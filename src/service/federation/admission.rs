@@ -29,11 +29,24 @@ pub enum SenderPurpose<'a> {
     /// key an admin or a pinned key vouched for.
     OutboxRead,
     /// An origin proof on a replicated object of the realm `origin`: only that realm's own key vouches for it, and
-    /// only while the realm is an active (or unreachable) peer and the key is not a first contact's.
+    /// never a first contact's key. For content, only while the realm is an active (or unreachable) peer; for
+    /// evidence, also while it is pending or rejected, as the trust model asks (§2.15, "Which origins count": such a
+    /// record is stored and shown, and counts 0 until the origin is an active peer).
     OriginProof {
         /// The realm the object says it comes from, lower case.
         origin: &'a str,
+        /// What the proof vouches for.
+        proven: ProvenObject,
     },
+}
+
+/// What an origin proof vouches for: content and evidence follow different admission rules.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProvenObject {
+    /// Content, a space or a tombstone: taken only from an origin this instance shares content with.
+    Content,
+    /// An evidence record or its retraction: taken from any peer that is not blocked, and weighed by its state.
+    Evidence,
 }
 
 /// What an admitted sender may send to the inbox.
@@ -141,7 +154,7 @@ pub fn key_window_refusal(
 pub fn admit(sender: InboxSender, purpose: SenderPurpose<'_>, now: DateTime<Utc>) -> Result<AdmittedSender, Refusal> {
     let state = sender.peer.state;
     let provisional = sender.key.pinned_by.is_provisional();
-    if let SenderPurpose::OriginProof { origin } = purpose
+    if let SenderPurpose::OriginProof { origin, .. } = purpose
         && sender.key.peer_realm != origin
     {
         return Err(Refusal::KeyOfAnotherRealm {
@@ -173,9 +186,23 @@ pub fn admit(sender: InboxSender, purpose: SenderPurpose<'_>, now: DateTime<Utc>
                 return Err(Refusal::FirstContactKey);
             }
         }
-        SenderPurpose::OriginProof { .. } => {
+        SenderPurpose::OriginProof {
+            proven: ProvenObject::Content,
+            ..
+        } => {
             if let MaySend::PeeringOnly { otherwise } = may_send {
                 return Err(otherwise);
+            }
+        }
+        // A pending or rejected origin's records are held inert (§2.15), but only under a key an admin or a pinned
+        // key vouched for: a first contact's key may be an impostor's, whose records would count once the realm
+        // became a peer under its real key.
+        SenderPurpose::OriginProof {
+            proven: ProvenObject::Evidence,
+            ..
+        } => {
+            if provisional {
+                return Err(Refusal::FirstContactKey);
             }
         }
     }
@@ -254,12 +281,24 @@ mod tests {
         }
     }
 
-    const ORIGIN_PROOF: SenderPurpose<'static> = SenderPurpose::OriginProof { origin: "beta.test" };
+    const ORIGIN_PROOF: SenderPurpose<'static> = SenderPurpose::OriginProof {
+        origin: "beta.test",
+        proven: ProvenObject::Content,
+    };
+    const EVIDENCE_PROOF: SenderPurpose<'static> = SenderPurpose::OriginProof {
+        origin: "beta.test",
+        proven: ProvenObject::Evidence,
+    };
 
     #[test]
     fn an_active_peer_with_a_vouched_for_key_may_do_everything() {
         for state in [PeerState::Active, PeerState::Unreachable] {
-            for purpose in [SenderPurpose::InboxRequest, SenderPurpose::OutboxRead, ORIGIN_PROOF] {
+            for purpose in [
+                SenderPurpose::InboxRequest,
+                SenderPurpose::OutboxRead,
+                ORIGIN_PROOF,
+                EVIDENCE_PROOF,
+            ] {
                 let admitted = admit(sender(state, KeyPin::Admin), purpose, now()).expect("admitted");
                 assert_eq!(admitted.may_send, MaySend::Everything);
                 assert_eq!(admitted.realm(), "beta.test");
@@ -272,7 +311,12 @@ mod tests {
 
     #[test]
     fn a_blocked_peer_is_refused_whatever_it_asks() {
-        for purpose in [SenderPurpose::InboxRequest, SenderPurpose::OutboxRead, ORIGIN_PROOF] {
+        for purpose in [
+            SenderPurpose::InboxRequest,
+            SenderPurpose::OutboxRead,
+            ORIGIN_PROOF,
+            EVIDENCE_PROOF,
+        ] {
             assert_eq!(
                 admit(sender(PeerState::Blocked, KeyPin::Admin), purpose, now()),
                 Err(Refusal::Blocked)
@@ -297,6 +341,12 @@ mod tests {
             assert_eq!(
                 admit(sender(state, KeyPin::Admin), ORIGIN_PROOF, now()),
                 Err(Refusal::NotActive(state))
+            );
+            // Its evidence, relayed by a peer with its proof, is held and weighs nothing (§2.15).
+            let relayed = admit(sender(state, KeyPin::Admin), EVIDENCE_PROOF, now()).expect("admitted");
+            assert_eq!(
+                relayed.evidence_weight(),
+                EvidenceWeight::Inert(InertBecause::NotActive(state))
             );
         }
         // The state is named before the key: a pending peer on first contact hears that the peering is pending.
@@ -324,8 +374,19 @@ mod tests {
                 otherwise: Refusal::FirstContactKey
             }
         );
+        for purpose in [ORIGIN_PROOF, EVIDENCE_PROOF] {
+            assert_eq!(
+                admit(sender(PeerState::Active, KeyPin::FirstContact), purpose, now()),
+                Err(Refusal::FirstContactKey)
+            );
+        }
+        // Nor does a pending peer's first-contact key vouch for its evidence.
         assert_eq!(
-            admit(sender(PeerState::Active, KeyPin::FirstContact), ORIGIN_PROOF, now()),
+            admit(
+                sender(PeerState::PendingIn, KeyPin::FirstContact),
+                EVIDENCE_PROOF,
+                now()
+            ),
             Err(Refusal::FirstContactKey)
         );
     }
@@ -361,7 +422,10 @@ mod tests {
         assert_eq!(
             admit(
                 sender(PeerState::Active, KeyPin::Admin),
-                SenderPurpose::OriginProof { origin: "gamma.test" },
+                SenderPurpose::OriginProof {
+                    origin: "gamma.test",
+                    proven: ProvenObject::Evidence,
+                },
                 now()
             ),
             Err(Refusal::KeyOfAnotherRealm {
@@ -372,7 +436,10 @@ mod tests {
         assert!(matches!(
             admit(
                 sender(PeerState::Blocked, KeyPin::Admin),
-                SenderPurpose::OriginProof { origin: "gamma.test" },
+                SenderPurpose::OriginProof {
+                    origin: "gamma.test",
+                    proven: ProvenObject::Evidence,
+                },
                 now()
             ),
             Err(Refusal::KeyOfAnotherRealm { .. })
@@ -388,7 +455,12 @@ mod tests {
             sender.key.valid_until = until;
             sender
         };
-        for purpose in [SenderPurpose::InboxRequest, SenderPurpose::OutboxRead, ORIGIN_PROOF] {
+        for purpose in [
+            SenderPurpose::InboxRequest,
+            SenderPurpose::OutboxRead,
+            ORIGIN_PROOF,
+            EVIDENCE_PROOF,
+        ] {
             assert_eq!(
                 admit(with_window(None, Some(now())), purpose, now()),
                 Err(Refusal::KeyExpired),
