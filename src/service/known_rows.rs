@@ -38,6 +38,9 @@ pub(crate) struct KnownRows {
     evidence_targets: Option<std::collections::HashSet<PublicId>>,
     entities: HashMap<PublicId, Option<Entity>>,
     sources: HashMap<PublicId, Option<Source>>,
+    /// The evidence targets whose lock this transaction holds (`store::remote_evidence::lock_evidence_targets`):
+    /// held until the commit, so never forgotten while the batch lasts.
+    locked_evidence_targets: std::collections::HashSet<PublicId>,
 }
 
 /// The keys of `found` as known rows: each of `keys`, with the row found for it or `None`.
@@ -109,6 +112,7 @@ impl KnownRows {
         });
         let locked: Vec<&PublicId> = targets.iter().chain(evidence_named).collect();
         store::remote_evidence::lock_evidence_targets(&mut unit.conn(), &locked).await?;
+        let locked_evidence_targets = locked.into_iter().cloned().collect();
         let evidence_targets = store::remote_evidence::targets_with_evidence(&mut unit.conn(), &targets).await?;
         Ok(KnownRows {
             tombstones: known(&content_ids, tombstones, |row| row.content_id.clone()),
@@ -120,7 +124,22 @@ impl KnownRows {
             entities: known(&entity_ids, entities, |row| row.id.clone()),
             sources: known(&source_ids, sources, |row| row.id.clone()),
             evidence_targets: Some(evidence_targets.into_iter().collect()),
+            locked_evidence_targets,
         })
+    }
+
+    /// Takes the evidence-target lock of `target_id` in `unit`, unless the batch took it already (a PostgreSQL
+    /// round trip per record saved; the lock is held until the commit either way).
+    pub(crate) async fn lock_evidence_target(
+        &mut self,
+        unit: &mut UnitOfWork,
+        target_id: &PublicId,
+    ) -> Result<(), ServiceError> {
+        if !self.locked_evidence_targets.contains(target_id) {
+            store::remote_evidence::lock_evidence_targets(&mut unit.conn(), &[target_id]).await?;
+            self.locked_evidence_targets.insert(target_id.clone());
+        }
+        Ok(())
     }
 
     /// Of `targets`, those that evidence from other realms names, when the batch read it ahead (`None` otherwise).
@@ -274,6 +293,11 @@ impl KnownRows {
 
     /// Something else than a replicated object was applied: nothing is known any more.
     pub(crate) fn forget_all(&mut self) {
-        *self = KnownRows::default();
+        // The locks stay held until the commit.
+        let locked_evidence_targets = std::mem::take(&mut self.locked_evidence_targets);
+        *self = KnownRows {
+            locked_evidence_targets,
+            ..KnownRows::default()
+        };
     }
 }

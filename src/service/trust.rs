@@ -331,10 +331,7 @@ impl Service {
                 state.held_records(),
                 now,
             );
-            statuses.push(TrustStatuses {
-                all: summary.status,
-                first_party: summary.first_party.status,
-            });
+            statuses.push(summary.statuses());
             summaries.push(summary);
             let pending = unit.trust_states();
             pending.states.retain(|(id, _, _)| id != target.id.as_str());
@@ -396,14 +393,8 @@ impl Service {
             now,
         );
         store::trust::upsert_summaries(&mut unit.conn(), std::slice::from_ref(&summary)).await?;
-        let statuses = TrustStatuses {
-            all: summary.status,
-            first_party: summary.first_party.status,
-        };
-        let previous_statuses = locked.as_ref().map(|locked| TrustStatuses {
-            all: locked.summary.status,
-            first_party: locked.summary.first_party.status,
-        });
+        let statuses = summary.statuses();
+        let previous_statuses = locked.as_ref().map(|locked| locked.summary.statuses());
         if previous_statuses != Some(statuses) {
             // Status filters are terms of the search index; the documents whose trust lives here follow.
             store::search::set_document_status(&mut unit.conn(), target.id.as_str(), statuses).await?;

@@ -4,7 +4,7 @@ use chrono::{DateTime, Utc};
 
 use super::statement::{Bind, Column, Insert, InsertShape, OnConflict, SqlType};
 use super::{Conn, StoreError, dispatch, stored_id, stored_optional_id};
-use crate::domain::{ContextKey, PublicId, TrustStatus};
+use crate::domain::{ContextKey, PublicId, TrustStatus, TrustStatuses};
 
 /// What kind of object a trust summary is about.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -74,6 +74,16 @@ pub struct TrustSummaryRecord {
     pub computed_at: DateTime<Utc>,
     /// The same assessment on first-party evidence alone (search's `trust_view: first_party`).
     pub first_party: FirstPartySummary,
+}
+
+impl TrustSummaryRecord {
+    /// The status in each trust view: what the target's search document carries.
+    pub fn statuses(&self) -> TrustStatuses {
+        TrustStatuses {
+            all: self.status,
+            first_party: self.first_party.status,
+        }
+    }
 }
 
 /// What search shows and sorts by of a target's assessment on first-party evidence alone (trust model §2.15: what

@@ -15,6 +15,7 @@ use crate::domain::replication::{
 use crate::domain::{IdKind, PublicId};
 use crate::service::ServiceError;
 use crate::service::federation::Federation;
+use crate::service::known_rows::KnownRows;
 use crate::service::trust::{EvidenceChange, TrustTarget};
 use crate::service::unit_of_work::UnitOfWork;
 use crate::store::{self, Conn};
@@ -146,6 +147,7 @@ impl Federation {
         sender: &str,
         passport: &EvidencePassport,
         proof: &OriginProof,
+        known: &mut KnownRows,
     ) -> Result<Applied, ServiceError> {
         let record_id = &passport.record_id;
         if let Err(why) = check_passport(passport) {
@@ -171,7 +173,7 @@ impl Federation {
         // The target, when it is held here: content in a local space never takes remote evidence, and evidence about
         // deleted content is not taken (as locally). Locked first, as a target's writer locks it before it reads the
         // evidence waiting for it: the two may be applied at the same time.
-        store::remote_evidence::lock_evidence_targets(&mut unit.conn(), &[&passport.target_id]).await?;
+        known.lock_evidence_target(unit, &passport.target_id).await?;
         let target = match &passport.facts {
             EvidenceFacts::Rating { .. } => None,
             _ => service.find_trust_target(&mut unit.conn(), &passport.target_id).await?,

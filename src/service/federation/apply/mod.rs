@@ -81,7 +81,8 @@ impl Federation {
             FederatedObject::Deletion(tombstone) => self.apply_deletion_in(unit, tombstone, &replicated.proof).await,
             FederatedObject::Space(space) => self.apply_space_in(unit, space, &replicated.proof).await,
             FederatedObject::Evidence(passport) => {
-                self.apply_evidence_in(unit, sender, passport, &replicated.proof).await
+                self.apply_evidence_in(unit, sender, passport, &replicated.proof, known)
+                    .await
             }
             FederatedObject::Retraction(retraction) => {
                 self.apply_retraction_in(unit, retraction, &replicated.proof).await
