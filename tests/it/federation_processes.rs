@@ -8,7 +8,7 @@ use std::io::BufRead;
 use std::process::{Child, Command, Output, Stdio};
 use std::sync::mpsc;
 
-use crate::harness::TestDatabase;
+use crate::harness::{DirectConnection, TestDatabase};
 
 /// One instance: its database, its address and its server process.
 struct Side {
@@ -405,27 +405,10 @@ async fn two_sender_processes_on_one_postgresql_deliver_each_activity_once() {
 
 /// One number read from `side`'s database by `query` (for what no public reading gives by origin).
 async fn count_directly(side: &Side, query: &str, origin: &str) -> i64 {
-    use sqlx::Connection;
-    let url = &side.database.url;
-    if url.starts_with("postgres") {
-        let mut connection = sqlx::PgConnection::connect(url).await.expect("connect");
-        let count: i64 = sqlx::query_scalar(sqlx::AssertSqlSafe(query))
-            .bind(origin)
-            .fetch_one(&mut connection)
-            .await
-            .expect("counted");
-        connection.close().await.ok();
-        count
-    } else {
-        let mut connection = sqlx::SqliteConnection::connect(url).await.expect("connect");
-        let count: i64 = sqlx::query_scalar(sqlx::AssertSqlSafe(query))
-            .bind(origin)
-            .fetch_one(&mut connection)
-            .await
-            .expect("counted");
-        connection.close().await.ok();
-        count
-    }
+    let mut connection = DirectConnection::open(&side.database.url).await;
+    let count = connection.count(query, origin).await;
+    connection.close().await;
+    count
 }
 
 /// The evidence records `origin` sent to its peers: the distinct records of its outbox's `evidence_recorded` events.
@@ -582,23 +565,14 @@ async fn evidence_published_on_three_instances_while_one_is_killed_converges_wit
 
 /// Up to 25 targets `side` holds other realms' evidence about (those it holds themselves).
 async fn remote_targets(side: &Side) -> Vec<interai::domain::PublicId> {
-    use sqlx::Connection;
-    let url = &side.database.url;
-    let query = "SELECT DISTINCT p.target_id FROM evidence_provenance p \
-                 JOIN trust_summaries t ON t.target_id = p.target_id ORDER BY p.target_id LIMIT 25";
-    let ids: Vec<String> = if url.starts_with("postgres") {
-        let mut connection = sqlx::PgConnection::connect(url).await.expect("connect");
-        sqlx::query_scalar(query)
-            .fetch_all(&mut connection)
-            .await
-            .expect("targets")
-    } else {
-        let mut connection = sqlx::SqliteConnection::connect(url).await.expect("connect");
-        sqlx::query_scalar(query)
-            .fetch_all(&mut connection)
-            .await
-            .expect("targets")
-    };
+    let mut connection = DirectConnection::open(&side.database.url).await;
+    let ids = connection
+        .texts(
+            "SELECT DISTINCT p.target_id FROM evidence_provenance p \
+             JOIN trust_summaries t ON t.target_id = p.target_id ORDER BY p.target_id LIMIT 25",
+        )
+        .await;
+    connection.close().await;
     ids.iter()
         .map(|id| interai::domain::PublicId::parse(id).expect("an ID"))
         .collect()

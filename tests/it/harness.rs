@@ -317,3 +317,65 @@ impl ServedInstance {
         }
     }
 }
+
+/// A test's own connection to an instance's database, for what no public reading shows (a count by origin, the
+/// state an older version left): one place that knows both backends.
+pub enum DirectConnection {
+    /// An embedded SQLite file.
+    Sqlite(sqlx::SqliteConnection),
+    /// A PostgreSQL database.
+    Postgres(sqlx::PgConnection),
+}
+
+impl DirectConnection {
+    /// Connects to the database at `url`.
+    pub async fn open(url: &str) -> DirectConnection {
+        if url.starts_with("postgres") {
+            DirectConnection::Postgres(sqlx::PgConnection::connect(url).await.expect("connect"))
+        } else {
+            DirectConnection::Sqlite(sqlx::SqliteConnection::connect(url).await.expect("connect"))
+        }
+    }
+
+    /// Runs one statement.
+    pub async fn execute(&mut self, statement: &str) {
+        let statement = sqlx::AssertSqlSafe(statement);
+        match self {
+            DirectConnection::Sqlite(connection) => sqlx::query(statement).execute(connection).await.map(|_| ()),
+            DirectConnection::Postgres(connection) => sqlx::query(statement).execute(connection).await.map(|_| ()),
+        }
+        .expect("executed");
+    }
+
+    /// The one number `query` reads, with `argument` bound to its only parameter.
+    pub async fn count(&mut self, query: &str, argument: &str) -> i64 {
+        let query = sqlx::AssertSqlSafe(query);
+        match self {
+            DirectConnection::Sqlite(connection) => {
+                sqlx::query_scalar(query).bind(argument).fetch_one(connection).await
+            }
+            DirectConnection::Postgres(connection) => {
+                sqlx::query_scalar(query).bind(argument).fetch_one(connection).await
+            }
+        }
+        .expect("counted")
+    }
+
+    /// The texts of the one column `query` reads.
+    pub async fn texts(&mut self, query: &str) -> Vec<String> {
+        let query = sqlx::AssertSqlSafe(query);
+        match self {
+            DirectConnection::Sqlite(connection) => sqlx::query_scalar(query).fetch_all(connection).await,
+            DirectConnection::Postgres(connection) => sqlx::query_scalar(query).fetch_all(connection).await,
+        }
+        .expect("read")
+    }
+
+    /// Closes the connection.
+    pub async fn close(self) {
+        match self {
+            DirectConnection::Sqlite(connection) => connection.close().await.ok(),
+            DirectConnection::Postgres(connection) => connection.close().await.ok(),
+        };
+    }
+}
