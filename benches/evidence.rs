@@ -44,6 +44,8 @@
 //! | `INTERAI_BENCH_BACKENDS` | `sqlite,postgres` | which backends to run (PostgreSQL only with the URL set) |
 //! | `INTERAI_BENCH_DATABASE_URL` | — | a PostgreSQL server URL; enables the PostgreSQL run |
 //! | `INTERAI_BENCH_WORKER_THREADS` | cores | tokio worker threads (the three instances and the benchmark share them) |
+//! | `INTERAI_BENCH_PROFILE` | — | when set, prints for the evidence and level phases the SQL statements that took the most time; costs some throughput |
+//! | `INTERAI_BENCH_LOG` | — | a tracing filter (e.g. `interai=info`): the instances' events on standard error |
 
 mod common;
 
@@ -101,6 +103,7 @@ impl Options {
 }
 
 fn main() {
+    common::profile::install_profile();
     let options = Options::from_environment();
     let runtime = common::runtime(options.worker_threads);
     for backend in options.backends.clone() {
@@ -442,6 +445,7 @@ async fn run(options: &Options, backend: Backend) {
         ));
     }
     let records = thirds(options.records);
+    common::profile::profile_start();
     let started = Instant::now();
     let (first, second, third) = tokio::join!(
         write_evidence(&sides[0], callers[0].clone(), items.clone(), options, 0..records[0]),
@@ -499,6 +503,7 @@ async fn run(options: &Options, backend: Backend) {
         },
         evidence_rate / content_rate
     );
+    common::profile::profile_report("the evidence phase", options.records, converged.duration_since(started));
     let hot: Vec<Published> = items[..options.hot_items.min(items.len())].to_vec();
     for side in &sides {
         let (exact, of) = hot_items_exact(side, &hot).await;
@@ -510,6 +515,7 @@ async fn run(options: &Options, backend: Backend) {
 
     // 3. A level change of the second instance on the first.
     let beta_records = counters[0].evidence_of(&sides[1].realm).await;
+    common::profile::profile_start();
     let started = Instant::now();
     sides[0]
         .federation
@@ -517,6 +523,7 @@ async fn run(options: &Options, backend: Backend) {
         .await
         .expect("level set");
     let level_seconds = started.elapsed().as_secs_f64();
+    common::profile::profile_report("the level change", beta_records, started.elapsed());
     let (exact, of) = hot_items_exact(&sides[0], &hot).await;
     println!(
         "level: {} → low on {} with {beta_records} of its records there: every affected target assessed again in \

@@ -30,6 +30,8 @@ use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use sqlx::Connection;
 
+pub mod profile;
+
 /// A connected MCP client.
 pub type McpClient = RunningService<RoleClient, ClientConfig>;
 
@@ -535,4 +537,32 @@ pub async fn peer(alpha: &Side, beta: &Side) {
     })
     .await;
     assert_eq!(beta.peer_state(&alpha.realm).await, Some(PeerState::Active));
+}
+
+/// p50, p99 and max of sorted samples.
+pub struct Spread {
+    pub p50: f64,
+    pub p99: f64,
+    pub max: f64,
+}
+
+impl Spread {
+    pub fn of(sorted: &[f64]) -> Spread {
+        if sorted.is_empty() {
+            return Spread {
+                p50: f64::NAN,
+                p99: f64::NAN,
+                max: f64::NAN,
+            };
+        }
+        Spread {
+            p50: percentile(sorted, 0.5),
+            p99: percentile(sorted, 0.99),
+            max: sorted[sorted.len() - 1],
+        }
+    }
+
+    pub fn show(&self) -> String {
+        format!("{:.2} / {:.2} / {:.2}", self.p50, self.p99, self.max)
+    }
 }
