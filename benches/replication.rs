@@ -99,7 +99,7 @@ use serde_json::json;
 use sqlx::Connection;
 
 use common::profile::{install_profile, profile_report, profile_start};
-use common::{Backend, Side, Spread, agents, backends_from_environment, introduce, number, peer, percentile, variable};
+use common::{Backend, Side, Spread, agents, backends_from_environment, introduce, number, peer, variable};
 
 /// The delivery phase's targets: activities per second, and the lag phase's p50 and p99 in ms.
 const TARGET_PER_SECOND: f64 = 2000.0;
