@@ -1,5 +1,7 @@
 //! The command-line adapter: parses `interai …` and runs one command against an instance.
 
+mod archive_commands;
+
 use std::path::PathBuf;
 
 use anyhow::{Context, bail};
@@ -73,6 +75,51 @@ pub enum AdminCommand {
     /// Content items.
     #[command(subcommand)]
     Content(ContentCommand),
+    /// Back up the instance while it serves. SQLite: a copy of the database file as of one moment; PostgreSQL: an
+    /// archive, as `export` writes. Restore either with `restore`.
+    Backup {
+        /// Where to write it (a new file).
+        #[arg(long, value_name = "PATH")]
+        to: PathBuf,
+        /// Also keep the key-encryption key with it (SQLite: in PATH.key-encryption.key; PostgreSQL: in the
+        /// archive). Without it, the backup's signing keys open only with the key kept apart.
+        #[arg(long)]
+        include_key_encryption_key: bool,
+    },
+    /// Load a backup (a SQLite file from `backup`, or an archive) into the configured database, which must be empty
+    /// (run it with the instance stopped). The outbox starts a new epoch, so peers read it again from a snapshot.
+    Restore {
+        /// The backup.
+        #[arg(long, value_name = "PATH")]
+        from: PathBuf,
+    },
+    /// Write the whole realm to a portable archive (docs/backups.md), read in one snapshot while the instance serves.
+    Export {
+        /// Where to write it (a new file).
+        #[arg(long, value_name = "FILE")]
+        to: PathBuf,
+        /// Also put the key-encryption key in the archive.
+        #[arg(long)]
+        include_key_encryption_key: bool,
+    },
+    /// Load an archive into the configured database, which must be empty, in one transaction. The outbox starts a
+    /// new epoch unless --keep-outbox-epoch.
+    Import {
+        /// The archive.
+        #[arg(long, value_name = "FILE")]
+        from: PathBuf,
+        /// Keep the outbox's epoch: only when the exported instance stopped before the export and never serves
+        /// again (peers then go on where they were). A restore of an older archive must not keep it.
+        #[arg(long)]
+        keep_outbox_epoch: bool,
+    },
+    /// Copy the realm from its SQLite database to an empty PostgreSQL database, checking every table's rows and
+    /// checksum on both sides. Stop the instance first.
+    Migrate {
+        /// The PostgreSQL database, e.g. postgres://interai@db.internal/interai.
+        #[arg(long, value_name = "URL")]
+        to: String,
+    },
     /// Fill the database with realistic synthetic knowledge and evidence (for benchmarks and demonstrations).
     Seed {
         /// How many content items to publish.
@@ -416,6 +463,18 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             instance.bootstrap().await?;
             instance.serve(listener, crate::instance::shutdown_signal()).await?;
         }
+        Command::Admin(AdminArguments { command, .. })
+            if matches!(
+                command,
+                AdminCommand::Backup { .. }
+                    | AdminCommand::Restore { .. }
+                    | AdminCommand::Export { .. }
+                    | AdminCommand::Import { .. }
+                    | AdminCommand::Migrate { .. }
+            ) =>
+        {
+            run_archive_command(cli.config.as_deref(), config, command).await?;
+        }
         Command::Admin(AdminArguments { init, json, command }) => {
             // Only `serve` (or an explicit --init) creates a realm; an admin command needs the one it manages.
             let instance = if init {
@@ -610,22 +669,8 @@ fn print_next_cursor(next_cursor: Option<&str>) {
 /// default realm was assumed, and every command on a database of another realm failed with "a realm cannot be
 /// renamed"). A realm that is named and differs from the stored one is still refused, once, by the bootstrap.
 async fn with_stored_realm(file: Option<&std::path::Path>, config: Config) -> anyhow::Result<Config> {
-    let environment: std::collections::BTreeMap<String, String> = std::env::vars()
-        .filter(|(name, _)| name.starts_with("INTERAI_"))
-        .collect();
-    if environment.contains_key("INTERAI_REALM") {
-        return Ok(config);
-    }
-    let file_path = file
-        .map(std::path::Path::to_path_buf)
-        .or_else(|| environment.get("INTERAI_CONFIG").map(PathBuf::from));
-    // `Config::load` read this file a moment ago and accepted it.
-    let file_text = file_path.as_deref().map(std::fs::read_to_string).transpose()?;
-    let file_names_realm = file_text
-        .as_deref()
-        .and_then(|text| toml::from_str::<toml::Table>(text).ok())
-        .is_some_and(|table| table.contains_key("realm"));
-    if file_names_realm {
+    let (environment, file_text, named) = realm_named(file)?;
+    if named {
         return Ok(config);
     }
     let stored = crate::store::settings::peek(&config.database_url, crate::service::bootstrap::SETTING_REALM).await?;
@@ -636,6 +681,52 @@ async fn with_stored_realm(file: Option<&std::path::Path>, config: Config) -> an
             Ok(Config::from_sources(file_text.as_deref(), &environment)?)
         }
         _ => Ok(config),
+    }
+}
+
+/// The `INTERAI_*` variables, the configuration file's text, and whether either names the realm.
+type RealmSources = (std::collections::BTreeMap<String, String>, Option<String>, bool);
+
+fn realm_named(file: Option<&std::path::Path>) -> anyhow::Result<RealmSources> {
+    let environment: std::collections::BTreeMap<String, String> = std::env::vars()
+        .filter(|(name, _)| name.starts_with("INTERAI_"))
+        .collect();
+    let file_path = file
+        .map(std::path::Path::to_path_buf)
+        .or_else(|| environment.get("INTERAI_CONFIG").map(PathBuf::from));
+    // `Config::load` read this file a moment ago and accepted it.
+    let file_text = file_path.as_deref().map(std::fs::read_to_string).transpose()?;
+    let named = environment.contains_key("INTERAI_REALM")
+        || file_text
+            .as_deref()
+            .and_then(|text| toml::from_str::<toml::Table>(text).ok())
+            .is_some_and(|table| table.contains_key("realm"));
+    Ok((environment, file_text, named))
+}
+
+/// Runs `backup`, `restore`, `export`, `import` or `migrate`, which work on the database without an instance.
+async fn run_archive_command(
+    file: Option<&std::path::Path>,
+    config: Config,
+    command: AdminCommand,
+) -> anyhow::Result<()> {
+    let (_, _, realm_configured) = realm_named(file)?;
+    match command {
+        AdminCommand::Backup {
+            to,
+            include_key_encryption_key,
+        } => archive_commands::backup(&config, &to, include_key_encryption_key).await,
+        AdminCommand::Restore { from } => archive_commands::restore(&config, realm_configured, &from).await,
+        AdminCommand::Export {
+            to,
+            include_key_encryption_key,
+        } => archive_commands::export(&config, &to, include_key_encryption_key).await,
+        AdminCommand::Import {
+            from,
+            keep_outbox_epoch,
+        } => archive_commands::import(&config, realm_configured, &from, keep_outbox_epoch).await,
+        AdminCommand::Migrate { to } => archive_commands::migrate(&config, &to).await,
+        other => bail!("not an archive command: {other:?}"),
     }
 }
 
@@ -904,6 +995,11 @@ async fn run_admin(instance: &Instance, command: AdminCommand) -> anyhow::Result
             let report = report?;
             println!("seeded {report}");
         }
+        AdminCommand::Backup { .. }
+        | AdminCommand::Restore { .. }
+        | AdminCommand::Export { .. }
+        | AdminCommand::Import { .. }
+        | AdminCommand::Migrate { .. } => bail!("this command runs without an instance (run_archive_command)"),
     }
     Ok(())
 }

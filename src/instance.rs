@@ -518,7 +518,7 @@ fn is_connection_error(error: &std::io::Error) -> bool {
 }
 
 /// The database URL as it may be shown: a PostgreSQL password is left out.
-fn url_without_password(url: &str) -> String {
+pub fn url_without_password(url: &str) -> String {
     match url::Url::parse(url) {
         Ok(mut parsed) if parsed.password().is_some() => {
             let _ = parsed.set_password(None);
@@ -611,7 +611,7 @@ fn create_directory(path: &Path) -> Result<(), InstanceError> {
 
 /// Creates the data directory (the database and `admin.key`) like [`create_directory`], and narrows it to its
 /// owner (0700) if it already existed with access for group or others, logging that it did.
-fn create_private_directory(path: &Path) -> Result<(), InstanceError> {
+pub fn create_private_directory(path: &Path) -> Result<(), InstanceError> {
     create_directory(path)?;
     #[cfg(unix)]
     {
@@ -657,6 +657,35 @@ pub const KEY_ENCRYPTION_KEY_FILE: &str = "key-encryption.key";
 /// The key that seals the instance's private keys: `INTERAI_KEY_ENCRYPTION_KEY`, or the one in
 /// `<data dir>/key-encryption.key` (mode 0600), made on the first start. With PostgreSQL every process sharing the
 /// database needs the same key, which the start that makes the file says in a warning.
+/// The key-encryption key this instance would use, as base64 text, without making one: the configured
+/// `INTERAI_KEY_ENCRYPTION_KEY`, else `<data dir>/key-encryption.key`; `None` when neither exists yet.
+pub fn existing_key_encryption_key(config: &Config) -> Result<Option<String>, InstanceError> {
+    if let Some(configured) = &config.key_encryption_key {
+        return Ok(Some(configured.expose().trim().to_owned()));
+    }
+    let path = config.data_dir.join(KEY_ENCRYPTION_KEY_FILE);
+    match std::fs::read_to_string(&path) {
+        Ok(text) => Ok(Some(text.trim().to_owned())),
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(source) => Err(InstanceError::Io {
+            context: format!("reading {}", path.display()),
+            source,
+        }),
+    }
+}
+
+/// Keeps `key` (base64) as the instance's key-encryption key in `<data dir>/key-encryption.key` (mode 0600), for a
+/// restore whose archive carries the key.
+pub fn keep_key_encryption_key(config: &Config, key: &str) -> Result<PathBuf, InstanceError> {
+    create_private_directory(&config.data_dir)?;
+    let path = config.data_dir.join(KEY_ENCRYPTION_KEY_FILE);
+    write_secret_file(&path, key).map_err(|source| InstanceError::Io {
+        context: format!("writing {}", path.display()),
+        source,
+    })?;
+    Ok(path)
+}
+
 fn load_key_encryption_key(config: &Config) -> Result<crate::service::federation::key_box::KeyBox, InstanceError> {
     use crate::service::federation::key_box::KeyBox;
     let invalid = |what: String| InstanceError::Io {
@@ -699,14 +728,15 @@ fn load_key_encryption_key(config: &Config) -> Result<crate::service::federation
     KeyBox::from_base64(&text).map_err(|_| invalid(format!("reading {}", path.display())))
 }
 
-fn sqlite_path(url: &str) -> Option<PathBuf> {
+/// The file of a SQLite database URL (`None` for PostgreSQL and in-memory databases).
+pub fn sqlite_path(url: &str) -> Option<PathBuf> {
     let rest = url.strip_prefix("sqlite://").or_else(|| url.strip_prefix("sqlite:"))?;
     let path = rest.split('?').next()?;
     (!path.is_empty() && path != ":memory:").then(|| PathBuf::from(path))
 }
 
 /// Writes a secret readable only by the owner, replacing any earlier file atomically.
-fn write_secret_file(path: &Path, secret: &str) -> std::io::Result<()> {
+pub fn write_secret_file(path: &Path, secret: &str) -> std::io::Result<()> {
     use std::io::Write;
     let temporary = path.with_extension("key.tmp");
     let mut options = std::fs::OpenOptions::new();

@@ -528,6 +528,7 @@ impl FederationClient {
                 after: page.cursor.clone(),
                 head: leased.replication.backfill_head.unwrap_or(page.head),
                 finished: page.next.is_none(),
+                epoch: page.epoch.clone(),
             }
         } else {
             PullProgress::Following {
@@ -536,6 +537,7 @@ impl FederationClient {
                     .parse::<i64>()
                     .map_err(|_| format!("the page's cursor {:?} is not a position", page.cursor))?,
                 more: page.next.is_some(),
+                epoch: page.epoch.clone(),
             }
         };
         Ok((queued, progress))
@@ -664,6 +666,7 @@ pub async fn outbox_page(
         "orderedItems": items,
         "cursor": cursor,
         "head": head,
+        "epoch": federation.outbox_epoch().await?,
     });
     // `next` only when there may be more (absent on the last page).
     if full {
@@ -683,6 +686,7 @@ pub async fn outbox_collection(federation: &Federation) -> Result<Value, Service
         "id": urls.outbox(),
         "type": "OrderedCollection",
         "head": head,
+        "epoch": federation.outbox_epoch().await?,
         "first": format!("{}?after=0&limit={PULL_PAGE}", urls.outbox()),
         "snapshot": format!("{}?snapshot=true&after=&limit={PULL_PAGE}", urls.outbox()),
     }))

@@ -380,6 +380,9 @@ pub struct PeerReplication {
     pub backfill_after: Option<String>,
     /// While a backfill runs: the peer's outbox head when its snapshot began.
     pub backfill_head: Option<i64>,
+    /// The epoch of the peer's outbox as last read (`None` before the first page, or from a peer that names
+    /// none): positions count within one epoch only.
+    pub outbox_epoch: Option<String>,
     /// When the next pull (anti-entropy check) is due.
     pub next_pull_at: DateTime<Utc>,
     /// A worker pulls from the peer until then; nobody else does.

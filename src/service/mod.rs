@@ -4,6 +4,7 @@
 //! no transport: no axum, no rmcp, no HTTP status codes. Time comes from the injected clock.
 
 pub mod actors;
+pub mod archive;
 pub mod audit;
 pub mod audit_retention;
 pub mod bootstrap;

@@ -22,6 +22,7 @@ pub mod knowledge;
 mod merged_rows;
 pub mod outbox;
 pub mod overview;
+pub mod portable;
 pub mod peers;
 mod postgres_held;
 pub mod remote_evidence;
@@ -129,6 +130,12 @@ pub enum StoreError {
     /// The write lane's thread could not be started.
     #[error("cannot start the SQLite write lane: {0}")]
     WriteLane(std::io::Error),
+    /// A load ([`portable::Load`]) was asked of a database that already holds rows (in the table named).
+    #[error("the database is not empty: table {0} has rows (a realm loads only into an empty database)")]
+    NotEmpty(String),
+    /// A value of a load does not fit its column.
+    #[error("cannot load a value: {0}")]
+    Unloadable(String),
     /// A database file could not be created for, or restricted to, its owner.
     #[error("cannot restrict {path} to its owner: {source}")]
     Permissions {
@@ -417,6 +424,20 @@ impl Transaction {
             Transaction::Postgres(_) => Backend::Postgres,
             Transaction::Sqlite(_) => Backend::Sqlite,
         }
+    }
+}
+
+/// The schema this build's migrations give: the number of the newest (the two folders hold the same names).
+pub fn schema_version() -> i64 {
+    SQLITE_MIGRATIONS.iter().map(|migration| migration.version).max().unwrap_or(0)
+}
+
+/// The backend a database URL names (`postgres://` or `postgresql://`; anything else is SQLite's).
+pub fn backend_of_url(url: &str) -> Backend {
+    if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+        Backend::Postgres
+    } else {
+        Backend::Sqlite
     }
 }
 

@@ -175,3 +175,50 @@ pub async fn purge(
     });
     Ok(affected)
 }
+
+/// The newest position the outbox ever gave (0 before the first event), also when purges removed that event: what
+/// an archive carries so that a loaded realm goes on numbering after it (`portable.rs`), never reusing a position a
+/// peer has already read.
+pub(super) async fn postgres_head(connection: &mut sqlx::PgConnection) -> Result<i64, StoreError> {
+    let (last_value, is_called): (i64, bool) = sqlx::query_as("SELECT last_value, is_called FROM outbox_seq")
+        .fetch_one(&mut *connection)
+        .await?;
+    Ok(if is_called { last_value } else { 0 })
+}
+
+/// [`postgres_head`] for SQLite: AUTOINCREMENT's high-water mark.
+pub(super) async fn sqlite_head(connection: &mut sqlx::SqliteConnection) -> Result<i64, StoreError> {
+    let head: Option<i64> = sqlx::query_scalar("SELECT seq FROM sqlite_sequence WHERE name = 'outbox_events'")
+        .fetch_optional(&mut *connection)
+        .await?;
+    Ok(head.unwrap_or(0))
+}
+
+/// After a load: the next position (PostgreSQL's sequence) follows `head` and every position loaded.
+pub(super) async fn continue_postgres_positions(connection: &mut sqlx::PgConnection, head: i64) -> Result<(), StoreError> {
+    sqlx::query(
+        "SELECT setval('outbox_seq', GREATEST($1, (SELECT COALESCE(MAX(seq), 0) FROM outbox_events))) \
+         WHERE GREATEST($1, (SELECT COALESCE(MAX(seq), 0) FROM outbox_events)) > 0",
+    )
+    .bind(head)
+    .execute(&mut *connection)
+    .await?;
+    Ok(())
+}
+
+/// After a load: the next position (SQLite's AUTOINCREMENT mark, which the loaded rows already moved to their
+/// highest) follows `head` too.
+pub(super) async fn continue_sqlite_positions(connection: &mut sqlx::SqliteConnection, head: i64) -> Result<(), StoreError> {
+    sqlx::query("UPDATE sqlite_sequence SET seq = MAX(seq, $1) WHERE name = 'outbox_events'")
+        .bind(head)
+        .execute(&mut *connection)
+        .await?;
+    sqlx::query(
+        "INSERT INTO sqlite_sequence (name, seq) SELECT 'outbox_events', $1 \
+         WHERE $1 > 0 AND NOT EXISTS (SELECT 1 FROM sqlite_sequence WHERE name = 'outbox_events')",
+    )
+    .bind(head)
+    .execute(&mut *connection)
+    .await?;
+    Ok(())
+}

@@ -34,6 +34,7 @@ struct ReplicationColumns {
     pull_cursor: Option<i64>,
     backfill_after: Option<String>,
     backfill_head: Option<i64>,
+    outbox_epoch: Option<String>,
     next_pull_at: DateTime<Utc>,
     pull_leased_until: Option<DateTime<Utc>>,
     last_pull_at: Option<DateTime<Utc>>,
@@ -60,6 +61,7 @@ impl From<ReplicationColumns> for PeerReplication {
             pull_cursor: columns.pull_cursor,
             backfill_after: columns.backfill_after,
             backfill_head: columns.backfill_head,
+            outbox_epoch: columns.outbox_epoch,
             next_pull_at: columns.next_pull_at,
             pull_leased_until: columns.pull_leased_until,
             last_pull_at: columns.last_pull_at,
@@ -72,7 +74,7 @@ impl From<ReplicationColumns> for PeerReplication {
 
 const REPLICATION_COLUMNS: &str = "peer_realm, push_cursor, consecutive_failures, next_attempt_at, leased_until, \
     failing_since, last_success_at, last_error_class, last_error, last_error_at, auth_refreshed_at, pulled_through, \
-    pull_cursor, backfill_after, backfill_head, next_pull_at, pull_leased_until, last_pull_at, last_pull_error, \
+    pull_cursor, backfill_after, backfill_head, outbox_epoch, next_pull_at, pull_leased_until, last_pull_at, last_pull_error, \
     created_at, updated_at";
 
 /// Creates a peer's replication state (push starting after `push_cursor`, a backfill pending) unless it has one.
@@ -159,8 +161,8 @@ pub async fn save_pull_state(conn: &mut Conn<'_>, row: &PeerReplication) -> Resu
     dispatch!(conn, |connection| {
         sqlx::query(
             "UPDATE peer_replication SET pull_cursor = $2, backfill_after = $3, backfill_head = $4, \
-             next_pull_at = $5, pull_leased_until = $6, last_pull_at = $7, last_pull_error = $8, updated_at = $9 \
-             WHERE peer_realm = $1",
+             next_pull_at = $5, pull_leased_until = $6, last_pull_at = $7, last_pull_error = $8, updated_at = $9, \
+             outbox_epoch = $10 WHERE peer_realm = $1",
         )
         .bind(&row.peer_realm)
         .bind(row.pull_cursor)
@@ -171,6 +173,7 @@ pub async fn save_pull_state(conn: &mut Conn<'_>, row: &PeerReplication) -> Resu
         .bind(row.last_pull_at)
         .bind(&row.last_pull_error)
         .bind(row.updated_at)
+        .bind(&row.outbox_epoch)
         .execute(&mut *connection)
         .await?;
     });

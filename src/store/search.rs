@@ -311,6 +311,20 @@ const SEARCH_DOCUMENT_WITH_VECTOR: InsertShape = InsertShape::new(
     writes: &["search_vectors"],
 });
 
+/// Builds every search document's vector (PostgreSQL) after a load (`portable.rs`), numbering them in the order the
+/// documents last changed, as their writes would have.
+pub(super) async fn rebuild_postgres_vectors(connection: &mut sqlx::PgConnection) -> Result<(), StoreError> {
+    sqlx::query(concat!(
+        "INSERT INTO search_vectors (object_id, trust_target_id, created_at, updated_at, document) \
+         SELECT object_id, trust_target_id, created_at, updated_at, ",
+        postgres_vector!(),
+        " FROM search_documents ORDER BY updated_at, object_id COLLATE \"C\""
+    ))
+    .execute(&mut *connection)
+    .await?;
+    Ok(())
+}
+
 /// How candidates are ordered and where a page starts.
 #[derive(Debug, Clone, PartialEq)]
 pub enum SearchOrder {

@@ -147,7 +147,7 @@ pub enum SqlType {
 
 impl SqlType {
     /// The PostgreSQL name of the type.
-    pub(super) fn postgres_name(self) -> &'static str {
+    pub(in crate::store) fn postgres_name(self) -> &'static str {
         match self {
             SqlType::Text => "text",
             SqlType::BigInt => "bigint",

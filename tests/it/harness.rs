@@ -33,15 +33,7 @@ pub struct TestDatabase {
 impl TestDatabase {
     /// Creates a fresh database on the backend selected by `INTERAI_TEST_DATABASE_URL`.
     pub async fn create() -> TestDatabase {
-        // Mode 0700, as the instance creates a data directory itself: a wider one would be narrowed, with a warning,
-        // at the first start.
-        let mut builder = tempfile::Builder::new();
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            builder.permissions(std::fs::Permissions::from_mode(0o700));
-        }
-        let directory = builder.tempdir().expect("temporary directory");
+        let directory = private_temporary_directory();
         match std::env::var("INTERAI_TEST_DATABASE_URL") {
             Ok(base_url) if base_url.starts_with("postgres") => {
                 let name = format!(
@@ -75,10 +67,33 @@ impl TestDatabase {
         }
     }
 
+    /// A fresh SQLite database whatever backend the suite runs on (for tests that move a realm between backends).
+    pub fn create_sqlite() -> TestDatabase {
+        let directory = private_temporary_directory();
+        let url = format!("sqlite://{}", directory.path().join("interai.db").display());
+        TestDatabase {
+            url,
+            directory,
+            postgres: None,
+        }
+    }
+
     /// Whether this database is PostgreSQL.
     pub fn is_postgres(&self) -> bool {
         self.postgres.is_some()
     }
+}
+
+/// A temporary directory of mode 0700, as the instance creates a data directory itself: a wider one would be
+/// narrowed, with a warning, at the first start.
+fn private_temporary_directory() -> tempfile::TempDir {
+    let mut builder = tempfile::Builder::new();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        builder.permissions(std::fs::Permissions::from_mode(0o700));
+    }
+    builder.tempdir().expect("temporary directory")
 }
 
 impl Drop for TestDatabase {

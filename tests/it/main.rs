@@ -3,6 +3,7 @@
 
 mod admin_api;
 mod admin_truth;
+mod archive;
 mod cli;
 mod discovery;
 mod documents;

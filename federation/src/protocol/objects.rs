@@ -426,4 +426,9 @@ pub struct OutboxPage {
     pub cursor: String,
     /// The outbox head when the page was read: everything up to it is in this page or before.
     pub head: i64,
+    /// The outbox's epoch: positions (`cursor`, `head`, `after`) count within one epoch only. A new epoch means the
+    /// outbox was restored from a backup and may give positions again; read its snapshot again. Absent from
+    /// implementations without epochs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub epoch: Option<String>,
 }

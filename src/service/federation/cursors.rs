@@ -100,6 +100,8 @@ pub enum PullProgress {
         head: i64,
         /// Whether the snapshot was read to its end (then the outbox is followed from `head`).
         finished: bool,
+        /// The epoch the page named.
+        epoch: Option<String>,
     },
     /// Following the outbox: read through this position.
     Following {
@@ -107,7 +109,18 @@ pub enum PullProgress {
         cursor: i64,
         /// Whether more pages remain.
         more: bool,
+        /// The epoch the page named.
+        epoch: Option<String>,
     },
+}
+
+impl PullProgress {
+    /// The epoch of the peer's outbox the page named, if it named one.
+    pub fn epoch(&self) -> Option<&str> {
+        match self {
+            PullProgress::Backfilling { epoch, .. } | PullProgress::Following { epoch, .. } => epoch.as_deref(),
+        }
+    }
 }
 
 /// Pulled activities stored per statement (eleven bound values each).
@@ -353,8 +366,35 @@ impl Federation {
             .as_deref()
             .map(|error| failure_class(error).to_owned());
         let recovered = progress.is_ok();
+        let new_epoch = match &progress {
+            Ok(page) => match (row.outbox_epoch.as_deref(), page.epoch()) {
+                (Some(known), Some(named)) if known != named => Some(named.to_owned()),
+                (None, Some(named)) => {
+                    row.outbox_epoch = Some(named.to_owned());
+                    None
+                }
+                _ => None,
+            },
+            Err(_) => None,
+        };
         match progress {
-            Ok(PullProgress::Backfilling { after, head, finished }) => {
+            // The peer's outbox numbers its events anew (it was restored from a backup): a position read before
+            // says nothing now, and following on from it could skip events the restored outbox numbers at or below
+            // it. Read its snapshot again from the start, then follow from that snapshot's head; what was already
+            // applied is deduplicated.
+            Ok(_) if let Some(epoch) = new_epoch => {
+                tracing::info!(peer = %leased.peer.realm, epoch = %epoch, "the peer's outbox began a new epoch (a restore): reading its snapshot again");
+                row.outbox_epoch = Some(epoch);
+                row.pull_cursor = None;
+                row.backfill_after = None;
+                row.backfill_head = None;
+                row.last_pull_at = Some(now);
+                row.last_pull_error = None;
+                row.next_pull_at = now;
+            }
+            Ok(PullProgress::Backfilling {
+                after, head, finished, ..
+            }) => {
                 row.last_pull_at = Some(now);
                 row.last_pull_error = None;
                 if finished {
@@ -368,7 +408,7 @@ impl Federation {
                     row.next_pull_at = now;
                 }
             }
-            Ok(PullProgress::Following { cursor, more }) => {
+            Ok(PullProgress::Following { cursor, more, .. }) => {
                 row.last_pull_at = Some(now);
                 row.last_pull_error = None;
                 row.pull_cursor = Some(cursor.max(row.pull_cursor.unwrap_or(0)));

@@ -59,6 +59,15 @@ impl Federation {
         Ok(store::replication::revision_proof(&mut reader.conn(), revision_id).await?)
     }
 
+    /// Our outbox's epoch: the name of its run of positions, new after a restore from a backup (set by the
+    /// migration that made it, and by `interai admin restore`).
+    pub async fn outbox_epoch(&self) -> Result<String, ServiceError> {
+        let mut reader = self.store().reader().await?;
+        store::settings::get(&mut reader.conn(), crate::service::archive::SETTING_OUTBOX_EPOCH)
+            .await?
+            .ok_or_else(|| ServiceError::internal("the outbox has no epoch (migration 0021 sets one)"))
+    }
+
     /// Our outbox's head: the position of its newest event (0 when empty).
     pub async fn outbox_head(&self) -> Result<i64, ServiceError> {
         let mut reader = self.store().reader().await?;

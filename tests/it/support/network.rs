@@ -304,11 +304,23 @@ impl Network {
 
     /// Like [`Network::start`], with each instance's configuration adjusted by `configure(realm, config)` first.
     pub async fn start_configured(realms: &[&str], configure: impl Fn(&str, &mut Config)) -> Network {
+        let mut databases = Vec::new();
+        for _ in realms {
+            databases.push(TestDatabase::create().await);
+        }
+        Network::start_on(realms, databases, configure).await
+    }
+
+    /// Like [`Network::start_configured`], each realm on the database given for it (in the same order).
+    pub async fn start_on(
+        realms: &[&str],
+        databases: Vec<TestDatabase>,
+        configure: impl Fn(&str, &mut Config),
+    ) -> Network {
         let switchboard = Switchboard::default();
         let clock = ManualClock::starting_at(test_epoch());
         let mut nodes = Vec::new();
-        for realm in realms {
-            let database = TestDatabase::create().await;
+        for (realm, database) in realms.iter().zip(databases) {
             let mut config = Config::for_realm(realm, &database.url, database.directory.path());
             config.federation_allow_http = true;
             configure(realm, &mut config);
@@ -371,6 +383,86 @@ impl Network {
             .with_transport(Arc::new(self.switchboard.clone()));
         let router = instance.router();
         (instance, router)
+    }
+
+    /// Writes `realm`'s whole database as an archive (`interai admin export`), while it goes on serving.
+    pub async fn export(&self, realm: &str) -> Vec<u8> {
+        use interai::clock::Clock;
+        let mut archive = Vec::new();
+        interai::service::archive::export(self.node(realm).database_url(), self.clock.now(), None, &mut archive)
+            .await
+            .expect("export");
+        archive
+    }
+
+    /// Replaces `realm`'s instance by one restored from `archive` (`interai admin restore`) into a new, empty
+    /// database, with the same configuration and key-encryption key: the old instance is closed and gone, as a
+    /// machine that failed. The restored outbox starts a new epoch.
+    pub async fn restore(&mut self, realm: &str, archive: &[u8]) {
+        use interai::clock::Clock;
+        use interai::service::archive::{self, EpochOnLoad};
+        let (config, old_database) = self.close_node(realm).await;
+        let database = TestDatabase::create().await;
+        let mut input = std::io::BufReader::new(archive);
+        let header = archive::read_header(&mut input).expect("an archive");
+        archive::import(
+            &database.url,
+            realm,
+            header,
+            input,
+            EpochOnLoad::Start(format!("restored-{}", self.clock.now().timestamp_micros())),
+            self.clock.now(),
+        )
+        .await
+        .expect("the backup loads");
+        self.open_node(realm, config, &old_database, database).await;
+    }
+
+    /// Stops `realm`'s instance (it answers nothing until [`Network::open_node`]), returning its configuration and
+    /// database.
+    pub async fn close_node(&mut self, realm: &str) -> (Config, TestDatabase) {
+        let index = self
+            .nodes
+            .iter()
+            .position(|node| node.realm == realm)
+            .unwrap_or_else(|| panic!("no node {realm}"));
+        let old = self.nodes.remove(index);
+        self.switchboard.take_down(realm);
+        old.instance.close().await;
+        (old.instance.config().clone(), old._database)
+    }
+
+    /// Starts `realm` again on `database` (which already holds the realm) with `config` otherwise, the
+    /// key-encryption key taken from the data directory of `previous`.
+    pub async fn open_node(&mut self, realm: &str, config: Config, previous: &TestDatabase, database: TestDatabase) {
+        let key_file = interai::instance::KEY_ENCRYPTION_KEY_FILE;
+        if previous.directory.path() != database.directory.path() {
+            std::fs::copy(
+                previous.directory.path().join(key_file),
+                database.directory.path().join(key_file),
+            )
+            .expect("the key-encryption key goes with the data");
+        }
+        let mut config = config;
+        config.database_url = database.url.clone();
+        config.data_dir = database.directory.path().to_path_buf();
+        let instance = Instance::open(config, Arc::new(self.clock.clone()))
+            .await
+            .expect("the instance opens on its new database")
+            .with_transport(Arc::new(NodeTransport {
+                switchboard: self.switchboard.clone(),
+                from: realm.to_owned(),
+            }));
+        instance.bootstrap().await.expect("the instance starts");
+        let router = instance.router();
+        self.switchboard.connect(realm, router.clone());
+        self.switchboard.bring_up(realm);
+        self.nodes.push(Node {
+            realm: realm.to_owned(),
+            instance,
+            _database: database,
+            router,
+        });
     }
 
     /// Moves the shared clock.
