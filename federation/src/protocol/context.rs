@@ -83,7 +83,6 @@ fn content_context() -> Value {
             "createdBy": "interai:createdBy",
             "cursor": "interai:cursor",
             "head": "interai:head",
-            "epoch": "interai:epoch",
             "language": "interai:language",
             "proof": { "@id": "https://w3id.org/security#proof", "@type": "@id", "@container": "@graph" }
         }
