@@ -30,8 +30,9 @@ pub async fn backup(config: &Config, to: &Path, include_key_encryption_key: bool
                 return Err(error).context("copying the SQLite database");
             }
             let key_path = if include_key_encryption_key {
-                let key = existing_key_encryption_key(config)?
-                    .context("there is no key-encryption key to include (INTERAI_KEY_ENCRYPTION_KEY or key-encryption.key)")?;
+                let key = existing_key_encryption_key(config)?.context(
+                    "there is no key-encryption key to include (INTERAI_KEY_ENCRYPTION_KEY or key-encryption.key)",
+                )?;
                 let path = key_file_beside(to);
                 crate::instance::write_secret_file(&path, &key)
                     .with_context(|| format!("writing {}", path.display()))?;
@@ -51,7 +52,10 @@ pub async fn backup(config: &Config, to: &Path, include_key_encryption_key: bool
                  peers with their pinned keys and cursors, the outbox, and the instance's signing keys, sealed."
             );
             key_advice(config, key_path.as_deref());
-            println!("Restore it into an empty data directory with: interai admin restore --from {}", to.display());
+            println!(
+                "Restore it into an empty data directory with: interai admin restore --from {}",
+                to.display()
+            );
         }
         Backend::Postgres => {
             let summary = export_to_file(config, to, include_key_encryption_key).await?;
@@ -191,43 +195,9 @@ pub async fn migrate(config: &Config, to: &str) -> anyhow::Result<()> {
         bail!("--to must be a PostgreSQL URL (postgres://…)");
     }
     let archive_path = temporary_beside(config, "migrate.archive")?;
-    let result = async {
-        let written = {
-            let file = create_private(&archive_path)?;
-            let mut out = BufWriter::new(file);
-            let summary = archive::export(&config.database_url, Utc::now(), None, &mut out).await?;
-            out.flush()?;
-            summary
-        };
-        let input = BufReader::new(std::fs::File::open(&archive_path)?);
-        let loaded = load(to, &written.header.realm.clone(), input, EpochOnLoad::Keep).await?;
-        let (source_now, _) = archive::digest(&config.database_url).await?;
-        if source_now != written.tables {
-            bail!(
-                "the SQLite database changed while it was copied (was the instance still serving?); nothing is \
-                 wrong with it, but the PostgreSQL copy is already behind: stop the instance, empty the PostgreSQL \
-                 database (DROP SCHEMA public CASCADE; CREATE SCHEMA public;) and run migrate again"
-            );
-        }
-        let (target, target_head) = archive::digest(to).await?;
-        anyhow::Ok((written, loaded, target, target_head))
-    }
-    .await;
-    let _ = std::fs::remove_file(&archive_path);
-    let (written, loaded, target, target_head) = result?;
-    if target != written.tables || target_head < written.outbox_head || loaded.rows() != written.rows() {
-        let differing: Vec<&str> = written
-            .tables
-            .iter()
-            .zip(&target)
-            .filter(|(source, copy)| source != copy)
-            .map(|(source, _)| source.table)
-            .collect();
-        bail!(
-            "the PostgreSQL copy differs from the SQLite database in {}; keep serving from SQLite and report this",
-            differing.join(", ")
-        );
-    }
+    let written = archive::migrate(&config.database_url, to, &archive_path, Utc::now())
+        .await?
+        .copied;
     println!(
         "Migrated realm {} from {} to {}: {} rows in {} tables, each table's row count and SHA-256 checked on both \
          sides, in {:.1} s.",
@@ -250,7 +220,8 @@ pub async fn migrate(config: &Config, to: &str) -> anyhow::Result<()> {
     println!(
         "Keep {} until you are content; do not serve from it again (peers would see two different instances of one \
          realm).",
-        sqlite_path(&config.database_url).map_or_else(|| config.database_url.clone(), |path| path.display().to_string())
+        sqlite_path(&config.database_url)
+            .map_or_else(|| config.database_url.clone(), |path| path.display().to_string())
     );
     Ok(())
 }
@@ -260,14 +231,14 @@ async fn export_to_file(
     to: &Path,
     include_key_encryption_key: bool,
 ) -> anyhow::Result<ArchiveSummary> {
-    let key = if include_key_encryption_key {
-        Some(
-            existing_key_encryption_key(config)?
-                .context("there is no key-encryption key to include (INTERAI_KEY_ENCRYPTION_KEY or key-encryption.key)")?,
-        )
-    } else {
-        None
-    };
+    let key =
+        if include_key_encryption_key {
+            Some(existing_key_encryption_key(config)?.context(
+                "there is no key-encryption key to include (INTERAI_KEY_ENCRYPTION_KEY or key-encryption.key)",
+            )?)
+        } else {
+            None
+        };
     let file = create_private(to)?;
     let mut out = BufWriter::new(file);
     let summary = match archive::export(&config.database_url, Utc::now(), key, &mut out).await {
@@ -298,18 +269,18 @@ async fn import_file(
     };
     refuse_mismatched_key(config, &header)?;
     let summary = load_with_header(&config.database_url, &realm, header, input, epoch).await?;
-    if let Some(key) = &summary.header.key_encryption_key
-        && existing_key_encryption_key(config)?.is_none()
-    {
-        let path = keep_key_encryption_key(config, key)?;
-        println!("The archive's key-encryption key is now in {}.", path.display());
+    match (&summary.header.key_encryption_key, existing_key_encryption_key(config)?) {
+        (Some(key), None) => {
+            let path = keep_key_encryption_key(config, key)?;
+            println!("The archive's key-encryption key is now in {}.", path.display());
+        }
+        (None, None) => println!(
+            "This data directory has no key-encryption key yet: put the one of the instance the archive came from in              {} (or set INTERAI_KEY_ENCRYPTION_KEY) before `interai serve`, or its signing keys will not open.",
+            config.data_dir.join(crate::instance::KEY_ENCRYPTION_KEY_FILE).display()
+        ),
+        _ => {}
     }
     Ok(summary)
-}
-
-async fn load(url: &str, realm: &str, mut input: impl std::io::BufRead, epoch: EpochOnLoad) -> anyhow::Result<ArchiveSummary> {
-    let header = archive::read_header(&mut input)?;
-    load_with_header(url, realm, header, input, epoch).await
 }
 
 async fn load_with_header(
@@ -379,7 +350,10 @@ fn key_advice(config: &Config, included_in: Option<&Path>) {
 
 fn refuse_existing(path: &Path) -> anyhow::Result<()> {
     if path.exists() {
-        bail!("{} exists already; a backup or export never overwrites a file", path.display());
+        bail!(
+            "{} exists already; a backup or export never overwrites a file",
+            path.display()
+        );
     }
     Ok(())
 }
@@ -393,7 +367,9 @@ fn create_private(path: &Path) -> anyhow::Result<std::fs::File> {
         use std::os::unix::fs::OpenOptionsExt;
         options.mode(0o600);
     }
-    options.open(path).with_context(|| format!("creating {}", path.display()))
+    options
+        .open(path)
+        .with_context(|| format!("creating {}", path.display()))
 }
 
 /// A work file in the data directory (on the same disk as the database, and as private).

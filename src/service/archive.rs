@@ -251,7 +251,9 @@ pub async fn export(
     };
     let mut writer = ArchiveWriter::new(out);
     writer.write_object(&header).map_err(database_error)?;
-    portable::read_snapshot(url, &mut writer).await.map_err(database_error)?;
+    portable::read_snapshot(url, &mut writer)
+        .await
+        .map_err(database_error)?;
     Ok(ArchiveSummary {
         header,
         tables: writer.tables,
@@ -263,7 +265,9 @@ pub async fn export(
 /// `migrate` compares with the archive it loaded.
 pub async fn digest(url: &str) -> Result<(Vec<TableDigest>, i64), ServiceError> {
     let mut writer = ArchiveWriter::new(std::io::sink());
-    portable::read_snapshot(url, &mut writer).await.map_err(database_error)?;
+    portable::read_snapshot(url, &mut writer)
+        .await
+        .map_err(database_error)?;
     Ok((writer.tables, writer.outbox_head))
 }
 
@@ -395,18 +399,27 @@ pub async fn import(
         let end: TableEnd = loop {
             let number = lines.number + 1;
             let line = lines.next()?.ok_or_else(|| {
-                archive_error(format!("the archive is truncated: it ends inside table {}", expected.name))
+                archive_error(format!(
+                    "the archive is truncated: it ends inside table {}",
+                    expected.name
+                ))
             })?;
             if !line.starts_with('[') {
                 break serde_json::from_str(line).map_err(|error| {
-                    archive_error(format!("line {number}: neither a row nor the end of {}: {error}", expected.name))
+                    archive_error(format!(
+                        "line {number}: neither a row nor the end of {}: {error}",
+                        expected.name
+                    ))
                 })?;
             }
             hasher.update(line.as_bytes());
             hasher.update(b"\n");
             rows += 1;
             let values: Vec<Value> = serde_json::from_str(line).map_err(|error| {
-                archive_error(format!("line {number}: a row of {} that is not JSON: {error}", expected.name))
+                archive_error(format!(
+                    "line {number}: a row of {} that is not JSON: {error}",
+                    expected.name
+                ))
             })?;
             batch.push(values);
             if batch.len() == LOAD_BATCH_ROWS {
@@ -457,4 +470,74 @@ pub async fn import(
         tables,
         outbox_head: trailer.outbox_head,
     })
+}
+
+/// What [`migrate`] copied and checked.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Migration {
+    /// The archive written from the source, as loaded into the target.
+    pub copied: ArchiveSummary,
+}
+
+/// Moves a realm from the database at `source` to the empty one at `target` (of either backend) with its outbox
+/// epoch kept, through an archive at `work_file` (a new file, removed at the end), and checks it: the source read
+/// again must give the same tables (else it changed meanwhile: the instance was still serving), and the target read
+/// back must give every table's row count and SHA-256 as the source did. `interai admin migrate` runs it.
+pub async fn migrate(
+    source: &str,
+    target: &str,
+    work_file: &std::path::Path,
+    now: DateTime<Utc>,
+) -> Result<Migration, ServiceError> {
+    let result = migrate_through(source, target, work_file, now).await;
+    let _ = std::fs::remove_file(work_file);
+    result
+}
+
+async fn migrate_through(
+    source: &str,
+    target: &str,
+    work_file: &std::path::Path,
+    now: DateTime<Utc>,
+) -> Result<Migration, ServiceError> {
+    let file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(work_file)
+        .map_err(|error| io_error(&format!("creating {}", work_file.display()), error))?;
+    let mut out = std::io::BufWriter::new(file);
+    let written = export(source, now, None, &mut out).await?;
+    out.flush().map_err(|error| io_error("writing the archive", error))?;
+    drop(out);
+    let mut input = std::io::BufReader::new(
+        std::fs::File::open(work_file).map_err(|error| io_error("reading the archive back", error))?,
+    );
+    let header = read_header(&mut input)?;
+    let realm = header.realm.clone();
+    let loaded = import(target, &realm, header, input, EpochOnLoad::Keep, now).await?;
+    let (source_again, _) = digest(source).await?;
+    if source_again != written.tables {
+        return Err(archive_error(
+            "the source database changed while it was copied (was the instance still serving?): stop it, empty the \
+             target database and migrate again",
+        ));
+    }
+    let (copy, copy_head) = digest(target).await?;
+    if copy != written.tables || copy_head < written.outbox_head || loaded.tables != written.tables {
+        let differing: Vec<&str> = written
+            .tables
+            .iter()
+            .zip(&copy)
+            .filter(|(source, copy)| source != copy)
+            .map(|(source, _)| source.table)
+            .collect();
+        return Err(ServiceError::new(
+            ErrorCode::InternalError,
+            format!(
+                "the copy differs from the source in {}; keep serving from the source and report this",
+                differing.join(", ")
+            ),
+        ));
+    }
+    Ok(Migration { copied: written })
 }

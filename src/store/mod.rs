@@ -22,8 +22,8 @@ pub mod knowledge;
 mod merged_rows;
 pub mod outbox;
 pub mod overview;
-pub mod portable;
 pub mod peers;
+pub mod portable;
 mod postgres_held;
 pub mod remote_evidence;
 pub mod replication;
@@ -429,7 +429,11 @@ impl Transaction {
 
 /// The schema this build's migrations give: the number of the newest (the two folders hold the same names).
 pub fn schema_version() -> i64 {
-    SQLITE_MIGRATIONS.iter().map(|migration| migration.version).max().unwrap_or(0)
+    SQLITE_MIGRATIONS
+        .iter()
+        .map(|migration| migration.version)
+        .max()
+        .unwrap_or(0)
 }
 
 /// The backend a database URL names (`postgres://` or `postgresql://`; anything else is SQLite's).

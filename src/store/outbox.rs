@@ -195,7 +195,10 @@ pub(super) async fn sqlite_head(connection: &mut sqlx::SqliteConnection) -> Resu
 }
 
 /// After a load: the next position (PostgreSQL's sequence) follows `head` and every position loaded.
-pub(super) async fn continue_postgres_positions(connection: &mut sqlx::PgConnection, head: i64) -> Result<(), StoreError> {
+pub(super) async fn continue_postgres_positions(
+    connection: &mut sqlx::PgConnection,
+    head: i64,
+) -> Result<(), StoreError> {
     sqlx::query(
         "SELECT setval('outbox_seq', GREATEST($1, (SELECT COALESCE(MAX(seq), 0) FROM outbox_events))) \
          WHERE GREATEST($1, (SELECT COALESCE(MAX(seq), 0) FROM outbox_events)) > 0",
@@ -208,7 +211,10 @@ pub(super) async fn continue_postgres_positions(connection: &mut sqlx::PgConnect
 
 /// After a load: the next position (SQLite's AUTOINCREMENT mark, which the loaded rows already moved to their
 /// highest) follows `head` too.
-pub(super) async fn continue_sqlite_positions(connection: &mut sqlx::SqliteConnection, head: i64) -> Result<(), StoreError> {
+pub(super) async fn continue_sqlite_positions(
+    connection: &mut sqlx::SqliteConnection,
+    head: i64,
+) -> Result<(), StoreError> {
     sqlx::query("UPDATE sqlite_sequence SET seq = MAX(seq, $1) WHERE name = 'outbox_events'")
         .bind(head)
         .execute(&mut *connection)

@@ -97,7 +97,11 @@ fn select_rows(table: &PortableTable, postgres: bool) -> String {
              SELECT id, 0 FROM actors WHERE controller_id IS NULL \
              UNION ALL SELECT actors.id, controlled.depth + 1 FROM actors JOIN controlled ON actors.controller_id = controlled.id) \
              SELECT {} FROM actors JOIN controlled ON controlled.id = actors.id ORDER BY controlled.depth, {}",
-            columns.iter().map(|name| format!("actors.{name}")).collect::<Vec<_>>().join(", "),
+            columns
+                .iter()
+                .map(|name| format!("actors.{name}"))
+                .collect::<Vec<_>>()
+                .join(", "),
             order_by(table, postgres, "actors."),
         ),
         "search_documents" => format!(
@@ -105,7 +109,11 @@ fn select_rows(table: &PortableTable, postgres: bool) -> String {
             columns.join(", "),
             order_by(table, postgres, ""),
         ),
-        name => format!("SELECT {} FROM {name} ORDER BY {}", columns.join(", "), order_by(table, postgres, "")),
+        name => format!(
+            "SELECT {} FROM {name} ORDER BY {}",
+            columns.join(", "),
+            order_by(table, postgres, "")
+        ),
     }
 }
 
@@ -120,7 +128,12 @@ fn sorted_json(value: Value) -> Value {
         Value::Object(map) => {
             let mut entries: Vec<(String, Value)> = map.into_iter().collect();
             entries.sort_by(|left, right| left.0.cmp(&right.0));
-            Value::Object(entries.into_iter().map(|(key, value)| (key, sorted_json(value))).collect())
+            Value::Object(
+                entries
+                    .into_iter()
+                    .map(|(key, value)| (key, sorted_json(value)))
+                    .collect(),
+            )
         }
         Value::Array(items) => Value::Array(items.into_iter().map(sorted_json).collect()),
         other => other,
@@ -140,12 +153,16 @@ fn postgres_row_values(table: &PortableTable, row: &sqlx::postgres::PgRow) -> Re
     let mut values = Vec::with_capacity(table.columns.len());
     for (index, column) in table.columns.iter().enumerate() {
         let value = match column.sql_type {
-            SqlType::Text => row.try_get::<Option<String>, _>(index)?.map_or(Value::Null, Value::String),
+            SqlType::Text => row
+                .try_get::<Option<String>, _>(index)?
+                .map_or(Value::Null, Value::String),
             SqlType::BigInt => row.try_get::<Option<i64>, _>(index)?.map_or(Value::Null, Value::from),
             SqlType::Integer => row.try_get::<Option<i32>, _>(index)?.map_or(Value::Null, Value::from),
             SqlType::DoublePrecision => number_value(row.try_get(index)?, table.name, column.name)?,
             SqlType::Boolean => row.try_get::<Option<bool>, _>(index)?.map_or(Value::Null, Value::Bool),
-            SqlType::TimestampTz => row.try_get::<Option<DateTime<Utc>>, _>(index)?.map_or(Value::Null, time_value),
+            SqlType::TimestampTz => row
+                .try_get::<Option<DateTime<Utc>>, _>(index)?
+                .map_or(Value::Null, time_value),
             SqlType::Jsonb => row
                 .try_get::<Option<sqlx::types::Json<Value>>, _>(index)?
                 .map_or(Value::Null, |json| sorted_json(json.0)),
@@ -159,15 +176,24 @@ fn sqlite_row_values(table: &PortableTable, row: &SqliteRow) -> Result<Vec<Value
     let mut values = Vec::with_capacity(table.columns.len());
     for (index, column) in table.columns.iter().enumerate() {
         let value = match column.sql_type {
-            SqlType::Text => row.try_get::<Option<String>, _>(index)?.map_or(Value::Null, Value::String),
-            SqlType::BigInt | SqlType::Integer => row.try_get::<Option<i64>, _>(index)?.map_or(Value::Null, Value::from),
+            SqlType::Text => row
+                .try_get::<Option<String>, _>(index)?
+                .map_or(Value::Null, Value::String),
+            SqlType::BigInt | SqlType::Integer => {
+                row.try_get::<Option<i64>, _>(index)?.map_or(Value::Null, Value::from)
+            }
             SqlType::DoublePrecision => number_value(row.try_get(index)?, table.name, column.name)?,
             SqlType::Boolean => row.try_get::<Option<bool>, _>(index)?.map_or(Value::Null, Value::Bool),
-            SqlType::TimestampTz => row.try_get::<Option<DateTime<Utc>>, _>(index)?.map_or(Value::Null, time_value),
+            SqlType::TimestampTz => row
+                .try_get::<Option<DateTime<Utc>>, _>(index)?
+                .map_or(Value::Null, time_value),
             SqlType::Jsonb => match row.try_get::<Option<String>, _>(index)? {
                 None => Value::Null,
                 Some(text) => sorted_json(serde_json::from_str(&text).map_err(|error| {
-                    StoreError::Corrupt(format!("{}.{} holds text that is not JSON: {error}", table.name, column.name))
+                    StoreError::Corrupt(format!(
+                        "{}.{} holds text that is not JSON: {error}",
+                        table.name, column.name
+                    ))
                 })?),
             },
         };
@@ -263,10 +289,14 @@ impl Load {
             };
             let any: bool = match &mut load.connection {
                 OwnConnection::Postgres(connection) => {
-                    sqlx::query_scalar(sqlx::AssertSqlSafe(sql.as_str())).fetch_one(&mut *connection).await?
+                    sqlx::query_scalar(sqlx::AssertSqlSafe(sql.as_str()))
+                        .fetch_one(&mut *connection)
+                        .await?
                 }
                 OwnConnection::Sqlite(connection) => {
-                    sqlx::query_scalar(sqlx::AssertSqlSafe(sql.as_str())).fetch_one(&mut *connection).await?
+                    sqlx::query_scalar(sqlx::AssertSqlSafe(sql.as_str()))
+                        .fetch_one(&mut *connection)
+                        .await?
                 }
             };
             if any {
@@ -275,10 +305,14 @@ impl Load {
         }
         match &mut load.connection {
             OwnConnection::Postgres(connection) => {
-                sqlx::query("DELETE FROM instance_settings").execute(&mut *connection).await?;
+                sqlx::query("DELETE FROM instance_settings")
+                    .execute(&mut *connection)
+                    .await?;
             }
             OwnConnection::Sqlite(connection) => {
-                sqlx::query("DELETE FROM instance_settings").execute(&mut *connection).await?;
+                sqlx::query("DELETE FROM instance_settings")
+                    .execute(&mut *connection)
+                    .await?;
             }
         }
         Ok(load)
@@ -343,10 +377,20 @@ impl Load {
                    ON CONFLICT (name) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at";
         match &mut self.connection {
             OwnConnection::Postgres(connection) => {
-                sqlx::query(sql).bind(name).bind(value).bind(at).execute(&mut *connection).await?;
+                sqlx::query(sql)
+                    .bind(name)
+                    .bind(value)
+                    .bind(at)
+                    .execute(&mut *connection)
+                    .await?;
             }
             OwnConnection::Sqlite(connection) => {
-                sqlx::query(sql).bind(name).bind(value).bind(at).execute(&mut *connection).await?;
+                sqlx::query(sql)
+                    .bind(name)
+                    .bind(value)
+                    .bind(at)
+                    .execute(&mut *connection)
+                    .await?;
             }
         }
         Ok(())
@@ -375,7 +419,10 @@ impl Load {
 /// Why a value does not fit its column.
 fn unloadable(table: &PortableTable, column: &super::statement::Column, expected: &str, value: &Value) -> StoreError {
     let shown: String = value.to_string().chars().take(60).collect();
-    StoreError::Unloadable(format!("{}.{} must be {expected}, not {shown}", table.name, column.name))
+    StoreError::Unloadable(format!(
+        "{}.{} must be {expected}, not {shown}",
+        table.name, column.name
+    ))
 }
 
 fn text_of<'v>(
@@ -390,7 +437,11 @@ fn text_of<'v>(
     }
 }
 
-fn integer_of(table: &PortableTable, column: &super::statement::Column, value: &Value) -> Result<Option<i64>, StoreError> {
+fn integer_of(
+    table: &PortableTable,
+    column: &super::statement::Column,
+    value: &Value,
+) -> Result<Option<i64>, StoreError> {
     match value {
         Value::Null => Ok(None),
         Value::Number(number) if number.is_i64() => Ok(number.as_i64()),
@@ -398,7 +449,11 @@ fn integer_of(table: &PortableTable, column: &super::statement::Column, value: &
     }
 }
 
-fn float_of(table: &PortableTable, column: &super::statement::Column, value: &Value) -> Result<Option<f64>, StoreError> {
+fn float_of(
+    table: &PortableTable,
+    column: &super::statement::Column,
+    value: &Value,
+) -> Result<Option<f64>, StoreError> {
     match value {
         Value::Null => Ok(None),
         Value::Number(number) => Ok(number.as_f64()),
@@ -406,7 +461,11 @@ fn float_of(table: &PortableTable, column: &super::statement::Column, value: &Va
     }
 }
 
-fn boolean_of(table: &PortableTable, column: &super::statement::Column, value: &Value) -> Result<Option<bool>, StoreError> {
+fn boolean_of(
+    table: &PortableTable,
+    column: &super::statement::Column,
+    value: &Value,
+) -> Result<Option<bool>, StoreError> {
     match value {
         Value::Null => Ok(None),
         Value::Bool(flag) => Ok(Some(*flag)),
@@ -498,12 +557,17 @@ fn bind_sqlite(
 /// self-contained database file, without WAL, that opens as it is. Fails if `destination` exists.
 pub async fn copy_sqlite(url: &str, destination: &std::path::Path) -> Result<(), StoreError> {
     let OwnConnection::Sqlite(mut connection) = connect(url, true).await? else {
-        return Err(StoreError::Url("a file copy is made of a SQLite database only".to_owned()));
+        return Err(StoreError::Url(
+            "a file copy is made of a SQLite database only".to_owned(),
+        ));
     };
     let target = destination
         .to_str()
         .ok_or_else(|| StoreError::Url(format!("{} is not UTF-8", destination.display())))?;
-    sqlx::query("VACUUM INTO $1").bind(target).execute(&mut connection).await?;
+    sqlx::query("VACUUM INTO $1")
+        .bind(target)
+        .execute(&mut connection)
+        .await?;
     connection.close().await?;
     Ok(())
 }

@@ -138,7 +138,10 @@ async fn the_archive_carries_every_table_and_column_the_migrations_make() {
                     })
             })
             .collect();
-        assert_eq!(carried, declared, "the archive's column types follow PostgreSQL's catalog");
+        assert_eq!(
+            carried, declared,
+            "the archive's column types follow PostgreSQL's catalog"
+        );
     }
 }
 
@@ -171,7 +174,11 @@ async fn a_realm_crosses_to_the_other_backend_and_back_with_every_row_and_trust_
 
     // The realm serves from its new home with the same trust, recomputed from the rows, for every target.
     std::fs::copy(
-        source.database.directory.path().join(interai::instance::KEY_ENCRYPTION_KEY_FILE),
+        source
+            .database
+            .directory
+            .path()
+            .join(interai::instance::KEY_ENCRYPTION_KEY_FILE),
         back.directory.path().join(interai::instance::KEY_ENCRYPTION_KEY_FILE),
     )
     .expect("key-encryption key");
@@ -190,7 +197,11 @@ async fn a_realm_crosses_to_the_other_backend_and_back_with_every_row_and_trust_
     assert!(targets.len() >= 60);
     for target in &targets {
         let before = source.service().explain_trust(target).await.expect("explained");
-        let after = moved.service().explain_trust(target).await.expect("explained after the move");
+        let after = moved
+            .service()
+            .explain_trust(target)
+            .await
+            .expect("explained after the move");
         assert_eq!(format!("{before:?}"), format!("{after:?}"), "{target}");
     }
     moved.close().await;
@@ -256,7 +267,11 @@ async fn a_truncated_corrupt_newer_or_foreign_archive_or_a_database_in_use_is_re
         ("followed by more", format!("{text}{}\n", lines[1]), "goes on after"),
         ("of a newer format", with_header(&newer), "newer"),
         ("of another realm", with_header(&foreign), "realm"),
-        ("not an archive", "{\"hello\": 1}\n".to_owned(), "not an interai archive"),
+        (
+            "not an archive",
+            "{\"hello\": 1}\n".to_owned(),
+            "not an interai archive",
+        ),
         ("empty", String::new(), "empty"),
     ];
     for (what, bytes, expected) in cases {
@@ -340,7 +355,10 @@ async fn a_backup_taken_while_eight_agents_write_holds_every_write_acknowledged_
         .map(|row| (row[0].as_str().expect("ID").to_owned(), row))
         .collect();
     let missing: Vec<&String> = before.iter().filter(|id| !items.contains_key(*id)).collect();
-    assert!(missing.is_empty(), "acknowledged before the backup but not in it: {missing:?}");
+    assert!(
+        missing.is_empty(),
+        "acknowledged before the backup but not in it: {missing:?}"
+    );
     // Whole: every item in the backup has its revision, its search document and its outbox event.
     let revisions: BTreeSet<String> = table_rows(&backup, "content_revisions")
         .into_iter()
@@ -352,10 +370,17 @@ async fn a_backup_taken_while_eight_agents_write_holds_every_write_acknowledged_
         .collect();
     for id in items.keys() {
         assert!(revisions.contains(id), "{id} is in the backup without its revision");
-        assert!(documents.contains(id), "{id} is in the backup without its search document");
+        assert!(
+            documents.contains(id),
+            "{id} is in the backup without its search document"
+        );
     }
     let total = acknowledged.lock().expect("list").len();
-    assert!(items.len() < total, "the writers wrote on after the backup ({} of {total})", items.len());
+    assert!(
+        items.len() < total,
+        "the writers wrote on after the backup ({} of {total})",
+        items.len()
+    );
     // And it loads and serves.
     let restored = TestDatabase::create().await;
     import(&restored.url, &backup, EpochOnLoad::Start("restored".to_owned()))
@@ -406,12 +431,22 @@ async fn a_peer_of_an_instance_restored_from_an_older_backup_misses_none_of_its_
     let alpha_reader = agent(network.node("alpha.test").service(), "alpha reader").await;
     let pull = |network: &Network| network.advance(TimeDelta::seconds(61));
 
-    let first = publish_procedure(network.node("alpha.test").service(), &alpha_author, "rotate the keys", &[])
-        .await
-        .id;
-    let beta_first = publish_procedure(network.node("beta.test").service(), &beta_author, "renew the lease", &[])
-        .await
-        .id;
+    let first = publish_procedure(
+        network.node("alpha.test").service(),
+        &alpha_author,
+        "rotate the keys",
+        &[],
+    )
+    .await
+    .id;
+    let beta_first = publish_procedure(
+        network.node("beta.test").service(),
+        &beta_author,
+        "renew the lease",
+        &[],
+    )
+    .await
+    .id;
     pull(&network);
     network.settle().await;
     let backup = network.export("alpha.test").await;
@@ -425,9 +460,14 @@ async fn a_peer_of_an_instance_restored_from_an_older_backup_misses_none_of_its_
                 .id,
         );
     }
-    let beta_second = publish_procedure(network.node("beta.test").service(), &beta_author, "rotate the logs", &[])
-        .await
-        .id;
+    let beta_second = publish_procedure(
+        network.node("beta.test").service(),
+        &beta_author,
+        "rotate the logs",
+        &[],
+    )
+    .await
+    .id;
     pull(&network);
     network.settle().await;
     for id in &lost {
@@ -437,7 +477,10 @@ async fn a_peer_of_an_instance_restored_from_an_older_backup_misses_none_of_its_
     // Alpha's machine fails; it is restored from the older backup and writes again. Its new events take the
     // positions of the two beta already read.
     network.restore("alpha.test", &backup).await;
-    assert!(get(network.node("alpha.test"), &alpha_reader, &lost[0]).await.is_none(), "older backup");
+    assert!(
+        get(network.node("alpha.test"), &alpha_reader, &lost[0]).await.is_none(),
+        "older backup"
+    );
     let mut new = Vec::new();
     for title in ["restart the workers", "check the replicas"] {
         new.push(
@@ -494,9 +537,14 @@ async fn a_realm_migrated_from_sqlite_to_postgresql_keeps_replicating_both_ways(
     peered(&network, "alpha.test", "beta.test").await;
     let alpha_author = agent(network.node("alpha.test").service(), "alpha author").await;
     let beta_author = agent(network.node("beta.test").service(), "beta author").await;
-    let before = publish_procedure(network.node("alpha.test").service(), &alpha_author, "seal the vault", &[])
-        .await
-        .id;
+    let before = publish_procedure(
+        network.node("alpha.test").service(),
+        &alpha_author,
+        "seal the vault",
+        &[],
+    )
+    .await
+    .id;
     network.settle().await;
 
     let (config, sqlite) = network.close_node("alpha.test").await;
@@ -529,21 +577,46 @@ async fn a_realm_migrated_from_sqlite_to_postgresql_keeps_replicating_both_ways(
         .expect("peek");
     network.open_node("alpha.test", config, &sqlite, postgres).await;
     assert_eq!(
-        Some(network.node("alpha.test").federation().outbox_epoch().await.expect("epoch")),
+        Some(
+            network
+                .node("alpha.test")
+                .federation()
+                .outbox_epoch()
+                .await
+                .expect("epoch")
+        ),
         epoch_before,
         "the same outbox"
     );
 
-    let from_alpha = publish_procedure(network.node("alpha.test").service(), &alpha_author, "open the vault", &[])
-        .await
-        .id;
-    let from_beta = publish_procedure(network.node("beta.test").service(), &beta_author, "count the coins", &[])
-        .await
-        .id;
+    let from_alpha = publish_procedure(
+        network.node("alpha.test").service(),
+        &alpha_author,
+        "open the vault",
+        &[],
+    )
+    .await
+    .id;
+    let from_beta = publish_procedure(
+        network.node("beta.test").service(),
+        &beta_author,
+        "count the coins",
+        &[],
+    )
+    .await
+    .id;
     network.settle().await;
     let beta_reader = agent(network.node("beta.test").service(), "beta reader").await;
     let alpha_reader = agent(network.node("alpha.test").service(), "alpha reader").await;
-    assert!(get(network.node("beta.test"), &beta_reader, &from_alpha).await.is_some());
+    assert!(
+        get(network.node("beta.test"), &beta_reader, &from_alpha)
+            .await
+            .is_some()
+    );
     assert!(get(network.node("beta.test"), &beta_reader, &before).await.is_some());
-    assert!(get(network.node("alpha.test"), &alpha_reader, &from_beta).await.is_some());
+    assert!(
+        get(network.node("alpha.test"), &alpha_reader, &from_beta)
+            .await
+            .is_some()
+    );
 }

@@ -21,7 +21,10 @@ impl PortableTable {
 
     /// The PostgreSQL names of its columns' types, in order (for the test that holds them to the catalog).
     pub fn postgres_type_names(&self) -> Vec<&'static str> {
-        self.columns.iter().map(|column| column.sql_type.postgres_name()).collect()
+        self.columns
+            .iter()
+            .map(|column| column.sql_type.postgres_name())
+            .collect()
     }
 
     /// The table of this name, if the archive carries one.
