@@ -99,8 +99,7 @@ async fn run() {
     let backup_path = work.path().join("backup.db");
     let (taken, quiet_before, during, quiet_after) =
         while_publishing(instance.service(), writers, quiet, "sqlite", || async {
-            interai::store::files::restrict_database_files(&backup_path).expect("backup file");
-            interai::store::portable::copy_sqlite(&source.url, &backup_path)
+            archive::backup(&source.url, &backup_path, SystemClock.now(), None)
                 .await
                 .expect("backup");
         })
@@ -165,12 +164,9 @@ async fn run() {
         let pg_backup = work.path().join("backup.archive");
         let (taken, quiet_before, during, quiet_after) =
             while_publishing(served.service(), writers, quiet, "postgres", || async {
-                let file = std::fs::File::create(&pg_backup).expect("backup file");
-                let mut out = std::io::BufWriter::new(file);
-                archive::export(&target.url, SystemClock.now(), None, &mut out)
+                archive::backup(&target.url, &pg_backup, SystemClock.now(), None)
                     .await
                     .expect("backup");
-                std::io::Write::flush(&mut out).expect("flushed");
             })
             .await;
         report_backup(

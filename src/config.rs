@@ -82,6 +82,12 @@ pub struct Config {
     /// Hours an outbox event is kept at least, even after every peer has it (`INTERAI_OUTBOX_MIN_RETENTION_HOURS`,
     /// default 168). Events some peer still needs are kept whatever their age.
     pub outbox_min_retention_hours: u64,
+    /// Hours between two scheduled backups (`INTERAI_BACKUP_INTERVAL_HOURS`, default 0: none).
+    pub backup_interval_hours: u32,
+    /// Scheduled backups kept; older ones are deleted (`INTERAI_BACKUP_KEEP`, default 7).
+    pub backup_keep: u32,
+    /// Where scheduled backups go (`INTERAI_BACKUP_DIR`, default `<data dir>/backups`).
+    pub backup_dir: PathBuf,
 }
 
 /// A secret setting: its `Debug` form never shows the value, so a logged configuration cannot leak it.
@@ -182,6 +188,9 @@ struct ConfigFile {
     federation_push: Option<bool>,
     federation_pull_interval_seconds: Option<u64>,
     outbox_min_retention_hours: Option<u64>,
+    backup_interval_hours: Option<u32>,
+    backup_keep: Option<u32>,
+    backup_dir: Option<String>,
 }
 
 /// The environment variable of every setting, in the order of `docs/configuration.md`; the file key of each is its
@@ -213,6 +222,9 @@ pub const SETTING_VARIABLES: &[&str] = &[
     "INTERAI_FEDERATION_PUSH",
     "INTERAI_FEDERATION_PULL_INTERVAL_SECONDS",
     "INTERAI_OUTBOX_MIN_RETENTION_HOURS",
+    "INTERAI_BACKUP_INTERVAL_HOURS",
+    "INTERAI_BACKUP_KEEP",
+    "INTERAI_BACKUP_DIR",
     "INTERAI_KEY_ENCRYPTION_KEY",
 ];
 
@@ -609,6 +621,32 @@ impl Config {
                 "at most 87600 hours",
             ));
         }
+        let backup_interval_hours = parse_number(
+            "INTERAI_BACKUP_INTERVAL_HOURS",
+            variable("INTERAI_BACKUP_INTERVAL_HOURS"),
+            file.backup_interval_hours,
+            0,
+        )?;
+        if backup_interval_hours > 8_760 {
+            return Err(ConfigError::new(
+                "INTERAI_BACKUP_INTERVAL_HOURS",
+                "at most 8760 hours (a year); 0 makes no scheduled backups",
+            ));
+        }
+        let backup_keep = parse_number(
+            "INTERAI_BACKUP_KEEP",
+            variable("INTERAI_BACKUP_KEEP"),
+            file.backup_keep,
+            7,
+        )?;
+        if !(1..=10_000).contains(&backup_keep) {
+            return Err(ConfigError::new("INTERAI_BACKUP_KEEP", "must be from 1 to 10000"));
+        }
+        let backup_dir = variable("INTERAI_BACKUP_DIR")
+            .map(str::to_owned)
+            .or(file.backup_dir)
+            .filter(|text| !text.trim().is_empty())
+            .map_or_else(|| data_dir.join("backups"), PathBuf::from);
         let key_encryption_key = variable("INTERAI_KEY_ENCRYPTION_KEY")
             .map(str::to_owned)
             .or(file.key_encryption_key)
@@ -644,6 +682,9 @@ impl Config {
             federation_push,
             federation_pull_interval_seconds,
             outbox_min_retention_hours,
+            backup_interval_hours,
+            backup_keep,
+            backup_dir,
         })
     }
 

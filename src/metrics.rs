@@ -17,6 +17,9 @@
 //!   delivered and the age of the oldest, gauges set at each scrape by [`Metrics::set_replication_lag`] (the `peer`
 //!   label takes the realms an admin peered with: bounded by the peer list);
 //! - `interai_inbox_queue_depth`: inbound activities waiting to be applied, set at each scrape;
+//! - `interai_backup_last_success_timestamp_seconds`, `interai_backup_last_size_bytes` and
+//!   `interai_backup_last_failed`: the last backup (scheduled or `interai admin backup`), read from the database at
+//!   each scrape (0 until a backup was made or tried);
 //! - `interai_federation_deliveries_total{peer, outcome}`: every request that carried an activity to a peer
 //!   (replicated activities and peering messages), by peer and outcome ([`DELIVERY_OUTCOMES`]);
 //! - `interai_federation_delivery_duration_seconds{peer}`: how long each of those requests took, a histogram;
@@ -209,6 +212,9 @@ struct MetricsInner {
     outbox_undelivered: Family<PeerRealmLabels, Gauge>,
     outbox_lag_seconds: Family<PeerRealmLabels, Gauge>,
     inbox_queue_depth: Gauge,
+    backup_last_success: Gauge,
+    backup_last_size: Gauge,
+    backup_last_failed: Gauge,
     peer_deliveries: Family<PeerOutcomeLabels, Counter>,
     peer_delivery_seconds: Family<PeerRealmLabels, Histogram, fn() -> Histogram>,
     http_request_seconds: Family<RouteLabels, Histogram, fn() -> Histogram>,
@@ -328,6 +334,24 @@ impl Metrics {
             "Inbound activities accepted and waiting to be applied",
             inbox_queue_depth.clone(),
         );
+        let backup_last_success = Gauge::default();
+        let backup_last_size = Gauge::default();
+        let backup_last_failed = Gauge::default();
+        registry.register(
+            "backup_last_success_timestamp_seconds",
+            "When the last backup that worked finished, in seconds since the Unix epoch (0 before the first)",
+            backup_last_success.clone(),
+        );
+        registry.register(
+            "backup_last_size_bytes",
+            "The size of the last backup in bytes (0 when it failed)",
+            backup_last_size.clone(),
+        );
+        registry.register(
+            "backup_last_failed",
+            "1 when the last backup tried failed, else 0",
+            backup_last_failed.clone(),
+        );
         let peer_deliveries = Family::<PeerOutcomeLabels, Counter>::default();
         registry.register(
             "federation_deliveries",
@@ -381,6 +405,9 @@ impl Metrics {
                 outbox_undelivered,
                 outbox_lag_seconds,
                 inbox_queue_depth,
+                backup_last_success,
+                backup_last_size,
+                backup_last_failed,
                 peer_deliveries,
                 peer_delivery_seconds,
                 http_request_seconds,
@@ -548,6 +575,14 @@ impl Metrics {
     /// Sets the inbound queue's depth.
     pub fn set_inbox_queue_depth(&self, depth: i64) {
         self.inner.inbox_queue_depth.set(depth);
+    }
+
+    /// Sets the last backup's gauges: when the last one that worked finished (seconds since the epoch, 0 before the
+    /// first), its size, and whether the last one tried failed.
+    pub fn set_last_backup(&self, last_success_at: i64, size_bytes: i64, failed: bool) {
+        self.inner.backup_last_success.set(last_success_at);
+        self.inner.backup_last_size.set(size_bytes);
+        self.inner.backup_last_failed.set(i64::from(failed));
     }
 
     /// Every family in the OpenMetrics text format, ending with `# EOF`.

@@ -5,11 +5,11 @@ use std::io::{BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
-use chrono::Utc;
 
+use crate::clock::{Clock, SystemClock};
 use crate::config::Config;
 use crate::instance::{existing_key_encryption_key, keep_key_encryption_key, sqlite_path, url_without_password};
-use crate::service::archive::{self, ArchiveHeader, ArchiveSummary, EpochOnLoad};
+use crate::service::archive::{self, ArchiveHeader, ArchiveSummary, BackupKind, EpochOnLoad};
 use crate::store::Backend;
 
 /// The first bytes of every SQLite database file.
@@ -17,64 +17,54 @@ const SQLITE_MAGIC: &[u8; 16] = b"SQLite format 3\0";
 
 /// `interai admin backup --to PATH`: a consistent copy of the running instance, writers going on meanwhile.
 pub async fn backup(config: &Config, to: &Path, include_key_encryption_key: bool) -> anyhow::Result<()> {
-    let started = std::time::Instant::now();
     refuse_existing(to)?;
-    match crate::store::backend_of_url(&config.database_url) {
-        Backend::Sqlite => {
-            crate::store::settings::peek(&config.database_url, crate::service::bootstrap::SETTING_REALM)
-                .await?
-                .context("the configured database holds no realm: there is nothing to back up")?;
-            crate::store::files::restrict_database_files(to)?;
-            if let Err(error) = crate::store::portable::copy_sqlite(&config.database_url, to).await {
-                let _ = std::fs::remove_file(to);
-                return Err(error).context("copying the SQLite database");
-            }
-            let key_path = if include_key_encryption_key {
-                let key = existing_key_encryption_key(config)?.context(
-                    "there is no key-encryption key to include (INTERAI_KEY_ENCRYPTION_KEY or key-encryption.key)",
-                )?;
-                let path = key_file_beside(to);
-                crate::instance::write_secret_file(&path, &key)
-                    .with_context(|| format!("writing {}", path.display()))?;
-                Some(path)
-            } else {
-                None
-            };
-            println!(
-                "Backed up {} to {} ({}, a SQLite database file, in {:.1} s).",
-                url_without_password(&config.database_url),
-                to.display(),
-                human_bytes(std::fs::metadata(to)?.len()),
-                started.elapsed().as_secs_f64()
-            );
-            println!(
-                "It holds every table of the realm as of one moment: actors, key hashes, content, claims, evidence, \
-                 peers with their pinned keys and cursors, the outbox, and the instance's signing keys, sealed."
-            );
-            key_advice(config, key_path.as_deref());
-            println!(
-                "Restore it into an empty data directory with: interai admin restore --from {}",
-                to.display()
-            );
+    let instance = crate::instance::Instance::open_existing(config.clone(), std::sync::Arc::new(SystemClock)).await?;
+    let key =
+        if include_key_encryption_key {
+            Some(existing_key_encryption_key(config)?.context(
+                "there is no key-encryption key to include (INTERAI_KEY_ENCRYPTION_KEY or key-encryption.key)",
+            )?)
+        } else {
+            None
+        };
+    let outcome = archive::backup(&config.database_url, to, SystemClock.now(), key.clone()).await;
+    let recorded = instance.service().record_backup(to, &outcome).await;
+    instance.close().await;
+    let report = outcome?;
+    recorded?;
+    let key_path = match (report.kind, key) {
+        (BackupKind::DatabaseFile, Some(key)) => {
+            let path = key_file_beside(to);
+            crate::instance::write_secret_file(&path, &key).with_context(|| format!("writing {}", path.display()))?;
+            Some(path)
         }
-        Backend::Postgres => {
-            let summary = export_to_file(config, to, include_key_encryption_key).await?;
-            println!(
-                "Backed up {} to {} (an archive: {} rows in {} tables, {}, in {:.1} s).",
-                url_without_password(&config.database_url),
-                to.display(),
-                summary.rows(),
-                summary.tables.len(),
-                human_bytes(std::fs::metadata(to)?.len()),
-                started.elapsed().as_secs_f64()
-            );
-            key_advice(config, include_key_encryption_key.then_some(to));
-            println!(
-                "Restore it into an empty database with: interai admin restore --from {}. For PostgreSQL's own \
-                 tools, `pg_dump --format=custom` of this database is the other way (docs/backups.md).",
-                to.display()
-            );
-        }
+        (BackupKind::Archive, Some(_)) => Some(to.to_path_buf()),
+        (_, None) => None,
+    };
+    let what = match (report.kind, report.rows) {
+        (BackupKind::DatabaseFile, _) => "a SQLite database file".to_owned(),
+        (BackupKind::Archive, rows) => format!("an archive of {} rows", rows.unwrap_or(0)),
+    };
+    println!(
+        "Backed up {} to {} ({what}, {}, in {:.1} s).",
+        url_without_password(&config.database_url),
+        to.display(),
+        human_bytes(report.bytes),
+        report.took.as_secs_f64()
+    );
+    println!(
+        "It holds every table of the realm as of one moment: actors, key hashes, content, claims, evidence, peers \
+         with their pinned keys and cursors, the outbox, and the instance's signing keys, sealed."
+    );
+    key_advice(config, key_path.as_deref());
+    println!(
+        "Restore it into an empty database with: interai admin restore --from {}",
+        to.display()
+    );
+    if report.kind == BackupKind::Archive {
+        println!(
+            "PostgreSQL's own tools are the other way: pg_dump --format=custom of this database (docs/backups.md)."
+        );
     }
     Ok(())
 }
@@ -153,7 +143,7 @@ pub async fn restore(config: &Config, realm_configured: bool, from: &Path) -> an
         let archive_path = temporary_beside(config, "restore.archive")?;
         let result = async {
             let file = create_private(&archive_path)?;
-            archive::export(&work_url, Utc::now(), None, BufWriter::new(file)).await?;
+            archive::export(&work_url, SystemClock.now(), None, BufWriter::new(file)).await?;
             import_file(config, realm_configured, &archive_path, EpochOnLoad::Start(new_epoch())).await
         }
         .await;
@@ -195,7 +185,7 @@ pub async fn migrate(config: &Config, to: &str) -> anyhow::Result<()> {
         bail!("--to must be a PostgreSQL URL (postgres://…)");
     }
     let archive_path = temporary_beside(config, "migrate.archive")?;
-    let written = archive::migrate(&config.database_url, to, &archive_path, Utc::now())
+    let written = archive::migrate(&config.database_url, to, &archive_path, SystemClock.now())
         .await?
         .copied;
     println!(
@@ -241,7 +231,7 @@ async fn export_to_file(
         };
     let file = create_private(to)?;
     let mut out = BufWriter::new(file);
-    let summary = match archive::export(&config.database_url, Utc::now(), key, &mut out).await {
+    let summary = match archive::export(&config.database_url, SystemClock.now(), key, &mut out).await {
         Ok(summary) => summary,
         Err(error) => {
             drop(out);
@@ -307,7 +297,7 @@ async fn load_with_header(
             path.display()
         );
     }
-    Ok(archive::import(url, realm, header, input, epoch, Utc::now()).await?)
+    Ok(archive::import(url, realm, header, input, epoch, SystemClock.now()).await?)
 }
 
 /// Refuses an archive whose key-encryption key differs from the one this instance already has: its signing keys

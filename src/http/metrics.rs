@@ -100,6 +100,15 @@ async fn render_metrics(
         Ok(depth) => endpoint.metrics.set_inbox_queue_depth(depth),
         Err(error) => tracing::warn!(error = %error, "the inbox queue depth for /metrics could not be read"),
     }
+    match endpoint.federation.service().last_backup().await {
+        Ok(Some(record)) => endpoint.metrics.set_last_backup(
+            record.last_success_at.map_or(0, |at| at.timestamp()),
+            record.bytes.map_or(0, |bytes| i64::try_from(bytes).unwrap_or(i64::MAX)),
+            record.error.is_some(),
+        ),
+        Ok(None) => {}
+        Err(error) => tracing::warn!(error = %error, "the last backup for /metrics could not be read"),
+    }
     let accept = headers.get(header::ACCEPT).and_then(|value| value.to_str().ok());
     let format = format_for_accept(accept);
     (

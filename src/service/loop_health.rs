@@ -11,8 +11,11 @@ pub const FEDERATION_LOOP: &str = "federation";
 /// The loop that deletes audit records past their retention (`workers/audit_retention.rs`).
 pub const AUDIT_RETENTION_LOOP: &str = "audit_retention";
 
+/// The loop that makes scheduled backups (`workers/backups.rs`).
+pub const BACKUP_LOOP: &str = "backups";
+
 /// Every loop an instance may run, in the order the overview lists them.
-pub const KNOWN_LOOPS: [&str; 2] = [FEDERATION_LOOP, AUDIT_RETENTION_LOOP];
+pub const KNOWN_LOOPS: [&str; 3] = [FEDERATION_LOOP, AUDIT_RETENTION_LOOP, BACKUP_LOOP];
 
 /// A loop that has not finished a pass for this long past its interval is reported `overdue`: at least five minutes,
 /// since one federation pass goes on while work keeps arriving.

@@ -25,6 +25,8 @@ pub struct InstanceOverview {
     pub peers_by_state: Vec<(PeerState, i64)>,
     /// Each background loop of this process.
     pub loops: Vec<LoopHealth>,
+    /// The last backup made or tried on this database.
+    pub last_backup: Option<super::archive::BackupRecord>,
 }
 
 impl Service {
@@ -57,6 +59,7 @@ impl Service {
             counts,
             peers_by_state,
             loops: self.background_loops().report(now),
+            last_backup: self.last_backup().await?,
         })
     }
 }

@@ -218,7 +218,7 @@ pub trait RowSink {
 /// transaction; SQLite: one read transaction, which WAL keeps at the state of its first read), in
 /// [`PORTABLE_TABLES`] order, handing each row to `sink` as it arrives. Writers go on meanwhile and are not waited
 /// for; what they commit after the first read is not in the snapshot.
-pub async fn read_snapshot(url: &str, sink: &mut dyn RowSink) -> Result<(), StoreError> {
+pub async fn read_snapshot(url: &str, sink: &mut (dyn RowSink + Send)) -> Result<(), StoreError> {
     match connect(url, true).await? {
         OwnConnection::Postgres(mut connection) => {
             sqlx::query("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY")
@@ -552,22 +552,26 @@ fn bind_sqlite(
     Ok(())
 }
 
-/// Copies the SQLite database at `url` to a new file at `destination` while writers go on: `VACUUM INTO` reads one
-/// snapshot (a read transaction, which in WAL mode neither blocks writers nor waits for them) and writes a compact,
-/// self-contained database file, without WAL, that opens as it is. Fails if `destination` exists.
-pub async fn copy_sqlite(url: &str, destination: &std::path::Path) -> Result<(), StoreError> {
+/// Copies the database at `url` to the new file `destination` while writers go on, when it is a file (SQLite;
+/// `false` for PostgreSQL, whose data is no file of ours: nothing is written then). `VACUUM INTO` reads one snapshot
+/// (a read transaction, which in WAL mode neither blocks writers nor waits for them) and writes a compact,
+/// self-contained database file without WAL, mode 0600, that opens as it is.
+pub async fn copy_database_file(url: &str, destination: &std::path::Path) -> Result<bool, StoreError> {
+    if super::backend_of_url(url) != super::Backend::Sqlite {
+        return Ok(false);
+    }
     let OwnConnection::Sqlite(mut connection) = connect(url, true).await? else {
-        return Err(StoreError::Url(
-            "a file copy is made of a SQLite database only".to_owned(),
-        ));
+        return Ok(false);
     };
     let target = destination
         .to_str()
         .ok_or_else(|| StoreError::Url(format!("{} is not UTF-8", destination.display())))?;
+    // Made empty and private first: VACUUM INTO writes into an empty file and keeps its mode.
+    super::files::restrict_database_files(destination)?;
     sqlx::query("VACUUM INTO $1")
         .bind(target)
         .execute(&mut connection)
         .await?;
     connection.close().await?;
-    Ok(())
+    Ok(true)
 }

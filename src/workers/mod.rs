@@ -4,6 +4,7 @@
 //! moves a loop on by moving its `ManualClock`, and can run one pass of it directly.
 
 pub mod audit_retention;
+pub mod backups;
 pub mod federation;
 
 use tokio::sync::watch;
@@ -22,7 +23,7 @@ pub struct Workers {
 impl Workers {
     /// Starts every loop the configuration asks for.
     pub fn start(service: &Service, config: &Config, federation: federation::FederationLoop) -> Workers {
-        use crate::service::loop_health::{AUDIT_RETENTION_LOOP, FEDERATION_LOOP};
+        use crate::service::loop_health::{AUDIT_RETENTION_LOOP, BACKUP_LOOP, FEDERATION_LOOP};
         let (stop, stopped) = watch::channel(false);
         let mut tasks = Vec::new();
         // Recorded here, before any request is served, so the overview never reads a started loop as not running.
@@ -34,6 +35,12 @@ impl Workers {
             tasks.push(tokio::spawn(retention.run(stopped.clone())));
         } else {
             health.disabled(AUDIT_RETENTION_LOOP);
+        }
+        if let Some(backups) = backups::ScheduledBackups::new(service.clone(), config) {
+            health.started(BACKUP_LOOP, backups.interval(), service.now());
+            tasks.push(tokio::spawn(backups.run(stopped.clone())));
+        } else {
+            health.disabled(BACKUP_LOOP);
         }
         Workers { stop, tasks }
     }

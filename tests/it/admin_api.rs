@@ -811,7 +811,11 @@ async fn the_overview_of_an_instance_that_does_not_serve_shows_no_loop_running()
         .collect();
     assert_eq!(
         states,
-        [("federation", "not_running"), ("audit_retention", "not_running")]
+        [
+            ("federation", "not_running"),
+            ("audit_retention", "not_running"),
+            ("backups", "not_running")
+        ]
     );
 }
 
@@ -1023,4 +1027,96 @@ fn every_admin_route_is_documented_in_docs_admin_api_md() {
         "an example request for every route ({examples} for {} routes)",
         routes.len()
     );
+}
+
+#[tokio::test]
+async fn scheduled_backups_keep_the_newest_and_the_overview_and_metrics_show_the_last() {
+    let directory = tempfile::tempdir().expect("backup directory");
+    let backups = directory.path().join("backups");
+    let served = {
+        let backups = backups.clone();
+        ServedInstance::start_with("admin.test", move |config| {
+            config.backup_interval_hours = 24;
+            config.backup_keep = 2;
+            config.backup_dir = backups;
+        })
+        .await
+    };
+    let files = || -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(&backups)
+            .map(|entries| {
+                entries
+                    .filter_map(Result::ok)
+                    .filter_map(|entry| entry.file_name().into_string().ok())
+                    .collect()
+            })
+            .unwrap_or_default();
+        names.sort();
+        names
+    };
+    // The loop's passes as the overview counts them; each of its backups is a pass.
+    let passes_reach = |count: u64| {
+        let served = &served;
+        async move {
+            for _ in 0..20_000 {
+                let (_, overview) = get(served, "/admin/instance").await;
+                let record = overview["loops"]
+                    .as_array()
+                    .expect("loops")
+                    .iter()
+                    .find(|record| record["name"] == "backups")
+                    .cloned()
+                    .expect("the backups loop");
+                if record["passes"].as_u64() == Some(count) {
+                    assert_eq!(record["state"], "running", "{record}");
+                    return overview;
+                }
+                tokio::task::yield_now().await;
+            }
+            panic!("the backups loop never finished pass {count}");
+        }
+    };
+    // None was ever made, so the first is made at start.
+    let overview = passes_reach(1).await;
+    assert_eq!(files().len(), 1, "{:?}", files());
+    let backup = &overview["backup"];
+    assert_eq!(backup["error"], Value::Null, "{overview}");
+    let expected_kind = if overview["backend"] == "sqlite" {
+        "database_file"
+    } else {
+        "archive"
+    };
+    assert_eq!(backup["kind"], expected_kind, "{backup}");
+    assert!(backup["bytes"].as_u64().is_some_and(|bytes| bytes > 0), "{backup}");
+    // A day later the next, and a day after that another: the oldest of three is deleted.
+    for pass in 2..=3 {
+        served.clock.advance(TimeDelta::hours(24));
+        passes_reach(pass).await;
+    }
+    let kept = files();
+    assert_eq!(kept.len(), 2, "{kept:?}");
+    let (_, overview) = get(&served, "/admin/instance").await;
+    assert!(
+        overview["backup"]["file"]
+            .as_str()
+            .is_some_and(|file| file.ends_with(&kept[1])),
+        "{overview}"
+    );
+    let metrics = reqwest::Client::new()
+        .get(format!("{}/metrics", served.base_url))
+        .bearer_auth(&served.admin_key)
+        .send()
+        .await
+        .expect("metrics")
+        .text()
+        .await
+        .expect("text");
+    let success_at = DateTime::parse_from_rfc3339(overview["backup"]["last_success_at"].as_str().expect("time"))
+        .expect("RFC 3339")
+        .timestamp();
+    assert!(
+        metrics.contains(&format!("interai_backup_last_success_timestamp_seconds {success_at}")),
+        "{metrics}"
+    );
+    assert!(metrics.contains("interai_backup_last_failed 0"), "{metrics}");
 }

@@ -329,16 +329,18 @@ async fn a_backup_taken_while_eight_agents_write_holds_every_write_acknowledged_
     let before: BTreeSet<String> = acknowledged.lock().expect("list").iter().cloned().collect();
     // `interai admin backup`: SQLite copies the database file; PostgreSQL writes an archive.
     let copy = TestDatabase::create_sqlite();
-    let backup = if source.database.is_postgres() {
-        export(&source.database.url, &source.clock).await
-    } else {
-        let path = copy.directory.path().join("backup.db");
-        interai::store::files::restrict_database_files(&path).expect("backup file");
-        interai::store::portable::copy_sqlite(&source.database.url, &path)
-            .await
-            .expect("copied while serving");
-        export(&format!("sqlite://{}", path.display()), &source.clock).await
+    let path = copy.directory.path().join("backup");
+    let report = archive::backup(&source.database.url, &path, source.clock.now(), None)
+        .await
+        .expect("backed up while serving");
+    let backup = match report.kind {
+        archive::BackupKind::DatabaseFile => export(&format!("sqlite://{}", path.display()), &source.clock).await,
+        archive::BackupKind::Archive => std::fs::read(&path).expect("the archive"),
     };
+    assert_eq!(
+        report.kind == archive::BackupKind::Archive,
+        source.database.is_postgres()
+    );
     // The writers go on a little after the backup, then stop.
     let after_backup = acknowledged.lock().expect("list").len();
     written

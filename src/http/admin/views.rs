@@ -608,6 +608,18 @@ pub struct LoopWire {
     last_error_at: Option<DateTime<Utc>>,
 }
 
+/// The last backup made or tried on the database.
+#[derive(Debug, Serialize)]
+pub struct BackupWire {
+    finished_at: DateTime<Utc>,
+    file: String,
+    kind: Option<&'static str>,
+    bytes: Option<u64>,
+    seconds: f64,
+    error: Option<String>,
+    last_success_at: Option<DateTime<Utc>>,
+}
+
 /// `GET /admin/instance`.
 #[derive(Debug, Serialize)]
 pub struct InstanceAnswer {
@@ -618,6 +630,7 @@ pub struct InstanceAnswer {
     counts: CountsWire,
     peers_by_state: std::collections::BTreeMap<&'static str, i64>,
     loops: Vec<LoopWire>,
+    backup: Option<BackupWire>,
 }
 
 /// The instance overview.
@@ -660,5 +673,14 @@ pub async fn instance(service: &Service) -> Result<InstanceAnswer, ServiceError>
                 last_error_at: record.last_error_at,
             })
             .collect(),
+        backup: overview.last_backup.map(|record| BackupWire {
+            finished_at: record.finished_at,
+            file: record.file,
+            kind: record.kind.map(|kind| kind.as_str()),
+            bytes: record.bytes,
+            seconds: record.seconds,
+            error: record.error,
+            last_success_at: record.last_success_at,
+        }),
     })
 }

@@ -1,0 +1,160 @@
+//! The scheduled backup loop: every `INTERAI_BACKUP_INTERVAL_HOURS` of the injected clock, a backup of the database
+//! as `interai admin backup` makes it, into `INTERAI_BACKUP_DIR`, keeping the newest `INTERAI_BACKUP_KEEP`.
+
+use std::path::{Path, PathBuf};
+
+use chrono::{DateTime, TimeDelta, Utc};
+use tokio::sync::watch;
+
+use crate::config::Config;
+use crate::service::archive::{self, BackupReport};
+use crate::service::loop_health::BACKUP_LOOP;
+use crate::service::{Service, ServiceError};
+
+/// What every scheduled backup's file name starts with; pruning deletes only files named so.
+const FILE_PREFIX: &str = "interai-backup-";
+
+/// The loop and its settings.
+#[derive(Debug)]
+pub struct ScheduledBackups {
+    service: Service,
+    database_url: String,
+    directory: PathBuf,
+    interval: TimeDelta,
+    keep: usize,
+    passes: watch::Sender<u64>,
+}
+
+impl ScheduledBackups {
+    /// The loop the configuration asks for, or `None` when `INTERAI_BACKUP_INTERVAL_HOURS` is 0.
+    pub fn new(service: Service, config: &Config) -> Option<ScheduledBackups> {
+        if config.backup_interval_hours == 0 {
+            return None;
+        }
+        let (passes, _) = watch::channel(0);
+        Some(ScheduledBackups {
+            service,
+            database_url: config.database_url.clone(),
+            directory: config.backup_dir.clone(),
+            interval: TimeDelta::hours(i64::from(config.backup_interval_hours)),
+            keep: usize::try_from(config.backup_keep).unwrap_or(usize::MAX),
+            passes,
+        })
+    }
+
+    /// The time between two backups.
+    pub fn interval(&self) -> TimeDelta {
+        self.interval
+    }
+
+    /// How many passes have finished: a test waits on it instead of sleeping.
+    pub fn passes(&self) -> watch::Receiver<u64> {
+        self.passes.subscribe()
+    }
+
+    /// One backup now, recorded for the overview and `/metrics`, then the oldest beyond the number to keep deleted.
+    /// Returns the file and the report.
+    pub async fn run_once(&self) -> Result<(PathBuf, BackupReport), ServiceError> {
+        let now = self.service.now();
+        create_private_directory(&self.directory)
+            .map_err(|error| ServiceError::internal(format!("creating {}: {error}", self.directory.display())))?;
+        let file = self.directory.join(file_name(now, &self.database_url));
+        let outcome = archive::backup(&self.database_url, &file, now, None).await;
+        self.service.record_backup(&file, &outcome).await?;
+        let report = outcome?;
+        prune(&self.directory, self.keep)
+            .map_err(|error| ServiceError::internal(format!("deleting old backups: {error}")))?;
+        Ok((file, report))
+    }
+
+    /// When the first backup is due: at once when the last recorded backup that worked is older than the interval
+    /// (or there is none), else one interval after it, so a restart does not make a backup each time.
+    async fn first_due(&self) -> DateTime<Utc> {
+        let now = self.service.now();
+        match self.service.last_backup().await {
+            Ok(Some(record)) => record.last_success_at.map_or(now, |at| (at + self.interval).max(now)),
+            _ => now,
+        }
+    }
+
+    /// Runs until `stop` turns true (or its sender goes): a backup when one is due, then one every interval.
+    pub async fn run(self, mut stop: watch::Receiver<bool>) {
+        let health = self.service.background_loops();
+        let mut next = self.first_due().await;
+        tracing::debug!(directory = %self.directory.display(), interval_hours = self.interval.num_hours(), "scheduled backups started");
+        loop {
+            tokio::select! {
+                biased;
+                _ = stop.wait_for(|stopped| *stopped) => {
+                    health.stopped(BACKUP_LOOP, self.service.now());
+                    return;
+                }
+                () = self.service.clock().wait_until(next) => {}
+            }
+            let pass = self.run_once().await;
+            health.pass_finished(
+                BACKUP_LOOP,
+                self.service.now(),
+                pass.as_ref().err().map(ToString::to_string),
+            );
+            match &pass {
+                Ok((file, report)) => tracing::info!(
+                    file = %file.display(),
+                    bytes = report.bytes,
+                    seconds = report.took.as_secs_f64(),
+                    "scheduled backup made"
+                ),
+                Err(error) => tracing::warn!(
+                    code = error.code.as_str(),
+                    error = %error,
+                    cause = error.cause.as_deref().unwrap_or(""),
+                    "scheduled backup failed; the next one is tried after the interval"
+                ),
+            }
+            next = self.service.clock().now() + self.interval;
+            self.passes.send_modify(|passes| *passes += 1);
+        }
+    }
+}
+
+/// `interai-backup-20261207T081500Z.db` (a SQLite file) or `….archive`: names that sort by time.
+fn file_name(now: DateTime<Utc>, database_url: &str) -> String {
+    let extension = if database_url.starts_with("sqlite:") {
+        "db"
+    } else {
+        "archive"
+    };
+    format!("{FILE_PREFIX}{}.{extension}", now.format("%Y%m%dT%H%M%S%.6fZ"))
+}
+
+/// Deletes the oldest scheduled backups in `directory` beyond the newest `keep` (files named by [`file_name`] only;
+/// anything else there is left alone).
+fn prune(directory: &Path, keep: usize) -> std::io::Result<()> {
+    let mut backups: Vec<PathBuf> = std::fs::read_dir(directory)?
+        .filter_map(Result::ok)
+        .map(|entry| entry.path())
+        .filter(|path| {
+            path.file_name()
+                .and_then(|name| name.to_str())
+                .is_some_and(|name| name.starts_with(FILE_PREFIX) && !name.ends_with(".tmp"))
+        })
+        .collect();
+    backups.sort();
+    let excess = backups.len().saturating_sub(keep);
+    for old in &backups[..excess] {
+        std::fs::remove_file(old)?;
+        tracing::debug!(file = %old.display(), "old scheduled backup deleted");
+    }
+    Ok(())
+}
+
+fn create_private_directory(path: &Path) -> std::io::Result<()> {
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::DirBuilderExt;
+        builder.mode(0o700);
+    }
+    builder.create(path)
+}
