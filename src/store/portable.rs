@@ -324,46 +324,18 @@ impl Load {
     pub async fn insert(&mut self, table: &'static PortableTable, rows: &[Vec<Value>]) -> Result<(), StoreError> {
         let rows_per_statement = (BOUND_VALUES_PER_STATEMENT / table.columns.len()).clamp(1, ROWS_PER_STATEMENT);
         for chunk in rows.chunks(rows_per_statement) {
-            for row in chunk {
-                if row.len() != table.columns.len() {
-                    return Err(StoreError::Unloadable(format!(
-                        "a row of {} has {} values for {} columns",
-                        table.name,
-                        row.len(),
-                        table.columns.len()
-                    )));
-                }
-            }
+            let typed = chunk
+                .iter()
+                .map(|row| typed_row(table, row))
+                .collect::<Result<Vec<_>, _>>()?;
             let head = format!("INSERT INTO {} ({}) ", table.name, table.column_names().join(", "));
             match &mut self.connection {
                 OwnConnection::Postgres(connection) => {
-                    let mut builder = QueryBuilder::<sqlx::Postgres>::new(head);
-                    let mut failure = None;
-                    builder.push_values(chunk, |mut separated, row| {
-                        for (column, value) in table.columns.iter().zip(row) {
-                            if let Err(error) = bind_postgres(&mut separated, table, column, value) {
-                                failure.get_or_insert(error);
-                            }
-                        }
-                    });
-                    if let Some(error) = failure {
-                        return Err(error);
-                    }
+                    let mut builder = insert_rows(head, &typed, bind_postgres);
                     builder.build().persistent(false).execute(&mut *connection).await?;
                 }
                 OwnConnection::Sqlite(connection) => {
-                    let mut builder = QueryBuilder::<sqlx::Sqlite>::new(head);
-                    let mut failure = None;
-                    builder.push_values(chunk, |mut separated, row| {
-                        for (column, value) in table.columns.iter().zip(row) {
-                            if let Err(error) = bind_sqlite(&mut separated, table, column, value) {
-                                failure.get_or_insert(error);
-                            }
-                        }
-                    });
-                    if let Some(error) = failure {
-                        return Err(error);
-                    }
+                    let mut builder = insert_rows(head, &typed, bind_sqlite);
                     builder.build().persistent(false).execute(&mut *connection).await?;
                 }
             }
@@ -416,140 +388,110 @@ impl Load {
     }
 }
 
-/// Why a value does not fit its column.
-fn unloadable(table: &PortableTable, column: &super::statement::Column, expected: &str, value: &Value) -> StoreError {
-    let shown: String = value.to_string().chars().take(60).collect();
-    StoreError::Unloadable(format!(
-        "{}.{} must be {expected}, not {shown}",
-        table.name, column.name
-    ))
+/// A value checked against its column's type, ready to bind on either backend.
+enum TypedValue {
+    Text(Option<String>),
+    Integer(Option<i64>),
+    Real(Option<f64>),
+    Boolean(Option<bool>),
+    Time(Option<DateTime<Utc>>),
+    Json(Option<Value>),
 }
 
-fn text_of<'v>(
-    table: &PortableTable,
-    column: &super::statement::Column,
-    value: &'v Value,
-) -> Result<Option<&'v str>, StoreError> {
+/// The row's values checked against the table's columns: as many as there are columns, each of its column's kind.
+/// An `INTEGER` column takes only what fits 32 bits, on SQLite too, so that what one backend loads the other does.
+fn typed_row(table: &PortableTable, row: &[Value]) -> Result<Vec<TypedValue>, StoreError> {
+    if row.len() != table.columns.len() {
+        return Err(StoreError::Unloadable(format!(
+            "a row of {} has {} values for {} columns",
+            table.name,
+            row.len(),
+            table.columns.len()
+        )));
+    }
+    table
+        .columns
+        .iter()
+        .zip(row)
+        .map(|(column, value)| {
+            let refused = |expected: &str| {
+                let shown: String = value.to_string().chars().take(60).collect();
+                StoreError::Unloadable(format!(
+                    "{}.{} must be {expected}, not {shown}",
+                    table.name, column.name
+                ))
+            };
+            if value.is_null() {
+                return Ok(match column.sql_type {
+                    SqlType::Text => TypedValue::Text(None),
+                    SqlType::BigInt | SqlType::Integer => TypedValue::Integer(None),
+                    SqlType::DoublePrecision => TypedValue::Real(None),
+                    SqlType::Boolean => TypedValue::Boolean(None),
+                    SqlType::TimestampTz => TypedValue::Time(None),
+                    SqlType::Jsonb => TypedValue::Json(None),
+                });
+            }
+            Ok(match column.sql_type {
+                SqlType::Text => TypedValue::Text(Some(value.as_str().ok_or_else(|| refused("text"))?.to_owned())),
+                SqlType::BigInt => TypedValue::Integer(Some(value.as_i64().ok_or_else(|| refused("an integer"))?)),
+                SqlType::Integer => TypedValue::Integer(Some(
+                    value
+                        .as_i64()
+                        .filter(|number| i32::try_from(*number).is_ok())
+                        .ok_or_else(|| refused("a 32-bit integer"))?,
+                )),
+                SqlType::DoublePrecision => TypedValue::Real(Some(value.as_f64().ok_or_else(|| refused("a number"))?)),
+                SqlType::Boolean => TypedValue::Boolean(Some(value.as_bool().ok_or_else(|| refused("true or false"))?)),
+                SqlType::TimestampTz => TypedValue::Time(Some(
+                    value
+                        .as_str()
+                        .and_then(|text| DateTime::parse_from_rfc3339(text).ok())
+                        .ok_or_else(|| refused("an RFC 3339 time"))?
+                        .with_timezone(&Utc),
+                )),
+                SqlType::Jsonb => TypedValue::Json(Some(value.clone())),
+            })
+        })
+        .collect()
+}
+
+/// `{head} VALUES (…), (…)` with every value bound by `bind`, the backend's way.
+fn insert_rows<DB: sqlx::Database>(
+    head: String,
+    rows: &[Vec<TypedValue>],
+    bind: fn(&mut sqlx::query_builder::Separated<'_, DB, &'static str>, &TypedValue),
+) -> QueryBuilder<DB> {
+    let mut builder = QueryBuilder::<DB>::new(head);
+    builder.push_values(rows, |mut separated, row| {
+        for value in row {
+            bind(&mut separated, value);
+        }
+    });
+    builder
+}
+
+fn bind_postgres(separated: &mut sqlx::query_builder::Separated<'_, sqlx::Postgres, &'static str>, value: &TypedValue) {
     match value {
-        Value::Null => Ok(None),
-        Value::String(text) => Ok(Some(text)),
-        other => Err(unloadable(table, column, "text", other)),
-    }
+        TypedValue::Text(text) => separated.push_bind(text.clone()),
+        // Checked to fit in `typed_row`; PostgreSQL's `integer` wants 32 bits, its `bigint` takes them too.
+        TypedValue::Integer(number) => separated.push_bind(*number),
+        TypedValue::Real(number) => separated.push_bind(*number),
+        TypedValue::Boolean(flag) => separated.push_bind(*flag),
+        TypedValue::Time(time) => separated.push_bind(*time),
+        TypedValue::Json(json) => separated.push_bind(json.clone().map(sqlx::types::Json)),
+    };
 }
 
-fn integer_of(
-    table: &PortableTable,
-    column: &super::statement::Column,
-    value: &Value,
-) -> Result<Option<i64>, StoreError> {
+fn bind_sqlite(separated: &mut sqlx::query_builder::Separated<'_, sqlx::Sqlite, &'static str>, value: &TypedValue) {
     match value {
-        Value::Null => Ok(None),
-        Value::Number(number) if number.is_i64() => Ok(number.as_i64()),
-        other => Err(unloadable(table, column, "an integer", other)),
-    }
-}
-
-fn float_of(
-    table: &PortableTable,
-    column: &super::statement::Column,
-    value: &Value,
-) -> Result<Option<f64>, StoreError> {
-    match value {
-        Value::Null => Ok(None),
-        Value::Number(number) => Ok(number.as_f64()),
-        other => Err(unloadable(table, column, "a number", other)),
-    }
-}
-
-fn boolean_of(
-    table: &PortableTable,
-    column: &super::statement::Column,
-    value: &Value,
-) -> Result<Option<bool>, StoreError> {
-    match value {
-        Value::Null => Ok(None),
-        Value::Bool(flag) => Ok(Some(*flag)),
-        other => Err(unloadable(table, column, "true or false", other)),
-    }
-}
-
-fn time_of(
-    table: &PortableTable,
-    column: &super::statement::Column,
-    value: &Value,
-) -> Result<Option<DateTime<Utc>>, StoreError> {
-    match value {
-        Value::Null => Ok(None),
-        Value::String(text) => DateTime::parse_from_rfc3339(text)
-            .map(|time| Some(time.with_timezone(&Utc)))
-            .map_err(|_| unloadable(table, column, "an RFC 3339 time", value)),
-        other => Err(unloadable(table, column, "an RFC 3339 time", other)),
-    }
-}
-
-fn bind_postgres(
-    separated: &mut sqlx::query_builder::Separated<'_, sqlx::Postgres, &'static str>,
-    table: &PortableTable,
-    column: &super::statement::Column,
-    value: &Value,
-) -> Result<(), StoreError> {
-    match column.sql_type {
-        SqlType::Text => {
-            separated.push_bind(text_of(table, column, value)?.map(str::to_owned));
-        }
-        SqlType::BigInt => {
-            separated.push_bind(integer_of(table, column, value)?);
-        }
-        SqlType::Integer => {
-            let number = integer_of(table, column, value)?
-                .map(i32::try_from)
-                .transpose()
-                .map_err(|_| unloadable(table, column, "a 32-bit integer", value))?;
-            separated.push_bind(number);
-        }
-        SqlType::DoublePrecision => {
-            separated.push_bind(float_of(table, column, value)?);
-        }
-        SqlType::Boolean => {
-            separated.push_bind(boolean_of(table, column, value)?);
-        }
-        SqlType::TimestampTz => {
-            separated.push_bind(time_of(table, column, value)?);
-        }
-        SqlType::Jsonb => {
-            separated.push_bind((!value.is_null()).then(|| sqlx::types::Json(value.clone())));
-        }
-    }
-    Ok(())
-}
-
-fn bind_sqlite(
-    separated: &mut sqlx::query_builder::Separated<'_, sqlx::Sqlite, &'static str>,
-    table: &PortableTable,
-    column: &super::statement::Column,
-    value: &Value,
-) -> Result<(), StoreError> {
-    match column.sql_type {
-        SqlType::Text => {
-            separated.push_bind(text_of(table, column, value)?.map(str::to_owned));
-        }
-        SqlType::BigInt | SqlType::Integer => {
-            separated.push_bind(integer_of(table, column, value)?);
-        }
-        SqlType::DoublePrecision => {
-            separated.push_bind(float_of(table, column, value)?);
-        }
-        SqlType::Boolean => {
-            separated.push_bind(boolean_of(table, column, value)?);
-        }
-        SqlType::TimestampTz => {
-            separated.push_bind(time_of(table, column, value)?);
-        }
-        SqlType::Jsonb => {
-            separated.push_bind((!value.is_null()).then(|| value.to_string()));
-        }
-    }
-    Ok(())
+        TypedValue::Text(text) => separated.push_bind(text.clone()),
+        TypedValue::Integer(number) => separated.push_bind(*number),
+        TypedValue::Real(number) => separated.push_bind(*number),
+        TypedValue::Boolean(flag) => separated.push_bind(*flag),
+        TypedValue::Time(time) => separated.push_bind(*time),
+        // SQLite keeps JSON as text.
+        TypedValue::Json(json) => separated.push_bind(json.as_ref().map(Value::to_string)),
+    };
 }
 
 /// Copies the database at `url` to the new file `destination` while writers go on, when it is a file (SQLite;
