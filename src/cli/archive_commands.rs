@@ -348,18 +348,9 @@ fn refuse_existing(path: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Creates `path` new, readable by its owner only (the archive holds key hashes and everything the realm knows).
+/// Creates `path` new, readable by its owner only.
 fn create_private(path: &Path) -> anyhow::Result<std::fs::File> {
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true).create_new(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.mode(0o600);
-    }
-    options
-        .open(path)
-        .with_context(|| format!("creating {}", path.display()))
+    Ok(archive::create_private_file(path)?)
 }
 
 /// A work file in the data directory (on the same disk as the database, and as private).

@@ -476,6 +476,21 @@ pub async fn import(
     })
 }
 
+/// Creates `path` new (never over an existing file), readable by its owner only: an archive holds key hashes and
+/// everything the realm knows.
+pub fn create_private_file(path: &std::path::Path) -> Result<std::fs::File, ServiceError> {
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    options
+        .open(path)
+        .map_err(|error| io_error(&format!("creating {}", path.display()), error))
+}
+
 /// What [`migrate`] copied and checked.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Migration {
@@ -504,11 +519,7 @@ async fn migrate_through(
     work_file: &std::path::Path,
     now: DateTime<Utc>,
 ) -> Result<Migration, ServiceError> {
-    let file = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(work_file)
-        .map_err(|error| io_error(&format!("creating {}", work_file.display()), error))?;
+    let file = create_private_file(work_file)?;
     let mut out = std::io::BufWriter::new(file);
     let written = export(source, now, None, &mut out).await?;
     out.flush().map_err(|error| io_error("writing the archive", error))?;
@@ -624,16 +635,7 @@ async fn backup_into(
     {
         return Ok((BackupKind::DatabaseFile, None));
     }
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true).create_new(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.mode(0o600);
-    }
-    let file = options
-        .open(destination)
-        .map_err(|error| io_error(&format!("creating {}", destination.display()), error))?;
+    let file = create_private_file(destination)?;
     let mut out = std::io::BufWriter::new(file);
     let summary = export(url, now, key_encryption_key, &mut out).await?;
     out.flush().map_err(|error| io_error("writing the backup", error))?;
