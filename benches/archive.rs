@@ -99,7 +99,7 @@ async fn run() {
     let backup_path = work.path().join("backup.db");
     let (taken, quiet_before, during, quiet_after) =
         while_publishing(instance.service(), writers, quiet, "sqlite", || async {
-            archive::backup(&source.url, &backup_path, SystemClock.now(), None)
+            interai::service::backups::backup(&source.url, &backup_path, SystemClock.now(), None)
                 .await
                 .expect("backup");
         })
@@ -164,7 +164,7 @@ async fn run() {
         let pg_backup = work.path().join("backup.archive");
         let (taken, quiet_before, during, quiet_after) =
             while_publishing(served.service(), writers, quiet, "postgres", || async {
-                archive::backup(&target.url, &pg_backup, SystemClock.now(), None)
+                interai::service::backups::backup(&target.url, &pg_backup, SystemClock.now(), None)
                     .await
                     .expect("backup");
             })

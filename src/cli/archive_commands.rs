@@ -9,7 +9,8 @@ use anyhow::{Context, bail};
 use crate::clock::{Clock, SystemClock};
 use crate::config::Config;
 use crate::instance::{existing_key_encryption_key, keep_key_encryption_key, sqlite_path, url_without_password};
-use crate::service::archive::{self, ArchiveHeader, ArchiveSummary, BackupKind, EpochOnLoad};
+use crate::service::archive::{self, ArchiveHeader, ArchiveSummary, EpochOnLoad};
+use crate::service::backups::{self, BackupKind};
 use crate::store::Backend;
 
 /// The first bytes of every SQLite database file.
@@ -27,7 +28,7 @@ pub async fn backup(config: &Config, to: &Path, include_key_encryption_key: bool
         } else {
             None
         };
-    let outcome = archive::backup(&config.database_url, to, SystemClock.now(), key.clone()).await;
+    let outcome = backups::backup(&config.database_url, to, SystemClock.now(), key.clone()).await;
     let recorded = instance.service().record_backup(to, &outcome).await;
     instance.close().await;
     let report = outcome?;

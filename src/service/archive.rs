@@ -1,5 +1,6 @@
 //! A realm's portable archive: `interai admin export` writes it, `import` loads it into an empty database of either
-//! backend, `migrate` moves a realm from SQLite to PostgreSQL through one, and `backup` on PostgreSQL is one.
+//! backend, `migrate` moves a realm from SQLite to PostgreSQL through one, and a backup of PostgreSQL is one
+//! (`backups.rs`).
 //!
 //! The format (docs/archive.md) is JSON Lines: a header object, then for every table a start object, its rows as
 //! JSON arrays and an end object with the row count and the SHA-256 of the rows' lines, then a trailer. The trailer
@@ -25,10 +26,6 @@ pub const ARCHIVE_FORMAT: &str = "interai-archive";
 pub const ARCHIVE_VERSION: u32 = 1;
 /// The instance setting that names the outbox's epoch (see `service::federation::outbox_epoch`).
 pub const SETTING_OUTBOX_EPOCH: &str = "outbox_epoch";
-/// The instance setting that holds the last backup's outcome ([`BackupRecord`], JSON), for the overview and
-/// `/metrics`: a setting rather than memory, so a backup made by `interai admin backup` shows as well as a scheduled
-/// one, in every process on the database.
-pub const SETTING_LAST_BACKUP: &str = "last_backup";
 /// Rows handed to the database per call while loading.
 const LOAD_BATCH_ROWS: usize = 2_000;
 
@@ -129,19 +126,19 @@ pub enum EpochOnLoad {
     Start(String),
 }
 
-fn archive_error(message: impl Into<String>) -> ServiceError {
+pub(super) fn archive_error(message: impl Into<String>) -> ServiceError {
     ServiceError::new(ErrorCode::ValidationFailed, message)
 }
 
 /// A store failure while reading or loading, said in full: the admin running the command is the one to read it.
-fn database_error(error: StoreError) -> ServiceError {
+pub(super) fn database_error(error: StoreError) -> ServiceError {
     match error {
         StoreError::NotEmpty(_) | StoreError::Unloadable(_) => archive_error(error.to_string()),
         other => ServiceError::new(ErrorCode::InternalError, other.to_string()),
     }
 }
 
-fn io_error(what: &str, error: std::io::Error) -> ServiceError {
+pub(super) fn io_error(what: &str, error: std::io::Error) -> ServiceError {
     ServiceError::new(ErrorCode::InternalError, format!("{what}: {error}"))
 }
 
@@ -555,155 +552,4 @@ async fn migrate_through(
         ));
     }
     Ok(Migration { copied: written })
-}
-
-/// What kind of file a backup is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum BackupKind {
-    /// A copy of the SQLite database file (`VACUUM INTO`), which opens as it is.
-    DatabaseFile,
-    /// An archive (the database is not a file: PostgreSQL).
-    Archive,
-}
-
-impl BackupKind {
-    /// The kind's wire name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            BackupKind::DatabaseFile => "database_file",
-            BackupKind::Archive => "archive",
-        }
-    }
-}
-
-/// A backup made.
-#[derive(Debug, Clone, PartialEq)]
-pub struct BackupReport {
-    /// Its kind.
-    pub kind: BackupKind,
-    /// Its size.
-    pub bytes: u64,
-    /// Rows in it, counted for an archive (a database file's are not counted).
-    pub rows: Option<u64>,
-    /// How long it took.
-    pub took: std::time::Duration,
-}
-
-/// Makes a consistent copy of the database at `url` in the new file `destination` while the instance goes on
-/// serving: a copy of the database file when it is one (SQLite), else an archive (with `key_encryption_key` in
-/// its header when given; a database file's key goes beside it, which is the caller's to write). A failed backup
-/// leaves no file.
-pub async fn backup(
-    url: &str,
-    destination: &std::path::Path,
-    now: DateTime<Utc>,
-    key_encryption_key: Option<String>,
-) -> Result<BackupReport, ServiceError> {
-    let started = std::time::Instant::now();
-    let result = backup_into(url, destination, now, key_encryption_key).await;
-    if result.is_err() {
-        let _ = std::fs::remove_file(destination);
-    }
-    let (kind, rows) = result?;
-    let bytes = std::fs::metadata(destination)
-        .map_err(|error| io_error(&format!("reading {}", destination.display()), error))?
-        .len();
-    Ok(BackupReport {
-        kind,
-        bytes,
-        rows,
-        took: started.elapsed(),
-    })
-}
-
-async fn backup_into(
-    url: &str,
-    destination: &std::path::Path,
-    now: DateTime<Utc>,
-    key_encryption_key: Option<String>,
-) -> Result<(BackupKind, Option<u64>), ServiceError> {
-    if destination.exists() {
-        return Err(archive_error(format!(
-            "{} exists already; a backup never overwrites a file",
-            destination.display()
-        )));
-    }
-    if portable::copy_database_file(url, destination)
-        .await
-        .map_err(database_error)?
-    {
-        return Ok((BackupKind::DatabaseFile, None));
-    }
-    let file = create_private_file(destination)?;
-    let mut out = std::io::BufWriter::new(file);
-    let summary = export(url, now, key_encryption_key, &mut out).await?;
-    out.flush().map_err(|error| io_error("writing the backup", error))?;
-    out.get_ref()
-        .sync_all()
-        .map_err(|error| io_error("writing the backup", error))?;
-    Ok((BackupKind::Archive, Some(summary.rows())))
-}
-
-/// The last backup's outcome, as the overview and `/metrics` show it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct BackupRecord {
-    /// When it finished (or failed).
-    pub finished_at: DateTime<Utc>,
-    /// The file written (or that was to be).
-    pub file: String,
-    /// Its kind, when it was made.
-    pub kind: Option<BackupKind>,
-    /// Its size.
-    pub bytes: Option<u64>,
-    /// How long it took.
-    pub seconds: f64,
-    /// Why it failed.
-    pub error: Option<String>,
-    /// When the last backup that worked finished (this one, or an earlier one).
-    pub last_success_at: Option<DateTime<Utc>>,
-}
-
-impl super::Service {
-    /// The last backup's outcome, if any backup was made (or tried) on this database.
-    pub async fn last_backup(&self) -> Result<Option<BackupRecord>, ServiceError> {
-        let mut reader = self.store().reader().await?;
-        let stored = crate::store::settings::get(&mut reader.conn(), SETTING_LAST_BACKUP).await?;
-        Ok(stored.and_then(|text| serde_json::from_str(&text).ok()))
-    }
-
-    /// Records a backup's outcome (`file`, and the report or the failure), keeping the time of the last success.
-    pub async fn record_backup(
-        &self,
-        file: &std::path::Path,
-        outcome: &Result<BackupReport, ServiceError>,
-    ) -> Result<BackupRecord, ServiceError> {
-        let now = self.now();
-        let previous = self.last_backup().await?;
-        let record = match outcome {
-            Ok(report) => BackupRecord {
-                finished_at: now,
-                file: file.display().to_string(),
-                kind: Some(report.kind),
-                bytes: Some(report.bytes),
-                seconds: report.took.as_secs_f64(),
-                error: None,
-                last_success_at: Some(now),
-            },
-            Err(error) => BackupRecord {
-                finished_at: now,
-                file: file.display().to_string(),
-                kind: None,
-                bytes: None,
-                seconds: 0.0,
-                error: Some(error.to_string()),
-                last_success_at: previous.and_then(|previous| previous.last_success_at),
-            },
-        };
-        let text = serde_json::to_string(&record).map_err(|error| ServiceError::internal(error.to_string()))?;
-        let mut transaction = self.store().begin().await?;
-        crate::store::settings::put(&mut transaction.conn(), SETTING_LAST_BACKUP, &text, now).await?;
-        transaction.commit().await?;
-        Ok(record)
-    }
 }

@@ -7,6 +7,7 @@ pub mod actors;
 pub mod archive;
 pub mod audit;
 pub mod audit_retention;
+pub mod backups;
 pub mod bootstrap;
 pub mod compare;
 pub mod content;

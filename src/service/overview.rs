@@ -26,7 +26,7 @@ pub struct InstanceOverview {
     /// Each background loop of this process.
     pub loops: Vec<LoopHealth>,
     /// The last backup made or tried on this database.
-    pub last_backup: Option<super::archive::BackupRecord>,
+    pub last_backup: Option<super::backups::BackupRecord>,
 }
 
 impl Service {

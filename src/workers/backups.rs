@@ -7,7 +7,7 @@ use chrono::{DateTime, TimeDelta, Utc};
 use tokio::sync::watch;
 
 use crate::config::Config;
-use crate::service::archive::{self, BackupReport};
+use crate::service::backups::{self, BackupReport};
 use crate::service::loop_health::BACKUP_LOOP;
 use crate::service::{Service, ServiceError};
 
@@ -59,7 +59,7 @@ impl ScheduledBackups {
         create_private_directory(&self.directory)
             .map_err(|error| ServiceError::internal(format!("creating {}: {error}", self.directory.display())))?;
         let file = self.directory.join(file_name(now, &self.database_url));
-        let outcome = archive::backup(&self.database_url, &file, now, None).await;
+        let outcome = backups::backup(&self.database_url, &file, now, None).await;
         self.service.record_backup(&file, &outcome).await?;
         let report = outcome?;
         prune(&self.directory, self.keep)

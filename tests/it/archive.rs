@@ -330,15 +330,17 @@ async fn a_backup_taken_while_eight_agents_write_holds_every_write_acknowledged_
     // `interai admin backup`: SQLite copies the database file; PostgreSQL writes an archive.
     let copy = TestDatabase::create_sqlite();
     let path = copy.directory.path().join("backup");
-    let report = archive::backup(&source.database.url, &path, source.clock.now(), None)
+    let report = interai::service::backups::backup(&source.database.url, &path, source.clock.now(), None)
         .await
         .expect("backed up while serving");
     let backup = match report.kind {
-        archive::BackupKind::DatabaseFile => export(&format!("sqlite://{}", path.display()), &source.clock).await,
-        archive::BackupKind::Archive => std::fs::read(&path).expect("the archive"),
+        interai::service::backups::BackupKind::DatabaseFile => {
+            export(&format!("sqlite://{}", path.display()), &source.clock).await
+        }
+        interai::service::backups::BackupKind::Archive => std::fs::read(&path).expect("the archive"),
     };
     assert_eq!(
-        report.kind == archive::BackupKind::Archive,
+        report.kind == interai::service::backups::BackupKind::Archive,
         source.database.is_postgres()
     );
     // The writers go on a little after the backup, then stop.
