@@ -75,10 +75,13 @@ fn assert_same_rows(left: &[u8], right: &[u8], what: &str) {
     assert_eq!(left.len(), right.len(), "{what}: line counts differ");
 }
 
-/// The other backend than the suite's: a SQLite file when the suite runs on PostgreSQL; on SQLite (where `cargo
-/// test` needs no database server) another SQLite file, so the PostgreSQL run of `.ci/run` is the one that crosses.
-async fn other_backend() -> TestDatabase {
-    TestDatabase::create_sqlite()
+/// A bootstrapped instance of `alpha.test` on `database`, whatever backend the suite runs on.
+async fn open_on(database: &TestDatabase, clock: &ManualClock) -> Instance {
+    let mut config = Config::for_realm("alpha.test", &database.url, database.directory.path());
+    config.writes_per_hour = u32::MAX;
+    let instance = Instance::open(config, Arc::new(clock.clone())).await.expect("opens");
+    instance.bootstrap().await.expect("starts");
+    instance
 }
 
 #[tokio::test]
@@ -146,8 +149,12 @@ async fn the_archive_carries_every_table_and_column_the_migrations_make() {
 }
 
 #[tokio::test]
-async fn a_realm_crosses_to_the_other_backend_and_back_with_every_row_and_trust_value_unchanged() {
-    let source = TestInstance::start_with("alpha.test", |config| config.writes_per_hour = u32::MAX).await;
+async fn a_realm_crosses_from_sqlite_to_the_suites_backend_and_back_with_every_row_and_trust_value_unchanged() {
+    // SQLite → the suite's backend (PostgreSQL in `.ci/run`'s second run, another SQLite file in `cargo test`, which
+    // needs no database server) → SQLite.
+    let clock = ManualClock::starting_at(crate::harness::test_epoch());
+    let source_database = TestDatabase::create_sqlite();
+    let source = open_on(&source_database, &clock).await;
     seed(
         source.service(),
         SeedOptions {
@@ -159,52 +166,52 @@ async fn a_realm_crosses_to_the_other_backend_and_back_with_every_row_and_trust_
     )
     .await
     .expect("seeded");
-    let first = export(&source.database.url, &source.clock).await;
+    let first = export(&source_database.url, &clock).await;
 
-    let other = other_backend().await;
-    let summary = import(&other.url, &first, EpochOnLoad::Keep).await.expect("loads");
+    let middle = TestDatabase::create().await;
+    let summary = import(&middle.url, &first, EpochOnLoad::Keep).await.expect("loads");
     assert!(summary.rows_of("usage_events") > 0 && summary.rows_of("content_revisions") >= 60);
-    let second = export(&other.url, &source.clock).await;
-    assert_same_rows(&first, &second, "the other backend");
+    let second = export(&middle.url, &clock).await;
+    assert_same_rows(&first, &second, "on the suite's backend");
 
-    let back = TestDatabase::create().await;
+    let back = TestDatabase::create_sqlite();
     import(&back.url, &second, EpochOnLoad::Keep).await.expect("loads back");
-    let third = export(&back.url, &source.clock).await;
-    assert_same_rows(&first, &third, "back on the first backend");
+    let third = export(&back.url, &clock).await;
+    assert_same_rows(&first, &third, "back on SQLite");
 
     // The realm serves from its new home with the same trust, recomputed from the rows, for every target.
-    std::fs::copy(
-        source
-            .database
-            .directory
-            .path()
-            .join(interai::instance::KEY_ENCRYPTION_KEY_FILE),
-        back.directory.path().join(interai::instance::KEY_ENCRYPTION_KEY_FILE),
-    )
-    .expect("key-encryption key");
-    let clock = ManualClock::starting_at(source.clock.now());
-    let moved = Instance::open(
-        Config::for_realm("alpha.test", &back.url, back.directory.path()),
-        Arc::new(clock.clone()),
-    )
-    .await
-    .expect("the moved realm opens");
-    moved.bootstrap().await.expect("and starts");
+    for database in [&middle, &back] {
+        std::fs::copy(
+            source_database
+                .directory
+                .path()
+                .join(interai::instance::KEY_ENCRYPTION_KEY_FILE),
+            database
+                .directory
+                .path()
+                .join(interai::instance::KEY_ENCRYPTION_KEY_FILE),
+        )
+        .expect("key-encryption key");
+    }
     let targets: Vec<PublicId> = table_rows(&first, "trust_summaries")
         .into_iter()
         .map(|row| PublicId::parse(row[0].as_str().expect("target ID")).expect("an ID"))
         .collect();
     assert!(targets.len() >= 60);
-    for target in &targets {
-        let before = source.service().explain_trust(target).await.expect("explained");
-        let after = moved
-            .service()
-            .explain_trust(target)
-            .await
-            .expect("explained after the move");
-        assert_eq!(format!("{before:?}"), format!("{after:?}"), "{target}");
+    for database in [&middle, &back] {
+        let moved = open_on(database, &clock).await;
+        for target in &targets {
+            let before = source.service().explain_trust(target).await.expect("explained");
+            let after = moved
+                .service()
+                .explain_trust(target)
+                .await
+                .expect("explained after the move");
+            assert_eq!(format!("{before:?}"), format!("{after:?}"), "{target}");
+        }
+        moved.close().await;
     }
-    moved.close().await;
+    source.close().await;
 }
 
 /// What a database holds of a realm: whether it has one, and its rows outside the settings the migrations write.
