@@ -118,14 +118,9 @@ async fn run() {
     // 2. Export.
     let archive_path = work.path().join("realm.archive");
     let started = Instant::now();
-    {
-        let file = std::fs::File::create(&archive_path).expect("archive file");
-        let mut out = std::io::BufWriter::new(file);
-        archive::export(&source.url, SystemClock.now(), None, &mut out)
-            .await
-            .expect("export");
-        std::io::Write::flush(&mut out).expect("flushed");
-    }
+    archive::export_to_file(&source.url, &archive_path, SystemClock.now(), None)
+        .await
+        .expect("export");
     let exported = started.elapsed();
     println!("archive: {:.0} MiB", mib(&archive_path));
     results.push(row("export, SQLite", exported, EXPORT_IMPORT_TARGET));

@@ -1,7 +1,7 @@
 //! `interai admin backup|restore|export|import|migrate`: the commands that copy a realm's data out of its database
 //! and back, run without opening the instance (a restore's database must stay empty until the load commits).
 
-use std::io::{BufReader, BufWriter, Read, Write};
+use std::io::{BufReader, Read};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
@@ -143,8 +143,7 @@ pub async fn restore(config: &Config, realm_configured: bool, from: &Path) -> an
         store.close().await;
         let archive_path = temporary_beside(config, "restore.archive")?;
         let result = async {
-            let file = create_private(&archive_path)?;
-            archive::export(&work_url, SystemClock.now(), None, BufWriter::new(file)).await?;
+            archive::export_to_file(&work_url, &archive_path, SystemClock.now(), None).await?;
             import_file(config, realm_configured, &archive_path, EpochOnLoad::Start(new_epoch())).await
         }
         .await;
@@ -230,19 +229,7 @@ async fn export_to_file(
         } else {
             None
         };
-    let file = create_private(to)?;
-    let mut out = BufWriter::new(file);
-    let summary = match archive::export(&config.database_url, SystemClock.now(), key, &mut out).await {
-        Ok(summary) => summary,
-        Err(error) => {
-            drop(out);
-            let _ = std::fs::remove_file(to);
-            return Err(error.into());
-        }
-    };
-    out.flush()?;
-    out.get_ref().sync_all()?;
-    Ok(summary)
+    Ok(archive::export_to_file(&config.database_url, to, SystemClock.now(), key).await?)
 }
 
 async fn import_file(
@@ -347,11 +334,6 @@ fn refuse_existing(path: &Path) -> anyhow::Result<()> {
         );
     }
     Ok(())
-}
-
-/// Creates `path` new, readable by its owner only.
-fn create_private(path: &Path) -> anyhow::Result<std::fs::File> {
-    Ok(archive::create_private_file(path)?)
 }
 
 /// A work file in the data directory (on the same disk as the database, and as private).

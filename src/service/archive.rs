@@ -473,9 +473,35 @@ pub async fn import(
     })
 }
 
+/// [`export`] into the new file `path` (mode 0600, never over an existing file), written through to the disk; a
+/// failed export leaves no file.
+pub async fn export_to_file(
+    url: &str,
+    path: &std::path::Path,
+    now: DateTime<Utc>,
+    key_encryption_key: Option<String>,
+) -> Result<ArchiveSummary, ServiceError> {
+    let file = create_private_file(path)?;
+    let mut out = std::io::BufWriter::new(file);
+    let written = async {
+        let summary = export(url, now, key_encryption_key, &mut out).await?;
+        out.flush().map_err(|error| io_error("writing the archive", error))?;
+        out.get_ref()
+            .sync_all()
+            .map_err(|error| io_error("writing the archive", error))?;
+        Ok(summary)
+    }
+    .await;
+    if written.is_err() {
+        drop(out);
+        let _ = std::fs::remove_file(path);
+    }
+    written
+}
+
 /// Creates `path` new (never over an existing file), readable by its owner only: an archive holds key hashes and
 /// everything the realm knows.
-pub fn create_private_file(path: &std::path::Path) -> Result<std::fs::File, ServiceError> {
+fn create_private_file(path: &std::path::Path) -> Result<std::fs::File, ServiceError> {
     let mut options = std::fs::OpenOptions::new();
     options.write(true).create_new(true);
     #[cfg(unix)]
@@ -516,11 +542,7 @@ async fn migrate_through(
     work_file: &std::path::Path,
     now: DateTime<Utc>,
 ) -> Result<Migration, ServiceError> {
-    let file = create_private_file(work_file)?;
-    let mut out = std::io::BufWriter::new(file);
-    let written = export(source, now, None, &mut out).await?;
-    out.flush().map_err(|error| io_error("writing the archive", error))?;
-    drop(out);
+    let written = export_to_file(source, work_file, now, None).await?;
     let mut input = std::io::BufReader::new(
         std::fs::File::open(work_file).map_err(|error| io_error("reading the archive back", error))?,
     );

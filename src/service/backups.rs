@@ -2,13 +2,11 @@
 //! `interai admin backup` or the scheduled loop (`workers/backups.rs`), and the last one's outcome, which the
 //! overview and `/metrics` show.
 
-use std::io::Write;
-
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 use super::ServiceError;
-use super::archive::{archive_error, create_private_file, database_error, export, io_error};
+use super::archive::{archive_error, database_error, export_to_file, io_error};
 use crate::store::portable;
 
 /// The instance setting that holds the last backup's outcome ([`BackupRecord`], JSON), for the overview and
@@ -93,13 +91,7 @@ async fn backup_into(
     {
         return Ok((BackupKind::DatabaseFile, None));
     }
-    let file = create_private_file(destination)?;
-    let mut out = std::io::BufWriter::new(file);
-    let summary = export(url, now, key_encryption_key, &mut out).await?;
-    out.flush().map_err(|error| io_error("writing the backup", error))?;
-    out.get_ref()
-        .sync_all()
-        .map_err(|error| io_error("writing the backup", error))?;
+    let summary = export_to_file(url, destination, now, key_encryption_key).await?;
     Ok((BackupKind::Archive, Some(summary.rows())))
 }
 
