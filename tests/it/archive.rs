@@ -631,3 +631,97 @@ async fn a_realm_migrated_from_sqlite_to_postgresql_keeps_replicating_both_ways(
             .is_some()
     );
 }
+
+/// Runs `interai admin …` as its operator would, on `database` with its data directory; the exit status, standard
+/// output and standard error.
+fn command_line(database: &TestDatabase, arguments: &[&str]) -> (bool, String, String) {
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_interai"))
+        .args(["admin"])
+        .args(arguments)
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("INTERAI_DATA_DIR", database.directory.path())
+        .env("INTERAI_DATABASE_URL", &database.url)
+        .env("INTERAI_REALM", "alpha.test")
+        .env("INTERAI_LOG", "warn")
+        .output()
+        .expect("the interai binary runs");
+    (
+        output.status.success(),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+#[tokio::test]
+async fn the_commands_refuse_to_overwrite_a_file_a_realm_or_a_key_and_a_move_that_is_not_to_postgresql() {
+    let source = TestDatabase::create().await;
+    let (ok, _, error) = command_line(&source, &["--init", "actor", "list"]);
+    assert!(ok, "{error}");
+    let work = tempfile::tempdir().expect("work directory");
+    let archive = work.path().join("alpha.archive");
+    let archive_path = archive.to_str().expect("UTF-8 path");
+
+    // A backup (and an export) never overwrites a file.
+    std::fs::write(&archive, "keep me").expect("a file");
+    for command in ["backup", "export"] {
+        let (ok, _, error) = command_line(&source, &[command, "--to", archive_path]);
+        assert!(!ok && error.contains("exists already"), "{command}: {error}");
+    }
+    assert_eq!(std::fs::read_to_string(&archive).expect("kept"), "keep me");
+    std::fs::remove_file(&archive).expect("removed");
+
+    // An export with its key, and what it says of the key.
+    let (ok, printed, error) = command_line(
+        &source,
+        &["export", "--to", archive_path, "--include-key-encryption-key"],
+    );
+    assert!(ok, "{error}");
+    assert!(printed.contains("key-encryption key is included"), "{printed}");
+
+    // Restore and import go only into an empty database: the source holds its realm.
+    for command in ["restore", "import"] {
+        let (ok, _, error) = command_line(&source, &[command, "--from", archive_path]);
+        assert!(
+            !ok && (error.contains("not empty") || error.contains("already holds a realm")),
+            "{command}: {error}"
+        );
+    }
+
+    // A data directory whose key-encryption key differs: the archive's signing keys would not open there.
+    let other = TestDatabase::create().await;
+    std::fs::write(
+        other.directory.path().join(interai::instance::KEY_ENCRYPTION_KEY_FILE),
+        "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=\n",
+    )
+    .expect("another key");
+    let (ok, _, error) = command_line(&other, &["import", "--from", archive_path]);
+    assert!(!ok && error.contains("key-encryption key different"), "{error}");
+    assert_empty(&other.url, "import refused for its key").await;
+
+    // Into an empty data directory the archive's key comes along, and the realm serves with its own keys.
+    let fresh = TestDatabase::create().await;
+    let (ok, printed, error) = command_line(&fresh, &["import", "--from", archive_path]);
+    assert!(ok, "{error}");
+    assert!(printed.contains("new epoch"), "{printed}");
+    assert_eq!(
+        std::fs::read_to_string(fresh.directory.path().join(interai::instance::KEY_ENCRYPTION_KEY_FILE))
+            .expect("the key came along")
+            .trim(),
+        std::fs::read_to_string(source.directory.path().join(interai::instance::KEY_ENCRYPTION_KEY_FILE))
+            .expect("the source's key")
+            .trim()
+    );
+    let (ok, _, error) = command_line(&fresh, &["federation", "identity"]);
+    assert!(ok, "the imported realm opens its signing keys: {error}");
+
+    // `migrate` moves from SQLite to PostgreSQL only.
+    let (ok, _, error) = command_line(&source, &["migrate", "--to", "sqlite:///tmp/elsewhere.db"]);
+    assert!(!ok, "{error}");
+    let expected = if source.is_postgres() {
+        "not SQLite"
+    } else {
+        "must be a PostgreSQL URL"
+    };
+    assert!(error.contains(expected), "{error}");
+}
