@@ -17,6 +17,7 @@ use url::Url;
 
 use crate::federation::{follow_of, peered, send, signed_post};
 use crate::fixtures::{Agent, agent, metadata, publish_procedure};
+use crate::harness::DirectConnection;
 use crate::support::network::{Network, Node};
 
 async fn reader(node: &Node) -> Agent {
@@ -434,6 +435,60 @@ async fn an_authenticated_request_from_a_peer_resets_the_push_backoff_towards_it
         "arrived without waiting out the backoff"
     );
     assert_eq!(lag().await.undelivered, 0);
+}
+
+/// A peer's push and pull share its replication row, and the loop leases both at once: on PostgreSQL a push lease
+/// that skipped a row another transaction held left a due push for the next wake-up (a round with nothing sent, seen
+/// as a flaky count of failed rounds). The lease waits for the holder and takes the row as the holder left it.
+#[tokio::test]
+async fn a_push_due_while_another_transaction_holds_the_peers_row_is_leased_when_it_lets_go() {
+    let network = Network::start(&["alpha.test", "beta.test"]).await;
+    let alpha = network.node("alpha.test");
+    if !alpha.database_url().starts_with("postgres") {
+        // SQLite has one writer: the lease waits for it whatever the statement says.
+        return;
+    }
+    peered(&network, "alpha.test", "beta.test").await;
+    let author = agent(alpha.service(), "author").await;
+    publish_procedure(alpha.service(), &author, "procedure due while the row is held", &[]).await;
+
+    let mut holder = DirectConnection::open(alpha.database_url()).await;
+    holder.execute("BEGIN").await;
+    holder
+        .execute("UPDATE peer_replication SET last_pull_error = 'held by the test' WHERE peer_realm = 'beta.test'")
+        .await;
+    let federation = alpha.federation().clone();
+    let lease = tokio::spawn(async move { federation.lease_push(8, TimeDelta::seconds(60)).await });
+    let mut watcher = DirectConnection::open(alpha.database_url()).await;
+    loop {
+        assert!(
+            !lease.is_finished(),
+            "the lease ended while the row was held, without waiting: {:?}",
+            lease.await
+        );
+        let waiting = watcher
+            .count(
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() \
+                 AND wait_event_type = 'Lock' AND query LIKE $1",
+                "%UPDATE peer_replication SET leased_until%",
+            )
+            .await;
+        if waiting > 0 {
+            break;
+        }
+        tokio::task::yield_now().await;
+    }
+    holder.execute("COMMIT").await;
+    let leased = lease.await.expect("the lease task").expect("the lease");
+    assert_eq!(leased.len(), 1, "{leased:?}");
+    assert_eq!(leased[0].peer.realm, "beta.test");
+    assert_eq!(
+        leased[0].replication.last_pull_error.as_deref(),
+        Some("held by the test"),
+        "the lease read the row as the holder left it"
+    );
+    holder.close().await;
+    watcher.close().await;
 }
 
 #[tokio::test]
