@@ -8,7 +8,7 @@
 //! archive of a newer format version, of another schema, of another realm than the instance's, or whose rows do not
 //! match their checksums, and writes nothing then: the load is one transaction (`store::portable::Load`).
 
-use std::io::{BufRead, Write};
+use std::io::{BufRead, Read, Write};
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -276,9 +276,7 @@ pub async fn digest(url: &str) -> Result<(Vec<TableDigest>, i64), ServiceError> 
 /// before anything is created; also for a command that only wants to say what an archive holds.
 pub fn read_header(input: &mut impl BufRead) -> Result<ArchiveHeader, ServiceError> {
     let mut line = String::new();
-    input
-        .read_line(&mut line)
-        .map_err(|error| io_error("cannot read the archive", error))?;
+    read_bounded_line(input, &mut line, 1)?;
     if line.is_empty() {
         return Err(archive_error("the archive is empty"));
     }
@@ -308,6 +306,28 @@ pub fn read_header(input: &mut impl BufRead) -> Result<ArchiveHeader, ServiceErr
     Ok(header)
 }
 
+/// The longest line an archive may have. The longest row this version writes is a few MiB at most (a content
+/// item's body is at most 200 KiB, and a stored activity at most a page of 900 KiB, which JSON escaping may make a
+/// few times longer): a longer line is not one of its rows, and reading it whole would take the memory it claims.
+pub const MAX_LINE_BYTES: u64 = 64 * 1024 * 1024;
+
+/// Reads line `number` into `text`, refusing a line longer than [`MAX_LINE_BYTES`] without reading more of it.
+/// Returns the bytes read (0 at the end of the file).
+fn read_bounded_line(input: &mut impl BufRead, text: &mut String, number: u64) -> Result<usize, ServiceError> {
+    let read = input
+        .by_ref()
+        .take(MAX_LINE_BYTES + 1)
+        .read_line(text)
+        .map_err(|error| io_error("cannot read the archive", error))?;
+    if u64::try_from(read).unwrap_or(u64::MAX) > MAX_LINE_BYTES {
+        return Err(archive_error(format!(
+            "line {number} of the archive is longer than {} MiB: not an archive this version wrote",
+            MAX_LINE_BYTES / (1024 * 1024)
+        )));
+    }
+    Ok(read)
+}
+
 /// Reads archive lines one at a time, counting them for error messages.
 struct Lines<R: BufRead> {
     input: R,
@@ -319,10 +339,7 @@ impl<R: BufRead> Lines<R> {
     /// The next line without its newline; `None` at the end of the file.
     fn next(&mut self) -> Result<Option<&str>, ServiceError> {
         self.text.clear();
-        let read = self
-            .input
-            .read_line(&mut self.text)
-            .map_err(|error| io_error("cannot read the archive", error))?;
+        let read = read_bounded_line(&mut self.input, &mut self.text, self.number + 1)?;
         if read == 0 {
             return Ok(None);
         }

@@ -280,6 +280,16 @@ async fn a_truncated_corrupt_newer_or_foreign_archive_or_a_database_in_use_is_re
             "not an interai archive",
         ),
         ("empty", String::new(), "empty"),
+        (
+            "a line past the bound",
+            format!(
+                "{}\n{}\n[\"{}\n",
+                lines[0],
+                lines[1],
+                "x".repeat(usize::try_from(archive::MAX_LINE_BYTES).expect("a size"))
+            ),
+            "longer than 64 MiB",
+        ),
     ];
     for (what, bytes, expected) in cases {
         let database = TestDatabase::create().await;
