@@ -11,7 +11,8 @@
 //! 3. import of that archive into a fresh SQLite database;
 //! 4. with `INTERAI_BENCH_DATABASE_URL`: import into a fresh PostgreSQL database, `migrate` (export, load, both
 //!    sides read back and compared) into another, and a PostgreSQL backup (an export) while eight agents publish
-//!    on the imported realm, with their latency as in 1.
+//!    on the imported realm, with their latency as in 1; twice each, interleaved, the backup as it is made (the export
+//!    on a thread of its own) and the same export on the serving runtime.
 //!
 //! | Variable | Default | Meaning |
 //! |---|---|---|
@@ -21,6 +22,7 @@
 //! | `INTERAI_BENCH_DATABASE_URL` | — | a PostgreSQL server URL; enables step 4 |
 //! | `INTERAI_BENCH_WRITERS` | 8 | agents publishing during the backups |
 //! | `INTERAI_BENCH_QUIET_SECONDS` | 15 | how long each phase without a backup measures |
+//! | `INTERAI_BENCH_POSTGRES_BACKUP_ONLY` | — | when set, only the export, the import into PostgreSQL and step 4's backups |
 
 mod common;
 
@@ -57,6 +59,7 @@ async fn run() {
     let writers: usize = number("INTERAI_BENCH_WRITERS", 8);
     let quiet = Duration::from_secs(number("INTERAI_BENCH_QUIET_SECONDS", 15));
     let postgres = variable("INTERAI_BENCH_DATABASE_URL");
+    let postgres_backup_only = variable("INTERAI_BENCH_POSTGRES_BACKUP_ONLY").is_some();
     let work = tempfile::tempdir().expect("work directory");
     let source = match variable("INTERAI_BENCH_DATABASE_PATH") {
         Some(path) => BenchDatabase::sqlite_file(Path::new(&path)),
@@ -97,23 +100,27 @@ async fn run() {
     let mut results: Vec<(String, String, String)> = Vec::new();
     // 1. SQLite backup while eight agents publish.
     let backup_path = work.path().join("backup.db");
-    let (taken, quiet_before, during, quiet_after) =
-        while_publishing(instance.service(), writers, quiet, "sqlite", || async {
-            interai::service::backups::backup(&source.url, &backup_path, SystemClock.now(), None)
-                .await
-                .expect("backup");
-        })
-        .await;
-    report_backup(
-        &mut results,
-        "SQLite backup (VACUUM INTO) while serving",
-        taken,
-        &quiet_before,
-        &during,
-        &quiet_after,
-    );
-    println!("backup file: {:.0} MiB", mib(&backup_path));
-    instance.close().await;
+    if postgres_backup_only {
+        instance.close().await;
+    } else {
+        let (taken, quiet_before, during, quiet_after) =
+            while_publishing(instance.service(), writers, quiet, "sqlite", || async {
+                interai::service::backups::backup(&source.url, &backup_path, SystemClock.now(), None)
+                    .await
+                    .expect("backup");
+            })
+            .await;
+        report_backup(
+            &mut results,
+            "SQLite backup (VACUUM INTO) while serving",
+            taken,
+            &quiet_before,
+            &during,
+            &quiet_after,
+        );
+        println!("backup file: {:.0} MiB", mib(&backup_path));
+        instance.close().await;
+    }
 
     // 2. Export.
     let archive_path = work.path().join("realm.archive");
@@ -126,9 +133,11 @@ async fn run() {
     results.push(row("export, SQLite", exported, EXPORT_IMPORT_TARGET));
 
     // 3. Import into SQLite.
-    let sqlite_copy = BenchDatabase::temporary_sqlite();
-    let imported = import(&sqlite_copy.url, &realm, &archive_path).await;
-    results.push(row("import into SQLite", imported, EXPORT_IMPORT_TARGET));
+    if !postgres_backup_only {
+        let sqlite_copy = BenchDatabase::temporary_sqlite();
+        let imported = import(&sqlite_copy.url, &realm, &archive_path).await;
+        results.push(row("import into SQLite", imported, EXPORT_IMPORT_TARGET));
+    }
 
     // 4. PostgreSQL.
     if let Some(base_url) = &postgres {
@@ -136,42 +145,55 @@ async fn run() {
         let imported = import(&target.url, &realm, &archive_path).await;
         results.push(row("import into PostgreSQL", imported, EXPORT_IMPORT_TARGET));
 
-        let migrated_to = BenchDatabase::postgres(base_url, None, false).await;
-        let started = Instant::now();
-        archive::migrate(
-            &source.url,
-            &migrated_to.url,
-            &work.path().join("migrate.archive"),
-            SystemClock.now(),
-        )
-        .await
-        .expect("migrate");
-        results.push(row(
-            "migrate SQLite → PostgreSQL (checked)",
-            started.elapsed(),
-            MIGRATE_TARGET,
-        ));
+        if !postgres_backup_only {
+            let migrated_to = BenchDatabase::postgres(base_url, None, false).await;
+            let started = Instant::now();
+            archive::migrate(
+                &source.url,
+                &migrated_to.url,
+                &work.path().join("migrate.archive"),
+                SystemClock.now(),
+            )
+            .await
+            .expect("migrate");
+            results.push(row(
+                "migrate SQLite → PostgreSQL (checked)",
+                started.elapsed(),
+                MIGRATE_TARGET,
+            ));
+        }
 
         // The realm's signing keys open with the key-encryption key of its source's data directory.
         let key_file = interai::instance::KEY_ENCRYPTION_KEY_FILE;
         std::fs::copy(source.data_dir.join(key_file), target.data_dir.join(key_file)).expect("key-encryption key");
         let served = open(&realm, &target).await;
-        let pg_backup = work.path().join("backup.archive");
-        let (taken, quiet_before, during, quiet_after) =
-            while_publishing(served.service(), writers, quiet, "postgres", || async {
-                interai::service::backups::backup(&target.url, &pg_backup, SystemClock.now(), None)
-                    .await
-                    .expect("backup");
-            })
-            .await;
-        report_backup(
-            &mut results,
-            "PostgreSQL backup (archive) while serving",
-            taken,
-            &quiet_before,
-            &during,
-            &quiet_after,
-        );
+        // Twice each, interleaved: the backup as `interai admin backup` and the schedule make it (the export on a
+        // thread of its own), and the same export run on the serving runtime, as the first version did.
+        for round in 1..=2 {
+            for on_own_thread in [false, true] {
+                let pg_backup = work.path().join(format!("backup-{round}-{on_own_thread}.archive"));
+                let (taken, quiet_before, during, quiet_after) =
+                    while_publishing(served.service(), writers, quiet, "postgres", || async {
+                        if on_own_thread {
+                            interai::service::backups::backup(&target.url, &pg_backup, SystemClock.now(), None)
+                                .await
+                                .expect("backup");
+                        } else {
+                            archive::export_to_file(&target.url, &pg_backup, SystemClock.now(), None)
+                                .await
+                                .expect("export");
+                        }
+                    })
+                    .await;
+                let measure = if on_own_thread {
+                    format!("PostgreSQL backup (archive, own thread) while serving, round {round}")
+                } else {
+                    format!("PostgreSQL export on the serving runtime while serving, round {round}")
+                };
+                report_backup(&mut results, &measure, taken, &quiet_before, &during, &quiet_after);
+                std::fs::remove_file(&pg_backup).expect("backup removed");
+            }
+        }
         served.close().await;
     }
 

@@ -91,8 +91,38 @@ async fn backup_into(
     {
         return Ok((BackupKind::DatabaseFile, None));
     }
-    let summary = export_to_file(url, destination, now, key_encryption_key).await?;
+    let summary = export_on_a_thread_of_its_own(url, destination, now, key_encryption_key).await?;
     Ok((BackupKind::Archive, Some(summary.rows())))
+}
+
+/// Writes the archive of a backup on a thread of its own, with a runtime of its own, and waits for it without holding
+/// a worker of the caller's runtime.
+///
+/// Why: a scheduled backup shares its process with the server, and an export is a long run of work that rarely waits
+/// (rows arrive in buffered batches; each is decoded, encoded as JSON, hashed and written to the file). On the
+/// serving runtime it held one of the workers between its awaits, and the requests' tasks queued behind it. On a
+/// thread of its own the operating system shares the cores between it and the workers.
+async fn export_on_a_thread_of_its_own(
+    url: &str,
+    destination: &std::path::Path,
+    now: DateTime<Utc>,
+    key_encryption_key: Option<String>,
+) -> Result<super::archive::ArchiveSummary, ServiceError> {
+    let (url, destination) = (url.to_owned(), destination.to_path_buf());
+    let (finished, outcome) = tokio::sync::oneshot::channel();
+    std::thread::Builder::new()
+        .name("interai-backup".to_owned())
+        .spawn(move || {
+            let result = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+                Ok(runtime) => runtime.block_on(export_to_file(&url, &destination, now, key_encryption_key)),
+                Err(error) => Err(io_error("starting the backup's runtime", error)),
+            };
+            let _ = finished.send(result);
+        })
+        .map_err(|error| io_error("starting the backup's thread", error))?;
+    outcome
+        .await
+        .map_err(|_| ServiceError::internal("the backup's thread ended without an outcome"))?
 }
 
 /// The last backup's outcome, as the overview and `/metrics` show it.
