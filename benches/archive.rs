@@ -11,8 +11,8 @@
 //! 3. import of that archive into a fresh SQLite database;
 //! 4. with `INTERAI_BENCH_DATABASE_URL`: import into a fresh PostgreSQL database, `migrate` (export, load, both
 //!    sides read back and compared) into another, and a PostgreSQL backup (an export) while eight agents publish
-//!    on the imported realm, with their latency as in 1; twice each, interleaved, the backup as it is made (the export
-//!    on a thread of its own) and the same export on the serving runtime.
+//!    on the imported realm, with their latency as in 1 (other ways of making it with `INTERAI_BENCH_BACKUP_VARIANTS`,
+//!    interleaved).
 //!
 //! | Variable | Default | Meaning |
 //! |---|---|---|
@@ -23,6 +23,7 @@
 //! | `INTERAI_BENCH_WRITERS` | 8 | agents publishing during the backups |
 //! | `INTERAI_BENCH_QUIET_SECONDS` | 15 | how long each phase without a backup measures |
 //! | `INTERAI_BENCH_POSTGRES_BACKUP_ONLY` | — | when set, only the export, the import into PostgreSQL and step 4's backups |
+//! | `INTERAI_BENCH_BACKUP_VARIANTS` | `unpaced,paced:45,unpaced,paced:45` | step 4's backups, in order: `paced:<MiB/s>`, `unpaced`, `runtime`, `sink` |
 
 mod common;
 
@@ -38,6 +39,7 @@ use interai::instance::Instance;
 use interai::seed::SeedOptions;
 use interai::service::Service;
 use interai::service::archive::{self, EpochOnLoad};
+use interai::service::backups::BackupPace;
 use interai::service::content::PublishRequest;
 use interai::service::writes::{CallMetadata, WriteOperation};
 
@@ -105,9 +107,15 @@ async fn run() {
     } else {
         let (taken, quiet_before, during, quiet_after) =
             while_publishing(instance.service(), writers, quiet, "sqlite", || async {
-                interai::service::backups::backup(&source.url, &backup_path, SystemClock.now(), None)
-                    .await
-                    .expect("backup");
+                interai::service::backups::backup(
+                    &source.url,
+                    &backup_path,
+                    SystemClock.now(),
+                    None,
+                    BackupPace::UNLIMITED,
+                )
+                .await
+                .expect("backup");
             })
             .await;
         report_backup(
@@ -167,32 +175,43 @@ async fn run() {
         let key_file = interai::instance::KEY_ENCRYPTION_KEY_FILE;
         std::fs::copy(source.data_dir.join(key_file), target.data_dir.join(key_file)).expect("key-encryption key");
         let served = open(&realm, &target).await;
-        // Twice each, interleaved: the backup as `interai admin backup` and the schedule make it (the export on a
-        // thread of its own), and the same export run on the serving runtime, as the first version did.
-        for round in 1..=2 {
-            for on_own_thread in [false, true] {
-                let pg_backup = work.path().join(format!("backup-{round}-{on_own_thread}.archive"));
-                let (taken, quiet_before, during, quiet_after) =
-                    while_publishing(served.service(), writers, quiet, "postgres", || async {
-                        if on_own_thread {
-                            interai::service::backups::backup(&target.url, &pg_backup, SystemClock.now(), None)
-                                .await
-                                .expect("backup");
-                        } else {
+        // Each variant of the backup, interleaved (`INTERAI_BENCH_BACKUP_VARIANTS`, a comma-separated list):
+        // `paced:N` as `interai admin backup` and the schedule make it (the export on a thread of its own, at most N
+        // MiB/s), `unpaced` the same as fast as it can, `runtime` the export on the serving runtime as the first
+        // version made it, `sink` on a thread of its own into no file (what writing the file costs the writers).
+        let variants =
+            variable("INTERAI_BENCH_BACKUP_VARIANTS").unwrap_or_else(|| "unpaced,paced:45,unpaced,paced:45".to_owned());
+        for (index, variant) in variants.split(',').map(str::trim).enumerate() {
+            let pg_backup = work.path().join(format!("backup-{index}.archive"));
+            let (taken, quiet_before, during, quiet_after) =
+                while_publishing(served.service(), writers, quiet, "postgres", || async {
+                    let pace = match variant {
+                        "runtime" => {
                             archive::export_to_file(&target.url, &pg_backup, SystemClock.now(), None)
                                 .await
                                 .expect("export");
+                            return;
                         }
-                    })
-                    .await;
-                let measure = if on_own_thread {
-                    format!("PostgreSQL backup (archive, own thread) while serving, round {round}")
-                } else {
-                    format!("PostgreSQL export on the serving runtime while serving, round {round}")
-                };
-                report_backup(&mut results, &measure, taken, &quiet_before, &during, &quiet_after);
-                std::fs::remove_file(&pg_backup).expect("backup removed");
-            }
+                        "sink" => {
+                            export_on_a_thread(target.url.clone()).await;
+                            return;
+                        }
+                        "unpaced" => BackupPace::UNLIMITED,
+                        paced => BackupPace {
+                            max_mib_per_second: paced
+                                .strip_prefix("paced:")
+                                .and_then(|number| number.parse().ok())
+                                .unwrap_or_else(|| panic!("unknown backup variant {paced}")),
+                        },
+                    };
+                    interai::service::backups::backup(&target.url, &pg_backup, SystemClock.now(), None, pace)
+                        .await
+                        .expect("backup");
+                })
+                .await;
+            let measure = format!("PostgreSQL backup ({variant}) while serving");
+            report_backup(&mut results, &measure, taken, &quiet_before, &during, &quiet_after);
+            let _ = std::fs::remove_file(&pg_backup);
         }
         served.close().await;
     }
@@ -341,4 +360,18 @@ async fn publish_for(
     }
     all.sort_by(f64::total_cmp);
     Spread::of(&all)
+}
+
+/// Runs an export into no file on a thread of its own with a runtime of its own, as a backup does.
+async fn export_on_a_thread(url: String) {
+    let (finished, outcome) = tokio::sync::oneshot::channel();
+    std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("runtime");
+        let result = runtime.block_on(archive::export(&url, SystemClock.now(), None, std::io::sink()));
+        let _ = finished.send(result.map(|_| ()));
+    });
+    outcome.await.expect("the export's thread").expect("export");
 }

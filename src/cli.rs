@@ -13,6 +13,7 @@ use crate::config::Config;
 use crate::domain::{ActorType, PeerLevel, PublicId, ScopeSet};
 use crate::instance::Instance;
 use crate::service::actors::NewActor;
+use crate::service::backups::BackupPace;
 use crate::service::keys::NewApiKey;
 
 /// interai: a self-hosted Inter-AI instance.
@@ -85,6 +86,11 @@ pub enum AdminCommand {
         /// archive). Without it, the backup's signing keys open only with the key kept apart.
         #[arg(long)]
         include_key_encryption_key: bool,
+        /// On PostgreSQL, write the archive at most this many MiB a second (default:
+        /// INTERAI_BACKUP_MAX_MIB_PER_SECOND, 45), so the instance's requests keep their share of the cores; 0: as
+        /// fast as it can.
+        #[arg(long, value_name = "N")]
+        max_mib_per_second: Option<u32>,
     },
     /// Load a backup (a SQLite file from `backup`, or an archive) into the configured database, which must be empty
     /// (run it with the instance stopped). The outbox starts a new epoch, so peers read it again from a snapshot.
@@ -715,7 +721,13 @@ async fn run_archive_command(
         AdminCommand::Backup {
             to,
             include_key_encryption_key,
-        } => archive_commands::backup(&config, &to, include_key_encryption_key).await,
+            max_mib_per_second,
+        } => {
+            let pace = BackupPace {
+                max_mib_per_second: max_mib_per_second.unwrap_or(config.backup_max_mib_per_second),
+            };
+            archive_commands::backup(&config, &to, include_key_encryption_key, pace).await
+        }
         AdminCommand::Restore { from } => archive_commands::restore(&config, realm_configured, &from).await,
         AdminCommand::Export {
             to,

@@ -88,6 +88,13 @@ pub struct Config {
     pub backup_keep: u32,
     /// Where scheduled backups go (`INTERAI_BACKUP_DIR`, default `<data dir>/backups`).
     pub backup_dir: PathBuf,
+    /// The most MiB a second a backup that is an archive (PostgreSQL) writes, so that it leaves the requests their
+    /// share of the cores (`INTERAI_BACKUP_MAX_MIB_PER_SECOND`, default 45; 0: no limit).
+    pub backup_max_mib_per_second: u32,
+    /// Minutes a web console session may sit unused before it ends (`INTERAI_CONSOLE_IDLE_MINUTES`, default 30).
+    pub console_idle_minutes: u32,
+    /// Hours a web console session lasts at most, however it is used (`INTERAI_CONSOLE_SESSION_HOURS`, default 12).
+    pub console_session_hours: u32,
 }
 
 /// A secret setting: its `Debug` form never shows the value, so a logged configuration cannot leak it.
@@ -191,6 +198,9 @@ struct ConfigFile {
     backup_interval_hours: Option<u32>,
     backup_keep: Option<u32>,
     backup_dir: Option<String>,
+    backup_max_mib_per_second: Option<u32>,
+    console_idle_minutes: Option<u32>,
+    console_session_hours: Option<u32>,
 }
 
 /// The environment variable of every setting, in the order of `docs/configuration.md`; the file key of each is its
@@ -225,6 +235,9 @@ pub const SETTING_VARIABLES: &[&str] = &[
     "INTERAI_BACKUP_INTERVAL_HOURS",
     "INTERAI_BACKUP_KEEP",
     "INTERAI_BACKUP_DIR",
+    "INTERAI_BACKUP_MAX_MIB_PER_SECOND",
+    "INTERAI_CONSOLE_IDLE_MINUTES",
+    "INTERAI_CONSOLE_SESSION_HOURS",
     "INTERAI_KEY_ENCRYPTION_KEY",
 ];
 
@@ -647,6 +660,42 @@ impl Config {
             .or(file.backup_dir)
             .filter(|text| !text.trim().is_empty())
             .map_or_else(|| data_dir.join("backups"), PathBuf::from);
+        let backup_max_mib_per_second = parse_number(
+            "INTERAI_BACKUP_MAX_MIB_PER_SECOND",
+            variable("INTERAI_BACKUP_MAX_MIB_PER_SECOND"),
+            file.backup_max_mib_per_second,
+            45,
+        )?;
+        if backup_max_mib_per_second > 100_000 {
+            return Err(ConfigError::new(
+                "INTERAI_BACKUP_MAX_MIB_PER_SECOND",
+                "at most 100000 MiB/s; 0 writes backups as fast as they can",
+            ));
+        }
+        let console_idle_minutes = parse_number(
+            "INTERAI_CONSOLE_IDLE_MINUTES",
+            variable("INTERAI_CONSOLE_IDLE_MINUTES"),
+            file.console_idle_minutes,
+            30,
+        )?;
+        if !(1..=1_440).contains(&console_idle_minutes) {
+            return Err(ConfigError::new(
+                "INTERAI_CONSOLE_IDLE_MINUTES",
+                "must be from 1 to 1440 minutes (a day)",
+            ));
+        }
+        let console_session_hours = parse_number(
+            "INTERAI_CONSOLE_SESSION_HOURS",
+            variable("INTERAI_CONSOLE_SESSION_HOURS"),
+            file.console_session_hours,
+            12,
+        )?;
+        if !(1..=720).contains(&console_session_hours) {
+            return Err(ConfigError::new(
+                "INTERAI_CONSOLE_SESSION_HOURS",
+                "must be from 1 to 720 hours (30 days)",
+            ));
+        }
         let key_encryption_key = variable("INTERAI_KEY_ENCRYPTION_KEY")
             .map(str::to_owned)
             .or(file.key_encryption_key)
@@ -685,6 +734,9 @@ impl Config {
             backup_interval_hours,
             backup_keep,
             backup_dir,
+            backup_max_mib_per_second,
+            console_idle_minutes,
+            console_session_hours,
         })
     }
 

@@ -10,14 +10,19 @@ use crate::clock::{Clock, SystemClock};
 use crate::config::Config;
 use crate::instance::{existing_key_encryption_key, keep_key_encryption_key, sqlite_path, url_without_password};
 use crate::service::archive::{self, ArchiveHeader, ArchiveSummary, EpochOnLoad};
-use crate::service::backups::{self, BackupKind};
+use crate::service::backups::{self, BackupKind, BackupPace};
 use crate::store::Backend;
 
 /// The first bytes of every SQLite database file.
 const SQLITE_MAGIC: &[u8; 16] = b"SQLite format 3\0";
 
 /// `interai admin backup --to PATH`: a consistent copy of the running instance, writers going on meanwhile.
-pub async fn backup(config: &Config, to: &Path, include_key_encryption_key: bool) -> anyhow::Result<()> {
+pub async fn backup(
+    config: &Config,
+    to: &Path,
+    include_key_encryption_key: bool,
+    pace: BackupPace,
+) -> anyhow::Result<()> {
     refuse_existing(to)?;
     let instance = crate::instance::Instance::open_existing(config.clone(), std::sync::Arc::new(SystemClock)).await?;
     let key =
@@ -28,7 +33,7 @@ pub async fn backup(config: &Config, to: &Path, include_key_encryption_key: bool
         } else {
             None
         };
-    let outcome = backups::backup(&config.database_url, to, SystemClock.now(), key.clone()).await;
+    let outcome = backups::backup(&config.database_url, to, SystemClock.now(), key.clone(), pace).await;
     let recorded = instance.service().record_backup(to, &outcome).await;
     instance.close().await;
     let report = outcome?;

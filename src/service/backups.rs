@@ -6,7 +6,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 use super::ServiceError;
-use super::archive::{archive_error, database_error, export_to_file, io_error};
+use super::archive::{archive_error, database_error, export_to_file_paced, io_error};
 use crate::store::portable;
 
 /// The instance setting that holds the last backup's outcome ([`BackupRecord`], JSON), for the overview and
@@ -46,18 +46,37 @@ pub struct BackupReport {
     pub took: std::time::Duration,
 }
 
+/// How fast a backup that is an archive (PostgreSQL) is written: at most this many MiB a second on average, so that
+/// it leaves the instance's requests their share of the cores; `0` for as fast as it can. A SQLite file copy is not
+/// paced: it costs the writers nothing measurable.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BackupPace {
+    /// The most MiB written a second; 0: no limit.
+    pub max_mib_per_second: u32,
+}
+
+impl BackupPace {
+    /// As fast as it can.
+    pub const UNLIMITED: BackupPace = BackupPace { max_mib_per_second: 0 };
+
+    fn bytes_per_second(self) -> Option<u64> {
+        (self.max_mib_per_second > 0).then(|| u64::from(self.max_mib_per_second) * 1024 * 1024)
+    }
+}
+
 /// Makes a consistent copy of the database at `url` in the new file `destination` while the instance goes on
 /// serving: a copy of the database file when it is one (SQLite), else an archive (with `key_encryption_key` in
-/// its header when given; a database file's key goes beside it, which is the caller's to write). A failed backup
-/// leaves no file.
+/// its header when given; a database file's key goes beside it, which is the caller's to write), written at `pace`. A
+/// failed backup leaves no file.
 pub async fn backup(
     url: &str,
     destination: &std::path::Path,
     now: DateTime<Utc>,
     key_encryption_key: Option<String>,
+    pace: BackupPace,
 ) -> Result<BackupReport, ServiceError> {
     let started = std::time::Instant::now();
-    let result = backup_into(url, destination, now, key_encryption_key).await;
+    let result = backup_into(url, destination, now, key_encryption_key, pace).await;
     if result.is_err() {
         let _ = std::fs::remove_file(destination);
     }
@@ -78,6 +97,7 @@ async fn backup_into(
     destination: &std::path::Path,
     now: DateTime<Utc>,
     key_encryption_key: Option<String>,
+    pace: BackupPace,
 ) -> Result<(BackupKind, Option<u64>), ServiceError> {
     if destination.exists() {
         return Err(archive_error(format!(
@@ -91,22 +111,20 @@ async fn backup_into(
     {
         return Ok((BackupKind::DatabaseFile, None));
     }
-    let summary = export_on_a_thread_of_its_own(url, destination, now, key_encryption_key).await?;
+    let summary = export_on_a_thread_of_its_own(url, destination, now, key_encryption_key, pace).await?;
     Ok((BackupKind::Archive, Some(summary.rows())))
 }
 
-/// Writes the archive of a backup on a thread of its own, with a runtime of its own, and waits for it without holding
-/// a worker of the caller's runtime.
-///
-/// Why: a scheduled backup shares its process with the server, and an export is a long run of work that rarely waits
-/// (rows arrive in buffered batches; each is decoded, encoded as JSON, hashed and written to the file). On the
-/// serving runtime it held one of the workers between its awaits, and the requests' tasks queued behind it. On a
-/// thread of its own the operating system shares the cores between it and the workers.
+/// Writes the archive of a backup at `pace`, on a thread of its own with a runtime of its own (the pace sleeps that
+/// thread), and waits for it without holding a worker of the caller's runtime: a scheduled backup shares its process
+/// with the server. The thread alone did not spare the writers (their p99 24–27 ms with the export on the serving
+/// runtime, 26–29 ms on its own thread, in one interleaved run); the pace did (docs/benchmarks.md, "Backup pace").
 async fn export_on_a_thread_of_its_own(
     url: &str,
     destination: &std::path::Path,
     now: DateTime<Utc>,
     key_encryption_key: Option<String>,
+    pace: BackupPace,
 ) -> Result<super::archive::ArchiveSummary, ServiceError> {
     let (url, destination) = (url.to_owned(), destination.to_path_buf());
     let (finished, outcome) = tokio::sync::oneshot::channel();
@@ -114,7 +132,13 @@ async fn export_on_a_thread_of_its_own(
         .name("interai-backup".to_owned())
         .spawn(move || {
             let result = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
-                Ok(runtime) => runtime.block_on(export_to_file(&url, &destination, now, key_encryption_key)),
+                Ok(runtime) => runtime.block_on(export_to_file_paced(
+                    &url,
+                    &destination,
+                    now,
+                    key_encryption_key,
+                    pace.bytes_per_second(),
+                )),
                 Err(error) => Err(io_error("starting the backup's runtime", error)),
             };
             let _ = finished.send(result);

@@ -7,7 +7,7 @@ use chrono::{DateTime, TimeDelta, Utc};
 use tokio::sync::watch;
 
 use crate::config::Config;
-use crate::service::backups::{self, BackupReport};
+use crate::service::backups::{self, BackupPace, BackupReport};
 use crate::service::loop_health::BACKUP_LOOP;
 use crate::service::{Service, ServiceError};
 
@@ -22,6 +22,7 @@ pub struct ScheduledBackups {
     directory: PathBuf,
     interval: TimeDelta,
     keep: usize,
+    pace: BackupPace,
     passes: watch::Sender<u64>,
 }
 
@@ -38,6 +39,9 @@ impl ScheduledBackups {
             directory: config.backup_dir.clone(),
             interval: TimeDelta::hours(i64::from(config.backup_interval_hours)),
             keep: usize::try_from(config.backup_keep).unwrap_or(usize::MAX),
+            pace: BackupPace {
+                max_mib_per_second: config.backup_max_mib_per_second,
+            },
             passes,
         })
     }
@@ -59,7 +63,7 @@ impl ScheduledBackups {
         create_private_directory(&self.directory)
             .map_err(|error| ServiceError::internal(format!("creating {}: {error}", self.directory.display())))?;
         let file = self.directory.join(file_name(now, &self.database_url));
-        let outcome = backups::backup(&self.database_url, &file, now, None).await;
+        let outcome = backups::backup(&self.database_url, &file, now, None, self.pace).await;
         self.service.record_backup(&file, &outcome).await?;
         let report = outcome?;
         prune(&self.directory, self.keep)
