@@ -6,6 +6,7 @@ pub mod bounded_memo;
 pub mod cli;
 pub mod clock;
 pub mod config;
+pub mod console;
 pub mod domain;
 pub mod http;
 pub mod instance;

@@ -49,6 +49,7 @@ pub fn router(service: Service, config: &Config, federation: FederationParts, me
     let admin_state = admin::AdminState {
         client: federation.client.clone(),
     };
+    let console_state = crate::console::ConsoleState::new(federation.client.clone(), config);
     let apub_state = crate::apub::ApubState {
         client: federation.client,
         facts: facts.clone(),
@@ -76,6 +77,7 @@ pub fn router(service: Service, config: &Config, federation: FederationParts, me
         .merge(document_routes)
         .merge(crate::apub::routes(apub_state))
         .merge(admin::routes(admin_state))
+        .merge(crate::console::routes(console_state))
         .merge(authenticated)
         .merge(metrics_routes)
         .layer(DefaultBodyLimit::max(config.max_request_bytes))

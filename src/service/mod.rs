@@ -10,6 +10,7 @@ pub mod audit_retention;
 pub mod backups;
 pub mod bootstrap;
 pub mod compare;
+pub mod console_sessions;
 pub mod content;
 mod content_requests;
 mod content_validation;

@@ -98,16 +98,42 @@ pub async fn find_with_actor_by_secret_hash(
     conn: &mut Conn<'_>,
     secret_sha256: &str,
 ) -> Result<Option<(ApiKeyRecord, Option<Actor>)>, StoreError> {
+    find_with_actor_where(conn, KeyMatch::SecretHash, secret_sha256).await
+}
+
+/// The key with this ID with the actor it authenticates (a console session names its key by ID).
+pub async fn find_with_actor(
+    conn: &mut Conn<'_>,
+    id: &PublicId,
+) -> Result<Option<(ApiKeyRecord, Option<Actor>)>, StoreError> {
+    find_with_actor_where(conn, KeyMatch::Id, id.as_str()).await
+}
+
+/// Which column finds the key.
+enum KeyMatch {
+    SecretHash,
+    Id,
+}
+
+async fn find_with_actor_where(
+    conn: &mut Conn<'_>,
+    key_match: KeyMatch,
+    value: &str,
+) -> Result<Option<(ApiKeyRecord, Option<Actor>)>, StoreError> {
+    let column = match key_match {
+        KeyMatch::SecretHash => "secret_sha256",
+        KeyMatch::Id => "id",
+    };
     let row: Option<KeyWithActorRow> = dispatch!(conn, |connection| {
-        sqlx::query_as(
+        sqlx::query_as(sqlx::AssertSqlSafe(format!(
             "SELECT k.id, k.actor_id, k.scopes, k.label, k.created_at, k.expires_at, k.revoked_at, k.last_used_at, \
              a.actor_type, a.display_name AS actor_display_name, a.controller_id AS actor_controller_id, \
              a.root_controller_id AS actor_root_controller_id, a.origin AS actor_origin, \
              a.verified_by_email AS actor_verified_by_email, a.verified_by_domain AS actor_verified_by_domain, \
              a.created_at AS actor_created_at \
-             FROM api_keys k LEFT JOIN actors a ON a.id = k.actor_id WHERE k.secret_sha256 = $1",
-        )
-        .bind(secret_sha256)
+             FROM api_keys k LEFT JOIN actors a ON a.id = k.actor_id WHERE k.{column} = $1"
+        )))
+        .bind(value)
         .fetch_optional(&mut *connection)
         .await?
     });

@@ -7,6 +7,7 @@
 
 pub mod actors;
 pub mod audit;
+pub mod console_sessions;
 pub mod deliveries;
 pub mod evidence;
 pub mod files;

@@ -5,6 +5,7 @@ mod admin_api;
 mod admin_truth;
 mod archive;
 mod cli;
+mod console;
 mod discovery;
 mod documents;
 mod evidence_federation;

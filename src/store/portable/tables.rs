@@ -35,7 +35,8 @@ impl PortableTable {
 
 /// The tables the archive carries, in an order in which every row's foreign keys point at rows of tables before it
 /// (and, for `actors`, whose controllers are actors too, at rows before it: see `portable.rs`). `search_vectors`
-/// (PostgreSQL) is left out: it is derived from `search_documents` and rebuilt by the load.
+/// (PostgreSQL) is left out: it is derived from `search_documents` and rebuilt by the load. So is `console_sessions`:
+/// sign-ins to the web console do not move with the realm (a restored instance asks its admins to sign in again).
 pub static PORTABLE_TABLES: &[PortableTable] = &[
     PortableTable {
         name: "instance_settings",

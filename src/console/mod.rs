@@ -1,0 +1,178 @@
+//! The web console under `/console/`: server-rendered pages for the people who run the instance, on the same service
+//! calls as the admin API and the CLI. Thin: each route reads the request, calls the service, renders a template.
+//!
+//! Every page is HTML from the binary (askama templates checked at compile time, `templates/console/`) with its
+//! stylesheet and script embedded and served under names that carry their hash, so nothing is fetched from another
+//! site and a new build never meets a stale cached asset. Reading works without JavaScript; the script only shows
+//! times in the reader's time zone. Each response carries a strict `Content-Security-Policy` (no inline script or
+//! style), `X-Frame-Options: DENY` and `Referrer-Policy: no-referrer`.
+//!
+//! Sign-in exchanges an admin-scope API key for a server-side session ([`session`]); each state-changing form carries
+//! the session's form token.
+
+mod assets;
+mod overview;
+mod session;
+mod sign_in;
+mod views;
+
+use std::sync::Arc;
+
+use askama::Template;
+use axum::Router;
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Redirect, Response};
+use axum::routing::get;
+
+use crate::apub::client::FederationClient;
+use crate::config::Config;
+use crate::service::console_sessions::ConsoleSessionLimits;
+use crate::service::{ErrorCode, ServiceError};
+
+pub use assets::Assets;
+
+/// Where the console lives.
+pub const CONSOLE_PATH: &str = "/console";
+
+/// The console's state.
+#[derive(Clone, Debug)]
+pub struct ConsoleState {
+    /// The instance's use cases (and federation's, through it).
+    pub client: FederationClient,
+    /// How long a session lasts.
+    pub limits: ConsoleSessionLimits,
+    /// Whether the session cookie is marked `Secure` (the instance is reached over HTTPS).
+    pub secure_cookie: bool,
+    /// The stylesheet and the script, with their hashed names.
+    pub assets: Arc<Assets>,
+}
+
+impl ConsoleState {
+    /// The state for an instance with `config`.
+    pub fn new(client: FederationClient, config: &Config) -> ConsoleState {
+        ConsoleState {
+            client,
+            limits: ConsoleSessionLimits {
+                idle: chrono::TimeDelta::minutes(i64::from(config.console_idle_minutes)),
+                absolute: chrono::TimeDelta::hours(i64::from(config.console_session_hours)),
+            },
+            secure_cookie: config.public_url.scheme() == "https",
+            assets: Arc::new(Assets::embedded()),
+        }
+    }
+}
+
+/// The console's routes, each answer with the console's security headers.
+pub fn routes(state: ConsoleState) -> Router {
+    Router::new()
+        .route(CONSOLE_PATH, get(|| async { Redirect::to("/console/") }))
+        .route("/console/", get(overview::show))
+        .route("/console/sign-in", get(sign_in::form).post(sign_in::sign_in))
+        .route("/console/sign-out", axum::routing::post(sign_in::sign_out))
+        .route("/console/assets/{name}", get(assets::serve))
+        .layer(axum::middleware::from_fn(security_headers))
+        .with_state(state)
+}
+
+/// The headers every console answer carries: no script, style, frame or form target from anywhere else, no
+/// framing, no referrer, no guessing of types, and (for pages) no caching of what may hold secrets.
+async fn security_headers(request: axum::extract::Request, next: axum::middleware::Next) -> Response {
+    let mut response = next.run(request).await;
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(
+            "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; form-action 'self'; \
+             frame-ancestors 'none'; base-uri 'none'",
+        ),
+    );
+    headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+    headers.insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
+    headers.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+    if !headers.contains_key(header::CACHE_CONTROL) {
+        headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    }
+    response
+}
+
+/// What every page's frame shows: the signed-in admin, the form token of the sign-out button, the assets.
+#[derive(Debug, Clone)]
+pub struct Frame {
+    /// The page's title.
+    pub title: String,
+    /// The realm.
+    pub realm: String,
+    /// Who is signed in (`None` on the sign-in page).
+    pub signed_in_as: Option<String>,
+    /// The session's form token (for the sign-out form).
+    pub form_token: String,
+    /// The stylesheet's path.
+    pub stylesheet: String,
+    /// The script's path.
+    pub script: String,
+}
+
+/// A rendered page with `status`, or the error page when the template fails.
+fn page(status: StatusCode, template: &impl Template) -> Response {
+    match template.render() {
+        Ok(html) => (
+            status,
+            [(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("text/html; charset=utf-8"),
+            )],
+            html,
+        )
+            .into_response(),
+        Err(error) => {
+            tracing::error!(error = %error, "a console page failed to render");
+            (StatusCode::INTERNAL_SERVER_ERROR, "the page failed to render").into_response()
+        }
+    }
+}
+
+/// The error page.
+#[derive(Template)]
+#[template(path = "console/error.html")]
+struct ErrorPage {
+    frame: Frame,
+    heading: String,
+    message: String,
+}
+
+/// An error as the console shows it: a page with the error's message and the status of its code.
+fn error_page(state: &ConsoleState, frame: Option<Frame>, error: &ServiceError) -> Response {
+    let status = match error.code {
+        ErrorCode::Unauthenticated => StatusCode::UNAUTHORIZED,
+        ErrorCode::ForbiddenScope => StatusCode::FORBIDDEN,
+        ErrorCode::NotFound => StatusCode::NOT_FOUND,
+        ErrorCode::InternalError => StatusCode::INTERNAL_SERVER_ERROR,
+        _ => StatusCode::BAD_REQUEST,
+    };
+    if error.code == ErrorCode::InternalError {
+        tracing::error!(cause = error.cause.as_deref().unwrap_or(""), "a console request failed");
+    }
+    let frame = frame.unwrap_or_else(|| state.anonymous_frame("Error"));
+    page(
+        status,
+        &ErrorPage {
+            frame,
+            heading: status.canonical_reason().unwrap_or("Error").to_owned(),
+            message: error.message.clone(),
+        },
+    )
+}
+
+impl ConsoleState {
+    /// The frame of a page shown to someone not signed in.
+    fn anonymous_frame(&self, title: &str) -> Frame {
+        Frame {
+            title: title.to_owned(),
+            realm: self.client.service().realm().as_str().to_owned(),
+            signed_in_as: None,
+            form_token: String::new(),
+            stylesheet: self.assets.stylesheet_path(),
+            script: self.assets.script_path(),
+        }
+    }
+}

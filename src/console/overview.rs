@@ -1,0 +1,107 @@
+//! The overview page (`/console/`): the realm, what it holds, its peers by state, each background loop of this
+//! process and the last backup; the same overview `GET /admin/instance` answers.
+
+use askama::Template;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::Response;
+
+use super::session::{frame, page_session};
+use super::views::{TimeView, bytes_shown, seconds_shown};
+use super::{ConsoleState, Frame, error_page, page};
+
+#[derive(Template)]
+#[template(path = "console/overview.html")]
+struct OverviewPage {
+    frame: Frame,
+    version: String,
+    backend: String,
+    now: TimeView,
+    /// What the instance holds: (label, number).
+    counts: Vec<(&'static str, i64)>,
+    /// Peers in each state: (state, number).
+    peers_by_state: Vec<(&'static str, i64)>,
+    loops: Vec<LoopRow>,
+    backup: Option<BackupRow>,
+}
+
+/// One background loop as the page shows it.
+struct LoopRow {
+    name: &'static str,
+    state: &'static str,
+    /// Whether the state calls for attention (failing, overdue).
+    alarming: bool,
+    passes: u64,
+    last_pass: Option<TimeView>,
+    last_error: Option<String>,
+}
+
+/// The last backup as the page shows it.
+struct BackupRow {
+    finished: TimeView,
+    file: String,
+    kind: &'static str,
+    size: String,
+    took: String,
+    error: Option<String>,
+    last_success: Option<TimeView>,
+}
+
+/// `GET /console/`.
+pub async fn show(State(state): State<ConsoleState>, headers: HeaderMap) -> Response {
+    let session = match page_session(&state, &headers).await {
+        Ok(session) => session,
+        Err(answer) => return answer,
+    };
+    let frame = frame(&state, &session, "Overview");
+    let overview = match state.client.service().instance_overview().await {
+        Ok(overview) => overview,
+        Err(error) => return error_page(&state, Some(frame), &error),
+    };
+    let counts = &overview.counts;
+    let page_data = OverviewPage {
+        frame,
+        version: overview.version.to_owned(),
+        backend: overview.backend.to_owned(),
+        now: TimeView::of(overview.now),
+        counts: vec![
+            ("Actors", counts.actors),
+            ("Active API keys", counts.active_api_keys),
+            ("Content items", counts.content),
+            ("Deleted content items", counts.deleted_content),
+            ("Claims", counts.claims),
+            ("Evidence records", counts.evidence),
+            ("Peers", counts.peers),
+        ],
+        peers_by_state: overview
+            .peers_by_state
+            .iter()
+            .map(|(peer_state, count)| (peer_state.as_str(), *count))
+            .collect(),
+        loops: overview
+            .loops
+            .iter()
+            .map(|health| LoopRow {
+                name: health.name,
+                state: health.state.as_str(),
+                alarming: matches!(
+                    health.state,
+                    crate::service::loop_health::LoopState::Failing | crate::service::loop_health::LoopState::Overdue
+                ),
+                passes: health.passes,
+                last_pass: health.last_pass_at.map(TimeView::of),
+                last_error: health.last_error.clone(),
+            })
+            .collect(),
+        backup: overview.last_backup.as_ref().map(|backup| BackupRow {
+            finished: TimeView::of(backup.finished_at),
+            file: backup.file.clone(),
+            kind: backup.kind.map_or("none", |kind| kind.as_str()),
+            size: backup.bytes.map_or_else(|| "—".to_owned(), bytes_shown),
+            took: seconds_shown(backup.seconds),
+            error: backup.error.clone(),
+            last_success: backup.last_success_at.map(TimeView::of),
+        }),
+    };
+    page(StatusCode::OK, &page_data)
+}

@@ -1,0 +1,514 @@
+//! The web console as an admin's browser meets it: sign-in with an admin key, the session cookie and its ends (idle,
+//! expiry, sign-out, a revoked key), forms that another site sends or that lack the session's form token refused with
+//! nothing done, the security headers of every answer, hashed assets, and the overview's numbers.
+
+use axum::body::Body;
+use chrono::TimeDelta;
+use http::{Method, Request, StatusCode, header};
+use interai::clock::Clock;
+use tower::ServiceExt;
+
+use crate::fixtures::{agent, agent_of_with_scopes, controller};
+use crate::harness::{DirectConnection, TestInstance};
+
+/// An answer as a browser sees it.
+struct Answer {
+    status: StatusCode,
+    headers: http::HeaderMap,
+    body: String,
+}
+
+impl Answer {
+    fn location(&self) -> &str {
+        self.headers
+            .get(header::LOCATION)
+            .and_then(|value| value.to_str().ok())
+            .unwrap_or("")
+    }
+
+    fn set_cookie(&self) -> Option<&str> {
+        self.headers
+            .get(header::SET_COOKIE)
+            .and_then(|value| value.to_str().ok())
+    }
+
+    /// The session cookie's `name=value` pair from `Set-Cookie`.
+    fn session_cookie(&self) -> String {
+        let set_cookie = self.set_cookie().expect("a Set-Cookie header");
+        set_cookie.split(';').next().expect("a pair").trim().to_owned()
+    }
+
+    /// The value of the hidden `form_token` field of the page.
+    fn form_token(&self) -> String {
+        let marker = "name=\"form_token\" value=\"";
+        let start = self.body.find(marker).expect("a form token on the page") + marker.len();
+        let end = self.body[start..].find('"').expect("the field's end") + start;
+        self.body[start..end].to_owned()
+    }
+}
+
+async fn send(instance: &TestInstance, request: Request<Body>) -> Answer {
+    let response = instance
+        .instance
+        .router()
+        .oneshot(request)
+        .await
+        .expect("the router answers");
+    let status = response.status();
+    let headers = response.headers().clone();
+    let bytes = axum::body::to_bytes(response.into_body(), usize::MAX)
+        .await
+        .expect("a body");
+    Answer {
+        status,
+        headers,
+        body: String::from_utf8_lossy(&bytes).into_owned(),
+    }
+}
+
+async fn get(instance: &TestInstance, path: &str, cookie: Option<&str>) -> Answer {
+    let mut request = Request::builder()
+        .method(Method::GET)
+        .uri(path)
+        .header(header::HOST, "alpha.test");
+    if let Some(cookie) = cookie {
+        request = request.header(header::COOKIE, cookie);
+    }
+    send(instance, request.body(Body::empty()).expect("a request")).await
+}
+
+/// A form posted as a browser on a console page posts it (`Sec-Fetch-Site: same-origin`), or as `site` says.
+async fn post_form(
+    instance: &TestInstance,
+    path: &str,
+    cookie: Option<&str>,
+    fields: &[(&str, &str)],
+    site: Option<&str>,
+) -> Answer {
+    let body = fields
+        .iter()
+        .map(|(name, value)| format!("{name}={}", urlencoding(value)))
+        .collect::<Vec<_>>()
+        .join("&");
+    let mut request = Request::builder()
+        .method(Method::POST)
+        .uri(path)
+        .header(header::HOST, "alpha.test")
+        .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded");
+    if let Some(cookie) = cookie {
+        request = request.header(header::COOKIE, cookie);
+    }
+    if let Some(site) = site {
+        request = request.header("sec-fetch-site", site);
+    }
+    send(instance, request.body(Body::from(body)).expect("a request")).await
+}
+
+fn urlencoding(text: &str) -> String {
+    text.bytes()
+        .map(|byte| match byte {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => (byte as char).to_string(),
+            _ => format!("%{byte:02X}"),
+        })
+        .collect()
+}
+
+/// Signs in with `key` and returns the session cookie to send back.
+async fn sign_in(instance: &TestInstance, key: &str) -> String {
+    let answer = post_form(
+        instance,
+        "/console/sign-in",
+        None,
+        &[("api_key", key)],
+        Some("same-origin"),
+    )
+    .await;
+    assert_eq!(answer.status, StatusCode::SEE_OTHER, "{}", answer.body);
+    assert_eq!(answer.location(), "/console/");
+    answer.session_cookie()
+}
+
+#[track_caller]
+fn assert_security_headers(answer: &Answer) {
+    let header = |name: &str| {
+        answer
+            .headers
+            .get(name)
+            .and_then(|value| value.to_str().ok())
+            .unwrap_or_default()
+            .to_owned()
+    };
+    let policy = header("content-security-policy");
+    for directive in [
+        "default-src 'none'",
+        "script-src 'self'",
+        "style-src 'self'",
+        "frame-ancestors 'none'",
+    ] {
+        assert!(policy.contains(directive), "{policy}");
+    }
+    assert!(!policy.contains("unsafe-inline"), "{policy}");
+    assert_eq!(header("x-frame-options"), "DENY");
+    assert_eq!(header("referrer-policy"), "no-referrer");
+    assert_eq!(header("x-content-type-options"), "nosniff");
+}
+
+#[tokio::test]
+async fn an_admin_signs_in_with_an_admin_key_and_reads_the_overview_in_a_page_that_loads_nothing_from_elsewhere() {
+    let instance = TestInstance::start("alpha.test").await;
+    agent(instance.service(), "writer").await;
+
+    // Without a session, a page sends the browser to the sign-in form.
+    let away = get(&instance, "/console/", None).await;
+    assert_eq!(away.status, StatusCode::SEE_OTHER);
+    assert_eq!(away.location(), "/console/sign-in");
+    assert_eq!(get(&instance, "/console", None).await.location(), "/console/");
+
+    let form = get(&instance, "/console/sign-in", None).await;
+    assert_eq!(form.status, StatusCode::OK);
+    assert_security_headers(&form);
+    assert_eq!(
+        form.headers
+            .get(header::CACHE_CONTROL)
+            .and_then(|value| value.to_str().ok()),
+        Some("no-store")
+    );
+    assert!(form.body.contains("<label for=\"api_key\">"), "{}", form.body);
+    assert!(!form.body.contains("<script>"), "no inline script");
+    assert!(!form.body.contains("style="), "no inline style");
+    assert!(!form.body.contains("https://"), "nothing from another site");
+
+    // The stylesheet and the script are served under their hashed names, cached for good; another name is 404.
+    for (extension, content_type) in [("css", "text/css"), ("js", "text/javascript")] {
+        let marker = "/console/assets/console-";
+        let start = form
+            .body
+            .match_indices(marker)
+            .map(|(index, _)| index)
+            .find(|index| {
+                form.body[*index..]
+                    .split('"')
+                    .next()
+                    .is_some_and(|path| path.ends_with(extension))
+            })
+            .unwrap_or_else(|| panic!("the page names a .{extension} asset"));
+        let path = form.body[start..].split('"').next().expect("a path").to_owned();
+        let asset = get(&instance, &path, None).await;
+        assert_eq!(asset.status, StatusCode::OK, "{path}");
+        assert!(
+            asset.headers[header::CONTENT_TYPE]
+                .to_str()
+                .is_ok_and(|value| value.starts_with(content_type)),
+            "{path}"
+        );
+        assert_eq!(
+            asset.headers[header::CACHE_CONTROL].to_str().ok(),
+            Some("public, max-age=31536000, immutable")
+        );
+        let stale = path.replace("console-", "console-0");
+        assert_eq!(get(&instance, &stale, None).await.status, StatusCode::NOT_FOUND);
+    }
+
+    // The bootstrap admin's key opens a session: a cookie only the console's paths get, that no script reads and that
+    // no other site's request carries; it is not the key, and the database keeps only its hash.
+    let signed_in = post_form(
+        &instance,
+        "/console/sign-in",
+        None,
+        &[("api_key", &instance.admin_key)],
+        Some("same-origin"),
+    )
+    .await;
+    assert_eq!(signed_in.status, StatusCode::SEE_OTHER, "{}", signed_in.body);
+    let set_cookie = signed_in.set_cookie().expect("a cookie").to_owned();
+    for attribute in ["Path=/console", "HttpOnly", "SameSite=Strict"] {
+        assert!(set_cookie.contains(attribute), "{set_cookie}");
+    }
+    assert!(
+        !set_cookie.contains("Secure"),
+        "an http:// realm gets no Secure cookie: {set_cookie}"
+    );
+    assert!(!set_cookie.contains(&instance.admin_key), "{set_cookie}");
+    let cookie = signed_in.session_cookie();
+    let token = cookie.split_once('=').expect("name=value").1.to_owned();
+    let mut database = DirectConnection::open(&instance.database.url).await;
+    assert_eq!(
+        database
+            .count("SELECT COUNT(*) FROM console_sessions WHERE token_sha256 = $1", &token)
+            .await,
+        0,
+        "the token itself is not stored"
+    );
+    assert_eq!(
+        database
+            .count(
+                "SELECT COUNT(*) FROM console_sessions WHERE ended_at IS NULL AND id <> $1",
+                ""
+            )
+            .await,
+        1
+    );
+    database.close().await;
+
+    // The overview shows what `GET /admin/instance` does.
+    let overview = instance.service().instance_overview().await.expect("overview");
+    let page = get(&instance, "/console/", Some(&cookie)).await;
+    assert_eq!(page.status, StatusCode::OK, "{}", page.body);
+    assert_security_headers(&page);
+    assert!(page.body.contains("alpha.test"), "{}", page.body);
+    assert!(
+        page.body.contains(&format!(
+            "<tr><th scope=\"row\">Actors</th><td>{}</td></tr>",
+            overview.counts.actors
+        )),
+        "{}",
+        page.body
+    );
+    assert!(
+        page.body.contains(&format!(
+            "<tr><th scope=\"row\">Active API keys</th><td>{}</td></tr>",
+            overview.counts.active_api_keys
+        )),
+        "{}",
+        page.body
+    );
+    for health in &overview.loops {
+        assert!(page.body.contains(health.name), "{}", health.name);
+    }
+    assert!(page.body.contains("No backup has been made"), "{}", page.body);
+    let now = instance.clock.now().format("%Y-%m-%d %H:%M:%S UTC").to_string();
+    assert!(
+        page.body.contains(&now),
+        "times in UTC until the script shows them in the reader's zone"
+    );
+}
+
+#[tokio::test]
+async fn a_key_that_is_not_valid_or_has_no_admin_scope_opens_no_session() {
+    let instance = TestInstance::start("alpha.test").await;
+    let writer = agent(instance.service(), "writer").await;
+
+    let not_admin = post_form(
+        &instance,
+        "/console/sign-in",
+        None,
+        &[("api_key", &writer.key)],
+        Some("same-origin"),
+    )
+    .await;
+    assert_eq!(not_admin.status, StatusCode::FORBIDDEN);
+    assert!(not_admin.body.contains("admin scope"), "{}", not_admin.body);
+    assert!(not_admin.set_cookie().is_none());
+
+    let unknown = post_form(
+        &instance,
+        "/console/sign-in",
+        None,
+        &[("api_key", "iak_not-a-key")],
+        Some("same-origin"),
+    )
+    .await;
+    assert_eq!(unknown.status, StatusCode::UNAUTHORIZED);
+    assert!(unknown.body.contains("not valid"), "{}", unknown.body);
+    assert!(unknown.set_cookie().is_none());
+
+    // A sign-in form that another site sent is refused before the key is even read.
+    let cross_site = post_form(
+        &instance,
+        "/console/sign-in",
+        None,
+        &[("api_key", &instance.admin_key)],
+        Some("cross-site"),
+    )
+    .await;
+    assert_eq!(cross_site.status, StatusCode::FORBIDDEN);
+    assert!(cross_site.set_cookie().is_none());
+
+    // A cookie that names no session is no session.
+    let forged = get(&instance, "/console/", Some("interai_console=ics_forged")).await;
+    assert_eq!(forged.status, StatusCode::SEE_OTHER);
+    assert!(forged.location().starts_with("/console/sign-in"));
+}
+
+#[tokio::test]
+async fn a_session_ends_when_unused_for_the_idle_time_at_its_expiry_at_sign_out_and_when_its_key_is_revoked() {
+    let instance = TestInstance::start_with("alpha.test", |config| {
+        config.console_idle_minutes = 30;
+        config.console_session_hours = 1;
+    })
+    .await;
+
+    // Used every 20 minutes it stays open, until its hour is over.
+    let cookie = sign_in(&instance, &instance.admin_key).await;
+    for _ in 0..2 {
+        instance.clock.advance(TimeDelta::minutes(20));
+        assert_eq!(get(&instance, "/console/", Some(&cookie)).await.status, StatusCode::OK);
+    }
+    instance.clock.advance(TimeDelta::minutes(20));
+    let expired = get(&instance, "/console/", Some(&cookie)).await;
+    assert_eq!(expired.status, StatusCode::SEE_OTHER);
+    assert_eq!(expired.location(), "/console/sign-in?ended=1");
+    assert!(
+        expired.set_cookie().is_some_and(|value| value.contains("Max-Age=0")),
+        "the browser forgets the cookie"
+    );
+    let asked_again = get(&instance, "/console/sign-in?ended=1", None).await;
+    assert!(asked_again.body.contains("Your session ended"), "{}", asked_again.body);
+
+    // Unused for the idle time, it ends.
+    let cookie = sign_in(&instance, &instance.admin_key).await;
+    instance.clock.advance(TimeDelta::minutes(29));
+    assert_eq!(get(&instance, "/console/", Some(&cookie)).await.status, StatusCode::OK);
+    instance.clock.advance(TimeDelta::minutes(31));
+    assert_eq!(
+        get(&instance, "/console/", Some(&cookie)).await.status,
+        StatusCode::SEE_OTHER
+    );
+
+    // Signing out ends it at once.
+    let cookie = sign_in(&instance, &instance.admin_key).await;
+    let page = get(&instance, "/console/", Some(&cookie)).await;
+    let out = post_form(
+        &instance,
+        "/console/sign-out",
+        Some(&cookie),
+        &[("form_token", &page.form_token())],
+        Some("same-origin"),
+    )
+    .await;
+    assert_eq!(out.status, StatusCode::SEE_OTHER, "{}", out.body);
+    assert_eq!(out.location(), "/console/sign-in?signed_out=1");
+    assert_eq!(
+        get(&instance, "/console/", Some(&cookie)).await.status,
+        StatusCode::SEE_OTHER
+    );
+
+    // A second admin's key: its session ends when the key is revoked.
+    let owner = controller(instance.service(), "second admin").await;
+    let second = agent_of_with_scopes(instance.service(), &owner, "second admin's key", "admin").await;
+    let cookie = sign_in(&instance, &second.key).await;
+    assert_eq!(get(&instance, "/console/", Some(&cookie)).await.status, StatusCode::OK);
+    instance
+        .service()
+        .revoke_api_key(&second.caller.key_id)
+        .await
+        .expect("revoked");
+    let revoked = get(&instance, "/console/", Some(&cookie)).await;
+    assert_eq!(revoked.status, StatusCode::SEE_OTHER);
+    assert_eq!(revoked.location(), "/console/sign-in?ended=1");
+    let again = post_form(
+        &instance,
+        "/console/sign-in",
+        None,
+        &[("api_key", &second.key)],
+        Some("same-origin"),
+    )
+    .await;
+    assert_eq!(again.status, StatusCode::UNAUTHORIZED, "{}", again.body);
+
+    // Signing in removes the sessions that ended (the revoked key's too), so the table holds only live ones.
+    sign_in(&instance, &instance.admin_key).await;
+    let mut database = DirectConnection::open(&instance.database.url).await;
+    assert_eq!(
+        database
+            .count("SELECT COUNT(*) FROM console_sessions WHERE id <> $1", "")
+            .await,
+        1,
+        "the session just opened is the only one left"
+    );
+    database.close().await;
+}
+
+#[tokio::test]
+async fn a_form_without_the_session_s_form_token_or_sent_by_another_site_is_refused_and_changes_nothing() {
+    let instance = TestInstance::start("alpha.test").await;
+    let cookie = sign_in(&instance, &instance.admin_key).await;
+    let page = get(&instance, "/console/", Some(&cookie)).await;
+    let form_token = page.form_token();
+
+    let refusals = [
+        (
+            "a wrong form token",
+            Some(cookie.as_str()),
+            "not-the-token",
+            Some("same-origin"),
+        ),
+        ("no form token", Some(cookie.as_str()), "", Some("same-origin")),
+        (
+            "another site's page",
+            Some(cookie.as_str()),
+            form_token.as_str(),
+            Some("cross-site"),
+        ),
+        (
+            "a sibling site's page",
+            Some(cookie.as_str()),
+            form_token.as_str(),
+            Some("same-site"),
+        ),
+        ("no session", None, form_token.as_str(), Some("same-origin")),
+    ];
+    for (what, cookie_sent, token, site) in refusals {
+        let answer = post_form(
+            &instance,
+            "/console/sign-out",
+            cookie_sent,
+            &[("form_token", token)],
+            site,
+        )
+        .await;
+        assert_eq!(answer.status, StatusCode::FORBIDDEN, "{what}: {}", answer.body);
+        assert_security_headers(&answer);
+        assert_eq!(
+            get(&instance, "/console/", Some(&cookie)).await.status,
+            StatusCode::OK,
+            "{what}: the session is still open"
+        );
+    }
+    // Another session's form token does not do either.
+    let other = sign_in(&instance, &instance.admin_key).await;
+    let other_token = get(&instance, "/console/", Some(&other)).await.form_token();
+    assert_ne!(other_token, form_token);
+    let crossed = post_form(
+        &instance,
+        "/console/sign-out",
+        Some(&cookie),
+        &[("form_token", &other_token)],
+        Some("same-origin"),
+    )
+    .await;
+    assert_eq!(crossed.status, StatusCode::FORBIDDEN);
+
+    // A client that sends no `Sec-Fetch-Site` (not a browser) is judged by the form token alone.
+    let out = post_form(
+        &instance,
+        "/console/sign-out",
+        Some(&cookie),
+        &[("form_token", &form_token)],
+        None,
+    )
+    .await;
+    assert_eq!(out.status, StatusCode::SEE_OTHER, "{}", out.body);
+}
+
+#[tokio::test]
+async fn an_instance_served_over_https_marks_its_session_cookie_secure() {
+    let instance = TestInstance::start_with("alpha.test", |config| {
+        config.public_url = url::Url::parse("https://alpha.test/").expect("a URL");
+    })
+    .await;
+    let answer = post_form(
+        &instance,
+        "/console/sign-in",
+        None,
+        &[("api_key", &instance.admin_key)],
+        Some("same-origin"),
+    )
+    .await;
+    assert_eq!(answer.status, StatusCode::SEE_OTHER, "{}", answer.body);
+    assert!(
+        answer.set_cookie().is_some_and(|value| value.contains("; Secure")),
+        "{:?}",
+        answer.set_cookie()
+    );
+}
