@@ -23,7 +23,7 @@
 //! | `INTERAI_BENCH_WRITERS` | 8 | agents publishing during the backups |
 //! | `INTERAI_BENCH_QUIET_SECONDS` | 15 | how long each phase without a backup measures |
 //! | `INTERAI_BENCH_POSTGRES_BACKUP_ONLY` | — | when set, only the export, the import into PostgreSQL and step 4's backups |
-//! | `INTERAI_BENCH_BACKUP_VARIANTS` | `unpaced,paced:45,unpaced,paced:45` | step 4's backups, in order: `paced:<MiB/s>`, `unpaced`, `runtime`, `sink` |
+//! | `INTERAI_BENCH_BACKUP_VARIANTS` | `paced:40,unpaced,paced:40,unpaced` | step 4's backups, in order: `paced:<MiB/s>`, `unpaced`, `runtime`, `sink` |
 
 mod common;
 
@@ -180,11 +180,16 @@ async fn run() {
         // MiB/s), `unpaced` the same as fast as it can, `runtime` the export on the serving runtime as the first
         // version made it, `sink` on a thread of its own into no file (what writing the file costs the writers).
         let variants =
-            variable("INTERAI_BENCH_BACKUP_VARIANTS").unwrap_or_else(|| "unpaced,paced:45,unpaced,paced:45".to_owned());
+            variable("INTERAI_BENCH_BACKUP_VARIANTS").unwrap_or_else(|| "paced:40,unpaced,paced:40,unpaced".to_owned());
         for (index, variant) in variants.split(',').map(str::trim).enumerate() {
             let pg_backup = work.path().join(format!("backup-{index}.archive"));
+            // The writers grow the realm by thousands of items a phase: each backup says how large the realm was
+            // when it began.
+            let items_at_start = std::cell::Cell::new(0_i64);
             let (taken, quiet_before, during, quiet_after) =
                 while_publishing(served.service(), writers, quiet, "postgres", || async {
+                    let overview = served.service().instance_overview().await.expect("overview");
+                    items_at_start.set(overview.counts.content);
                     let pace = match variant {
                         "runtime" => {
                             archive::export_to_file(&target.url, &pg_backup, SystemClock.now(), None)
@@ -209,7 +214,11 @@ async fn run() {
                         .expect("backup");
                 })
                 .await;
-            let measure = format!("PostgreSQL backup ({variant}) while serving");
+            let measure = format!(
+                "PostgreSQL backup ({variant}) while serving, {} items, {:.0} MiB",
+                items_at_start.get(),
+                mib(&pg_backup)
+            );
             report_backup(&mut results, &measure, taken, &quiet_before, &during, &quiet_after);
             let _ = std::fs::remove_file(&pg_backup);
         }

@@ -87,7 +87,7 @@ pub enum AdminCommand {
         #[arg(long)]
         include_key_encryption_key: bool,
         /// On PostgreSQL, write the archive at most this many MiB a second (default:
-        /// INTERAI_BACKUP_MAX_MIB_PER_SECOND, 45), so the instance's requests keep their share of the cores; 0: as
+        /// INTERAI_BACKUP_MAX_MIB_PER_SECOND, 40), so the instance's requests keep their share of the cores; 0: as
         /// fast as it can.
         #[arg(long, value_name = "N")]
         max_mib_per_second: Option<u32>,

@@ -89,7 +89,7 @@ pub struct Config {
     /// Where scheduled backups go (`INTERAI_BACKUP_DIR`, default `<data dir>/backups`).
     pub backup_dir: PathBuf,
     /// The most MiB a second a backup that is an archive (PostgreSQL) writes, so that it leaves the requests their
-    /// share of the cores (`INTERAI_BACKUP_MAX_MIB_PER_SECOND`, default 45; 0: no limit).
+    /// share of the cores (`INTERAI_BACKUP_MAX_MIB_PER_SECOND`, default 40; 0: no limit).
     pub backup_max_mib_per_second: u32,
     /// Minutes a web console session may sit unused before it ends (`INTERAI_CONSOLE_IDLE_MINUTES`, default 30).
     pub console_idle_minutes: u32,
@@ -664,7 +664,7 @@ impl Config {
             "INTERAI_BACKUP_MAX_MIB_PER_SECOND",
             variable("INTERAI_BACKUP_MAX_MIB_PER_SECOND"),
             file.backup_max_mib_per_second,
-            45,
+            40,
         )?;
         if backup_max_mib_per_second > 100_000 {
             return Err(ConfigError::new(

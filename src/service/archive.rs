@@ -534,9 +534,9 @@ pub(super) async fn export_to_file_paced(
 /// so it sees writes of the buffer's size, not one per row. Ahead of its pace, it sleeps the thread it writes on.
 ///
 /// Why: on PostgreSQL reading and encoding the archive takes as much CPU as it can get, and on the two-core test
-/// machine the writers' publish p99 went from 7–9 ms to 24–32 ms during a full-speed backup of a 100,000-item realm
-/// (9–16 s); paced to 45 MiB/s it took 27 s and their p99 16 ms (docs/benchmarks.md, "Backup pace"). Real time, not
-/// the injected clock: the pace shares the machine's cores, whatever time the realm's clock says.
+/// machine the writers' publish p99 went from 7–9 ms to 23–32 ms during a full-speed backup of a 100,000-item realm
+/// (9–16 s); paced to 40 MiB/s its 949 MiB took 24 s and their p99 was 16 ms (docs/benchmarks.md, "Backup pace").
+/// Real time, not the injected clock: the pace shares the machine's cores, whatever time the realm's clock says.
 struct PacedWriter<W> {
     inner: W,
     max_bytes_per_second: Option<u64>,
@@ -650,4 +650,29 @@ async fn migrate_through(
         ));
     }
     Ok(Migration { copied: written })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write;
+
+    use super::PacedWriter;
+
+    #[test]
+    fn a_paced_writer_writes_everything_and_takes_at_least_its_bytes_over_its_rate() {
+        let started = std::time::Instant::now();
+        let mut out = PacedWriter::new(Vec::new(), Some(1024 * 1024));
+        for _ in 0..32 {
+            out.write_all(&[7_u8; 8 * 1024]).expect("written");
+        }
+        out.flush().expect("flushed");
+        // 256 KiB at 1 MiB/s: a quarter of a second at least (a bound below, which a slow machine cannot break).
+        assert!(started.elapsed() >= std::time::Duration::from_millis(250));
+        assert_eq!(out.inner, vec![7_u8; 256 * 1024]);
+
+        let mut unpaced = PacedWriter::new(Vec::new(), Some(0));
+        unpaced.write_all(&[1_u8; 1024]).expect("written");
+        assert_eq!(unpaced.max_bytes_per_second, None, "a rate of 0 is no pace");
+        assert_eq!(unpaced.inner.len(), 1024);
+    }
 }

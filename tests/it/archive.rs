@@ -354,7 +354,7 @@ async fn a_backup_taken_while_eight_agents_write_holds_every_write_acknowledged_
         source.clock.now(),
         None,
         // The default pace (a small archive takes a few milliseconds more).
-        interai::service::backups::BackupPace { max_mib_per_second: 45 },
+        interai::service::backups::BackupPace { max_mib_per_second: 40 },
     )
     .await
     .expect("backed up while serving");
