@@ -113,16 +113,14 @@ fn urlencoding(text: &str) -> String {
         .collect()
 }
 
+/// The sign-in form posted with `key`, from a page of the console or as `site` says.
+async fn post_sign_in(instance: &TestInstance, key: &str, site: &str) -> Answer {
+    post_form(instance, "/console/sign-in", None, &[("api_key", key)], Some(site)).await
+}
+
 /// Signs in with `key` and returns the session cookie to send back.
 async fn sign_in(instance: &TestInstance, key: &str) -> String {
-    let answer = post_form(
-        instance,
-        "/console/sign-in",
-        None,
-        &[("api_key", key)],
-        Some("same-origin"),
-    )
-    .await;
+    let answer = post_sign_in(instance, key, "same-origin").await;
     assert_eq!(answer.status, StatusCode::SEE_OTHER, "{}", answer.body);
     assert_eq!(answer.location(), "/console/");
     answer.session_cookie()
@@ -211,14 +209,7 @@ async fn an_admin_signs_in_with_an_admin_key_and_reads_the_overview_in_a_page_th
 
     // The bootstrap admin's key opens a session: a cookie only the console's paths get, that no script reads and that
     // no other site's request carries; it is not the key, and the database keeps only its hash.
-    let signed_in = post_form(
-        &instance,
-        "/console/sign-in",
-        None,
-        &[("api_key", &instance.admin_key)],
-        Some("same-origin"),
-    )
-    .await;
+    let signed_in = post_sign_in(&instance, &instance.admin_key, "same-origin").await;
     assert_eq!(signed_in.status, StatusCode::SEE_OTHER, "{}", signed_in.body);
     let set_cookie = signed_in.set_cookie().expect("a cookie").to_owned();
     for attribute in ["Path=/console", "HttpOnly", "SameSite=Strict"] {
@@ -288,39 +279,18 @@ async fn a_key_that_is_not_valid_or_has_no_admin_scope_opens_no_session() {
     let instance = TestInstance::start("alpha.test").await;
     let writer = agent(instance.service(), "writer").await;
 
-    let not_admin = post_form(
-        &instance,
-        "/console/sign-in",
-        None,
-        &[("api_key", &writer.key)],
-        Some("same-origin"),
-    )
-    .await;
+    let not_admin = post_sign_in(&instance, &writer.key, "same-origin").await;
     assert_eq!(not_admin.status, StatusCode::FORBIDDEN);
     assert!(not_admin.body.contains("admin scope"), "{}", not_admin.body);
     assert!(not_admin.set_cookie().is_none());
 
-    let unknown = post_form(
-        &instance,
-        "/console/sign-in",
-        None,
-        &[("api_key", "iak_not-a-key")],
-        Some("same-origin"),
-    )
-    .await;
+    let unknown = post_sign_in(&instance, "iak_not-a-key", "same-origin").await;
     assert_eq!(unknown.status, StatusCode::UNAUTHORIZED);
     assert!(unknown.body.contains("not valid"), "{}", unknown.body);
     assert!(unknown.set_cookie().is_none());
 
     // A sign-in form that another site sent is refused before the key is even read.
-    let cross_site = post_form(
-        &instance,
-        "/console/sign-in",
-        None,
-        &[("api_key", &instance.admin_key)],
-        Some("cross-site"),
-    )
-    .await;
+    let cross_site = post_sign_in(&instance, &instance.admin_key, "cross-site").await;
     assert_eq!(cross_site.status, StatusCode::FORBIDDEN);
     assert!(cross_site.set_cookie().is_none());
 
@@ -396,14 +366,7 @@ async fn a_session_ends_when_unused_for_the_idle_time_at_its_expiry_at_sign_out_
     let revoked = get(&instance, "/console/", Some(&cookie)).await;
     assert_eq!(revoked.status, StatusCode::SEE_OTHER);
     assert_eq!(revoked.location(), "/console/sign-in?ended=1");
-    let again = post_form(
-        &instance,
-        "/console/sign-in",
-        None,
-        &[("api_key", &second.key)],
-        Some("same-origin"),
-    )
-    .await;
+    let again = post_sign_in(&instance, &second.key, "same-origin").await;
     assert_eq!(again.status, StatusCode::UNAUTHORIZED, "{}", again.body);
 
     // Signing in removes the sessions that ended (the revoked key's too), so the table holds only live ones.
@@ -497,14 +460,7 @@ async fn an_instance_served_over_https_marks_its_session_cookie_secure() {
         config.public_url = url::Url::parse("https://alpha.test/").expect("a URL");
     })
     .await;
-    let answer = post_form(
-        &instance,
-        "/console/sign-in",
-        None,
-        &[("api_key", &instance.admin_key)],
-        Some("same-origin"),
-    )
-    .await;
+    let answer = post_sign_in(&instance, &instance.admin_key, "same-origin").await;
     assert_eq!(answer.status, StatusCode::SEE_OTHER, "{}", answer.body);
     assert!(
         answer.set_cookie().is_some_and(|value| value.contains("; Secure")),
