@@ -12,6 +12,7 @@
 
 mod assets;
 mod overview;
+mod peers;
 mod session;
 mod sign_in;
 mod views;
@@ -67,6 +68,8 @@ pub fn routes(state: ConsoleState) -> Router {
     Router::new()
         .route(CONSOLE_PATH, get(|| async { Redirect::to("/console/") }))
         .route("/console/", get(overview::show))
+        .route("/console/peers", get(peers::list))
+        .route("/console/peers/{realm}", get(peers::show))
         .route("/console/sign-in", get(sign_in::form).post(sign_in::sign_in))
         .route("/console/sign-out", axum::routing::post(sign_in::sign_out))
         .route("/console/assets/{name}", get(assets::serve))

@@ -48,6 +48,18 @@ pub fn seconds_shown(seconds: f64) -> String {
     format!("{} min {} s", whole / 60, whole % 60)
 }
 
+/// How long something has waited: `45 s`, `12 min`, `3 h 5 min`, `2 d 4 h` (a negative span, from clocks apart, is
+/// `0 s`).
+pub fn age_shown(age: chrono::TimeDelta) -> String {
+    let seconds = age.num_seconds().max(0);
+    match seconds {
+        0..60 => format!("{seconds} s"),
+        60..3_600 => format!("{} min", seconds / 60),
+        3_600..86_400 => format!("{} h {} min", seconds / 3_600, seconds % 3_600 / 60),
+        _ => format!("{} d {} h", seconds / 86_400, seconds % 86_400 / 3_600),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -59,6 +71,15 @@ mod tests {
         assert_eq!(bytes_shown(942_669_824), "899.0 MiB");
         assert_eq!(seconds_shown(13.84), "13.8 s");
         assert_eq!(seconds_shown(124.2), "2 min 4 s");
+    }
+
+    #[test]
+    fn an_age_is_shown_in_the_unit_that_reads_best() {
+        assert_eq!(age_shown(chrono::TimeDelta::seconds(-3)), "0 s");
+        assert_eq!(age_shown(chrono::TimeDelta::seconds(45)), "45 s");
+        assert_eq!(age_shown(chrono::TimeDelta::minutes(12)), "12 min");
+        assert_eq!(age_shown(chrono::TimeDelta::minutes(185)), "3 h 5 min");
+        assert_eq!(age_shown(chrono::TimeDelta::hours(52)), "2 d 4 h");
     }
 
     #[test]

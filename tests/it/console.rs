@@ -8,8 +8,11 @@ use http::{Method, Request, StatusCode, header};
 use interai::clock::Clock;
 use tower::ServiceExt;
 
+use crate::federation::peered;
+use crate::fixtures::publish_procedure;
 use crate::fixtures::{agent, agent_of_with_scopes, controller};
 use crate::harness::{DirectConnection, TestInstance};
+use crate::support::network::{Network, Node};
 
 /// An answer as a browser sees it.
 struct Answer {
@@ -47,10 +50,26 @@ impl Answer {
     }
 }
 
-async fn send(instance: &TestInstance, request: Request<Body>) -> Answer {
+/// What serves the console in a test: a lone instance, or a node of a network.
+trait Console {
+    fn console_router(&self) -> axum::Router;
+}
+
+impl Console for TestInstance {
+    fn console_router(&self) -> axum::Router {
+        self.instance.router()
+    }
+}
+
+impl Console for Node {
+    fn console_router(&self) -> axum::Router {
+        self.router.clone()
+    }
+}
+
+async fn send(instance: &impl Console, request: Request<Body>) -> Answer {
     let response = instance
-        .instance
-        .router()
+        .console_router()
         .oneshot(request)
         .await
         .expect("the router answers");
@@ -66,7 +85,7 @@ async fn send(instance: &TestInstance, request: Request<Body>) -> Answer {
     }
 }
 
-async fn get(instance: &TestInstance, path: &str, cookie: Option<&str>) -> Answer {
+async fn get(instance: &impl Console, path: &str, cookie: Option<&str>) -> Answer {
     let mut request = Request::builder()
         .method(Method::GET)
         .uri(path)
@@ -79,7 +98,7 @@ async fn get(instance: &TestInstance, path: &str, cookie: Option<&str>) -> Answe
 
 /// A form posted as a browser on a console page posts it (`Sec-Fetch-Site: same-origin`), or as `site` says.
 async fn post_form(
-    instance: &TestInstance,
+    instance: &impl Console,
     path: &str,
     cookie: Option<&str>,
     fields: &[(&str, &str)],
@@ -114,12 +133,12 @@ fn urlencoding(text: &str) -> String {
 }
 
 /// The sign-in form posted with `key`, from a page of the console or as `site` says.
-async fn post_sign_in(instance: &TestInstance, key: &str, site: &str) -> Answer {
+async fn post_sign_in(instance: &impl Console, key: &str, site: &str) -> Answer {
     post_form(instance, "/console/sign-in", None, &[("api_key", key)], Some(site)).await
 }
 
 /// Signs in with `key` and returns the session cookie to send back.
-async fn sign_in(instance: &TestInstance, key: &str) -> String {
+async fn sign_in(instance: &impl Console, key: &str) -> String {
     let answer = post_sign_in(instance, key, "same-origin").await;
     assert_eq!(answer.status, StatusCode::SEE_OTHER, "{}", answer.body);
     assert_eq!(answer.location(), "/console/");
@@ -247,22 +266,15 @@ async fn an_admin_signs_in_with_an_admin_key_and_reads_the_overview_in_a_page_th
     assert_eq!(page.status, StatusCode::OK, "{}", page.body);
     assert_security_headers(&page);
     assert!(page.body.contains("alpha.test"), "{}", page.body);
-    assert!(
-        page.body.contains(&format!(
-            "<tr><th scope=\"row\">Actors</th><td>{}</td></tr>",
-            overview.counts.actors
-        )),
-        "{}",
-        page.body
-    );
-    assert!(
-        page.body.contains(&format!(
-            "<tr><th scope=\"row\">Active API keys</th><td>{}</td></tr>",
-            overview.counts.active_api_keys
-        )),
-        "{}",
-        page.body
-    );
+    for (label, count) in [
+        ("Actors", overview.counts.actors),
+        ("Active API keys", overview.counts.active_api_keys),
+        ("Content items", overview.counts.content),
+        ("Peers", overview.counts.peers),
+    ] {
+        let row = format!("<tr><th scope=\"row\">{label}</th><td>{count}</td></tr>");
+        assert!(page.body.contains(&row), "{row} in {}", page.body);
+    }
     for health in &overview.loops {
         assert!(page.body.contains(health.name), "{}", health.name);
     }
@@ -467,4 +479,90 @@ async fn an_instance_served_over_https_marks_its_session_cookie_secure() {
         "{:?}",
         answer.set_cookie()
     );
+}
+
+#[tokio::test]
+async fn the_peers_page_shows_each_peer_s_state_trust_lag_backlog_and_last_failure() {
+    let network = Network::start(&["alpha.test", "beta.test", "gamma.test"]).await;
+    peered(&network, "alpha.test", "beta.test").await;
+    peered(&network, "alpha.test", "gamma.test").await;
+    let alpha = network.node("alpha.test");
+    let owner = controller(alpha.service(), "alpha's admin").await;
+    let admin = agent_of_with_scopes(alpha.service(), &owner, "alpha's admin key", "admin").await;
+    let author = agent(alpha.service(), "author").await;
+
+    // Beta goes down while alpha publishes: the change waits for it, and the rounds fail.
+    network.switchboard.take_down("beta.test");
+    publish_procedure(alpha.service(), &author, "procedure that waits for beta", &[]).await;
+    network.settle().await;
+    network.advance(TimeDelta::minutes(20));
+    network.settle().await;
+    // Gamma is blocked by alpha's admin, with a reason.
+    alpha
+        .federation()
+        .block_peer("gamma.test", "sent spam", None)
+        .await
+        .expect("blocked");
+
+    let cookie = sign_in(alpha, &admin.key).await;
+    let page = get(alpha, "/console/peers", Some(&cookie)).await;
+    assert_eq!(page.status, StatusCode::OK, "{}", page.body);
+    assert_security_headers(&page);
+    let row = |realm: &str| -> String {
+        let start = page
+            .body
+            .find(&format!("<a href=\"/console/peers/{realm}\">{realm}</a></th>"))
+            .unwrap_or_else(|| panic!("a row for {realm}: {}", page.body));
+        let end = page.body[start..].find("</tr>").expect("the row's end") + start;
+        page.body[start..end].to_owned()
+    };
+    let beta = row("beta.test");
+    let view = alpha.federation().peer_view("beta.test").await.expect("beta");
+    assert_eq!(view.undelivered_events, 1);
+    assert!(beta.contains("<td>active</td>"), "{beta}");
+    assert!(beta.contains("<td>standard</td>"), "{beta}");
+    assert!(
+        beta.contains("<td>20 min</td>"),
+        "the oldest undelivered change waited 20 minutes: {beta}"
+    );
+    assert!(beta.contains("<td>1</td>"), "one undelivered event: {beta}");
+    assert!(beta.contains("connect_failed"), "the last failure: {beta}");
+    let gamma = row("gamma.test");
+    assert!(gamma.contains("blocked"), "{gamma}");
+    assert!(gamma.contains("sent spam, until unblocked"), "{gamma}");
+    assert!(
+        page.body
+            .contains("<tr class=\"alarm\">\n      <th scope=\"row\"><a href=\"/console/peers/gamma.test\">"),
+        "a blocked peer is marked: {}",
+        page.body
+    );
+    let trust = match &view.trust {
+        Some(trust) => format!("{:.2} ({})", trust.trust, trust.reason.to_text()),
+        None => "not computed yet".to_owned(),
+    };
+    assert!(beta.contains(&trust), "{trust} in {beta}");
+
+    // Beta's page: its pinned keys with their fingerprints, its replication, no dead letters.
+    let page = get(alpha, "/console/peers/beta.test", Some(&cookie)).await;
+    assert_eq!(page.status, StatusCode::OK, "{}", page.body);
+    assert!(!view.keys.is_empty());
+    for key in &view.keys {
+        assert!(page.body.contains(&key.fingerprint), "{}", key.fingerprint);
+        assert!(page.body.contains(&key.key_id), "{}", key.key_id);
+    }
+    assert!(page.body.contains("rounds in a row"), "{}", page.body);
+    assert!(page.body.contains("connect_failed"), "{}", page.body);
+    assert!(
+        page.body.contains("<dt>Outbox lag</dt><dd>20 min</dd>"),
+        "{}",
+        page.body
+    );
+    assert!(page.body.contains("None: every message to this peer"), "{}", page.body);
+    let unknown = get(alpha, "/console/peers/nobody.test", Some(&cookie)).await;
+    assert_eq!(unknown.status, StatusCode::NOT_FOUND, "{}", unknown.body);
+    assert_security_headers(&unknown);
+
+    // An admin of beta has no session on alpha.
+    let elsewhere = get(network.node("beta.test"), "/console/peers", Some(&cookie)).await;
+    assert_eq!(elsewhere.status, StatusCode::SEE_OTHER);
 }

@@ -1,0 +1,257 @@
+//! The peers pages: the list (`/console/peers`), one row per peer with what an admin checks each morning (its state
+//! and level, the trust its evidence counts with, when it was last heard from, how far behind it is, what waits for
+//! it, its last failure), and a peer's page (`/console/peers/{realm}`) with its pinned keys and their fingerprints,
+//! its replication and its dead letters: the same peer views `GET /admin/peers` and `interai admin peer show` give.
+
+use askama::Template;
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::Response;
+use chrono::{DateTime, Utc};
+
+use super::session::{frame, page_session};
+use super::views::{TimeView, age_shown};
+use super::{ConsoleState, Frame, error_page, page};
+use crate::domain::{PeerState, ShownPeerState};
+use crate::service::federation::peer_status::PeerView;
+
+#[derive(Template)]
+#[template(path = "console/peers.html")]
+struct PeersPage {
+    frame: Frame,
+    now: TimeView,
+    peers: Vec<PeerRow>,
+}
+
+/// One peer as the page shows it.
+struct PeerRow {
+    realm: String,
+    state: &'static str,
+    /// Whether the state calls for attention (unreachable, blocked either way, waiting for an admin).
+    alarming: bool,
+    level: &'static str,
+    /// The effective trust with what decided it (`0.50 (level:standard)`), or why there is none yet.
+    trust: String,
+    last_contact: Option<TimeView>,
+    /// How long the oldest event not yet delivered has waited (`—` when nothing waits).
+    outbox_lag: String,
+    undelivered_events: i64,
+    pending_peering_messages: i64,
+    dead_letters: i64,
+    /// The block's reason and end, for a peer this instance blocked.
+    blocked: Option<String>,
+    /// The last failure of any channel: its class and detail.
+    last_error: Option<String>,
+    last_error_at: Option<TimeView>,
+}
+
+fn trust_shown(view: &PeerView) -> String {
+    match (&view.trust, view.trust_pin) {
+        (Some(trust), _) => format!("{:.2} ({})", trust.trust, trust.reason.to_text()),
+        (None, Some(pin)) => format!("pinned at {pin:.2}, counted from the next trust batch"),
+        (None, None) => "not computed yet".to_owned(),
+    }
+}
+
+fn row_of(view: &PeerView, now: DateTime<Utc>) -> PeerRow {
+    let replication = view.replication.as_ref();
+    let outbox_lag = replication
+        .and_then(|lag| lag.oldest_undelivered_at)
+        .map_or_else(|| "—".to_owned(), |oldest| age_shown(now - oldest));
+    PeerRow {
+        realm: view.peer.realm.clone(),
+        state: view.state.as_str(),
+        alarming: matches!(
+            view.state,
+            ShownPeerState::BlockedByPeer
+                | ShownPeerState::Stored(PeerState::Unreachable | PeerState::Blocked | PeerState::PendingIn)
+        ),
+        level: view.peer.level.as_str(),
+        trust: trust_shown(view),
+        last_contact: view.peer.last_contact_at.map(TimeView::of),
+        outbox_lag,
+        undelivered_events: view.undelivered_events,
+        pending_peering_messages: view.pending_peering_messages,
+        dead_letters: replication.map_or(0, |lag| lag.dead_letters),
+        blocked: (view.peer.state == PeerState::Blocked).then(|| {
+            let reason = view.peer.blocked_reason.as_deref().unwrap_or("no reason given");
+            match view.peer.blocked_until {
+                Some(until) => format!("{reason}, until {}", TimeView::of(until).utc),
+                None => format!("{reason}, until unblocked"),
+            }
+        }),
+        last_error: view
+            .last_error
+            .as_ref()
+            .map(|failure| format!("{}: {}", failure.class, failure.detail)),
+        last_error_at: view.last_error.as_ref().map(|failure| TimeView::of(failure.at)),
+    }
+}
+
+/// `GET /console/peers`.
+pub async fn list(State(state): State<ConsoleState>, headers: HeaderMap) -> Response {
+    let session = match page_session(&state, &headers).await {
+        Ok(session) => session,
+        Err(answer) => return answer,
+    };
+    let frame = frame(&state, &session, "Peers");
+    let federation = state.client.federation();
+    let views = match federation.list_peers().await {
+        Ok(views) => views,
+        Err(error) => return error_page(&state, Some(frame), &error),
+    };
+    let now = federation.now();
+    page(
+        StatusCode::OK,
+        &PeersPage {
+            frame,
+            now: TimeView::of(now),
+            peers: views.iter().map(|view| row_of(view, now)).collect(),
+        },
+    )
+}
+
+/// The most dead letters a peer's page lists (`interai admin federation dead-letters` lists them all).
+const DEAD_LETTERS_SHOWN: i64 = 50;
+
+#[derive(Template)]
+#[template(path = "console/peer.html")]
+struct PeerPage {
+    frame: Frame,
+    now: TimeView,
+    row: PeerRow,
+    base_url: String,
+    added: TimeView,
+    keys: Vec<KeyRow>,
+    replication: Option<ReplicationRows>,
+    dead_letters: Vec<DeadLetterRow>,
+}
+
+/// A pinned key as the page shows it.
+struct KeyRow {
+    key_id: String,
+    fingerprint: String,
+    pinned_by: String,
+    pinned_at: TimeView,
+    valid: String,
+}
+
+/// The peer's replication as the page shows it: (what, value) pairs.
+struct ReplicationRows {
+    facts: Vec<(&'static str, String)>,
+}
+
+/// A dead letter as the page shows it.
+struct DeadLetterRow {
+    id: String,
+    activity_type: String,
+    attempts: i32,
+    error: String,
+    created: TimeView,
+}
+
+fn optional_time(at: Option<DateTime<Utc>>) -> String {
+    at.map_or_else(|| "never".to_owned(), |at| TimeView::of(at).utc)
+}
+
+fn replication_rows(view: &PeerView) -> Option<ReplicationRows> {
+    let lag = view.replication.as_ref()?;
+    let row = &lag.replication;
+    let push_failing = if row.consecutive_failures > 0 {
+        format!(
+            "{} rounds in a row, since {}",
+            row.consecutive_failures,
+            optional_time(row.failing_since)
+        )
+    } else {
+        "no".to_owned()
+    };
+    Some(ReplicationRows {
+        facts: vec![
+            ("Pushed through position", row.push_cursor.to_string()),
+            ("Next push round", TimeView::of(row.next_attempt_at).utc),
+            ("Push failing", push_failing),
+            ("Last push delivered", optional_time(row.last_success_at)),
+            (
+                "Pulled through position",
+                row.pull_cursor
+                    .map_or_else(|| "not yet".to_owned(), |cursor| cursor.to_string()),
+            ),
+            ("Last pull", optional_time(row.last_pull_at)),
+            (
+                "Last pull error",
+                row.last_pull_error.clone().unwrap_or_else(|| "none".to_owned()),
+            ),
+            (
+                "Its outbox epoch",
+                row.outbox_epoch.clone().unwrap_or_else(|| "not read yet".to_owned()),
+            ),
+            (
+                "It has read our outbox through",
+                row.pulled_through
+                    .map_or_else(|| "—".to_owned(), |position| position.to_string()),
+            ),
+        ],
+    })
+}
+
+/// `GET /console/peers/{realm}`.
+pub async fn show(State(state): State<ConsoleState>, Path(realm): Path<String>, headers: HeaderMap) -> Response {
+    let session = match page_session(&state, &headers).await {
+        Ok(session) => session,
+        Err(answer) => return answer,
+    };
+    let federation = state.client.federation();
+    let frame = frame(&state, &session, &format!("Peer {realm}"));
+    let view = match federation.peer_view(&realm).await {
+        Ok(view) => view,
+        Err(error) => return error_page(&state, Some(frame), &error),
+    };
+    let dead_letters = match federation
+        .dead_letters(Some(&view.peer.realm), DEAD_LETTERS_SHOWN)
+        .await
+    {
+        Ok(dead_letters) => dead_letters,
+        Err(error) => return error_page(&state, Some(frame), &error),
+    };
+    let now = federation.now();
+    page(
+        StatusCode::OK,
+        &PeerPage {
+            frame,
+            now: TimeView::of(now),
+            row: row_of(&view, now),
+            base_url: view.peer.base_url.clone(),
+            added: TimeView::of(view.peer.created_at),
+            keys: view
+                .keys
+                .iter()
+                .map(|key| KeyRow {
+                    key_id: key.key_id.clone(),
+                    fingerprint: key.fingerprint.clone(),
+                    pinned_by: key.pinned_by.as_str().to_owned(),
+                    pinned_at: TimeView::of(key.pinned_at),
+                    valid: match (key.valid_from, key.valid_until) {
+                        (None, None) => "always".to_owned(),
+                        (from, until) => format!(
+                            "from {} until {}",
+                            from.map_or_else(|| "the start".to_owned(), |at| TimeView::of(at).utc),
+                            until.map_or_else(|| "revoked".to_owned(), |at| TimeView::of(at).utc)
+                        ),
+                    },
+                })
+                .collect(),
+            replication: replication_rows(&view),
+            dead_letters: dead_letters
+                .iter()
+                .map(|delivery| DeadLetterRow {
+                    id: delivery.id.clone(),
+                    activity_type: delivery.activity_type.clone(),
+                    attempts: delivery.attempts,
+                    error: delivery.last_error.clone().unwrap_or_default(),
+                    created: TimeView::of(delivery.created_at),
+                })
+                .collect(),
+        },
+    )
+}
