@@ -11,6 +11,7 @@
 //! the session's form token.
 
 mod assets;
+mod audit;
 mod overview;
 mod peers;
 mod session;
@@ -70,6 +71,7 @@ pub fn routes(state: ConsoleState) -> Router {
         .route("/console/", get(overview::show))
         .route("/console/peers", get(peers::list))
         .route("/console/peers/{realm}", get(peers::show))
+        .route("/console/audit", get(audit::list))
         .route("/console/sign-in", get(sign_in::form).post(sign_in::sign_in))
         .route("/console/sign-out", axum::routing::post(sign_in::sign_out))
         .route("/console/assets/{name}", get(assets::serve))

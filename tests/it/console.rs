@@ -566,3 +566,98 @@ async fn the_peers_page_shows_each_peer_s_state_trust_lag_backlog_and_last_failu
     let elsewhere = get(network.node("beta.test"), "/console/peers", Some(&cookie)).await;
     assert_eq!(elsewhere.status, StatusCode::SEE_OTHER);
 }
+
+#[tokio::test]
+async fn the_audit_page_filters_the_log_pages_through_it_and_says_why_a_filter_is_refused() {
+    use interai::service::audit::CallAudit;
+    use interai::service::{ErrorCode, ServiceError};
+
+    let instance = TestInstance::start("alpha.test").await;
+    let writer = agent(instance.service(), "writer").await;
+    let reader = agent(instance.service(), "reader").await;
+    let refused = ServiceError::new(ErrorCode::NotFound, "no such item");
+    // 55 searches by the reader (a page holds 50), then 3 publishes by the writer, one refused.
+    let calls = (0..55).map(|_| (&reader, "search", None)).chain([
+        (&writer, "publish", None),
+        (&writer, "publish", Some(&refused)),
+        (&writer, "publish", None),
+    ]);
+    for (caller, tool, failure) in calls {
+        instance.clock.advance(TimeDelta::seconds(1));
+        instance
+            .service()
+            .record_call(CallAudit {
+                caller: &caller.caller,
+                tool,
+                is_write: tool == "publish",
+                request: &serde_json::json!({}),
+                outcome: match failure {
+                    None => Ok("done".to_owned()),
+                    Some(error) => Err(error),
+                },
+                duration: std::time::Duration::from_micros(2_500),
+                client_name: None,
+                client_version: None,
+            })
+            .await
+            .expect("recorded");
+    }
+    let cookie = sign_in(&instance, &instance.admin_key).await;
+
+    // The writer's calls, newest first, the refused one marked.
+    let writer_id = writer.caller.actor.id.to_string();
+    let page = get(&instance, &format!("/console/audit?actor={writer_id}"), Some(&cookie)).await;
+    assert_eq!(page.status, StatusCode::OK, "{}", page.body);
+    assert_security_headers(&page);
+    assert_eq!(page.body.matches("<td>publish</td>").count(), 3, "{}", page.body);
+    assert_eq!(page.body.matches("<td>search</td>").count(), 0);
+    assert_eq!(page.body.matches("<tr class=\"alarm\">").count(), 1, "{}", page.body);
+    assert!(page.body.contains("<td>not_found</td>"), "{}", page.body);
+    assert!(page.body.contains("<td>2.5 ms</td>"), "{}", page.body);
+    assert!(
+        page.body.contains(&format!("value=\"{writer_id}\"")),
+        "the form keeps the filter"
+    );
+    assert!(!page.body.contains("rel=\"next\""), "one page");
+
+    // The reader's 55 searches: 50, then the 5 older ones through the link, none twice.
+    let first = get(&instance, "/console/audit?tool=search", Some(&cookie)).await;
+    assert_eq!(first.body.matches("<td>search</td>").count(), 50);
+    let marker = "<a href=\"";
+    let next = first
+        .body
+        .split(marker)
+        .find_map(|part| {
+            part.split_once("\" rel=\"next\"")
+                .map(|(link, _)| link.replace("&#38;", "&").replace("&amp;", "&"))
+        })
+        .expect("a link to the next page");
+    assert!(next.starts_with("/console/audit?tool=search&cursor="), "{next}");
+    let second = get(&instance, &next, Some(&cookie)).await;
+    assert_eq!(second.status, StatusCode::OK, "{}", second.body);
+    assert_eq!(second.body.matches("<td>search</td>").count(), 5, "{}", second.body);
+    assert!(!second.body.contains("rel=\"next\""));
+
+    // A filter that does not parse is said above the form, with nothing listed.
+    let refused_filter = get(&instance, "/console/audit?from=yesterday", Some(&cookie)).await;
+    assert_eq!(refused_filter.status, StatusCode::OK);
+    assert!(
+        refused_filter.body.contains("role=\"alert\""),
+        "{}",
+        refused_filter.body
+    );
+    let alert = refused_filter
+        .body
+        .split("role=\"alert\">")
+        .nth(1)
+        .and_then(|rest| rest.split("</p>").next())
+        .unwrap_or_default();
+    assert!(alert.contains("from"), "the reason names the filter: {alert}");
+    assert_eq!(refused_filter.body.matches("<td>search</td>").count(), 0);
+
+    // Without a session, the sign-in page.
+    assert_eq!(
+        get(&instance, "/console/audit", None).await.status,
+        StatusCode::SEE_OTHER
+    );
+}

@@ -1,0 +1,135 @@
+//! The audit page (`/console/audit`): the audit log, newest first, filtered by actor, tool, outcome and time, a page
+//! at a time; the same `Service::audit_log` that `GET /admin/audit` and `interai admin audit list` read. A filter
+//! that does not parse is shown with its reason above the form, not as an error page.
+
+use askama::Template;
+use axum::extract::{Query, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::Response;
+use serde::Deserialize;
+
+use super::session::{frame, page_session};
+use super::views::TimeView;
+use super::{ConsoleState, Frame, page};
+use crate::service::audit::AuditQuery;
+
+/// The form's fields, as the browser sends them back (empty fields are no filter).
+#[derive(Debug, Default, Deserialize)]
+pub struct AuditFilters {
+    #[serde(default)]
+    actor: String,
+    #[serde(default)]
+    tool: String,
+    #[serde(default)]
+    outcome: String,
+    #[serde(default)]
+    from: String,
+    #[serde(default)]
+    until: String,
+    #[serde(default)]
+    cursor: String,
+}
+
+fn given(text: &str) -> Option<String> {
+    let text = text.trim();
+    (!text.is_empty()).then(|| text.to_owned())
+}
+
+#[derive(Template)]
+#[template(path = "console/audit.html")]
+struct AuditPageView {
+    frame: Frame,
+    filters: AuditFilters,
+    /// Why the filters were refused, if they were.
+    refusal: Option<String>,
+    records: Vec<AuditRow>,
+    /// The link to the next page (the same filters, the next cursor).
+    next_page: Option<String>,
+}
+
+/// A record as the page shows it.
+struct AuditRow {
+    at: TimeView,
+    actor: String,
+    key: String,
+    tool: String,
+    outcome: String,
+    failed: bool,
+    summary: String,
+    duration: String,
+}
+
+/// `GET /console/audit`.
+pub async fn list(
+    State(state): State<ConsoleState>,
+    Query(filters): Query<AuditFilters>,
+    headers: HeaderMap,
+) -> Response {
+    let session = match page_session(&state, &headers).await {
+        Ok(session) => session,
+        Err(answer) => return answer,
+    };
+    let frame = frame(&state, &session, "Audit log");
+    let query = AuditQuery {
+        actor: given(&filters.actor),
+        tool: given(&filters.tool),
+        outcome: given(&filters.outcome),
+        from: given(&filters.from),
+        until: given(&filters.until),
+        cursor: given(&filters.cursor),
+        limit: None,
+    };
+    let (records, next_cursor, refusal) = match state.client.service().audit_log(query).await {
+        Ok(found) => (found.records, found.next_cursor, None),
+        Err(error) if error.code == crate::service::ErrorCode::InternalError => {
+            return super::error_page(&state, Some(frame), &error);
+        }
+        Err(error) => (Vec::new(), None, Some(error.message)),
+    };
+    let next_page = next_cursor.map(|cursor| {
+        let pairs = [
+            ("actor", filters.actor.as_str()),
+            ("tool", filters.tool.as_str()),
+            ("outcome", filters.outcome.as_str()),
+            ("from", filters.from.as_str()),
+            ("until", filters.until.as_str()),
+            ("cursor", cursor.as_str()),
+        ];
+        let query = pairs
+            .iter()
+            .filter(|(_, value)| !value.trim().is_empty())
+            .map(|(name, value)| {
+                format!(
+                    "{name}={}",
+                    url::form_urlencoded::byte_serialize(value.as_bytes()).collect::<String>()
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("&");
+        format!("/console/audit?{query}")
+    });
+    let records = records
+        .into_iter()
+        .map(|record| AuditRow {
+            at: TimeView::of(record.created_at),
+            actor: record.actor_id.to_string(),
+            key: record.key_id.to_string(),
+            failed: record.outcome != "ok",
+            tool: record.tool,
+            outcome: record.outcome,
+            summary: record.result_summary,
+            #[allow(clippy::cast_precision_loss)]
+            duration: format!("{:.1} ms", record.duration_micros as f64 / 1000.0),
+        })
+        .collect();
+    page(
+        StatusCode::OK,
+        &AuditPageView {
+            frame,
+            filters,
+            refusal,
+            records,
+            next_page,
+        },
+    )
+}
