@@ -28,7 +28,7 @@ use axum::routing::get;
 
 use crate::apub::client::FederationClient;
 use crate::config::Config;
-use crate::service::console_sessions::ConsoleSessionLimits;
+use crate::service::console_sessions::{ConsoleSession, ConsoleSessionLimits};
 use crate::service::{ErrorCode, ServiceError};
 
 pub use assets::Assets;
@@ -145,15 +145,20 @@ struct ErrorPage {
     message: String,
 }
 
-/// An error as the console shows it: a page with the error's message and the status of its code.
-fn error_page(state: &ConsoleState, frame: Option<Frame>, error: &ServiceError) -> Response {
-    let status = match error.code {
+/// The status of a console answer that shows an error with this code.
+fn status_of(code: ErrorCode) -> StatusCode {
+    match code {
         ErrorCode::Unauthenticated => StatusCode::UNAUTHORIZED,
         ErrorCode::ForbiddenScope => StatusCode::FORBIDDEN,
         ErrorCode::NotFound => StatusCode::NOT_FOUND,
         ErrorCode::InternalError => StatusCode::INTERNAL_SERVER_ERROR,
         _ => StatusCode::BAD_REQUEST,
-    };
+    }
+}
+
+/// An error as the console shows it: a page with the error's message and the status of its code.
+fn error_page(state: &ConsoleState, frame: Option<Frame>, error: &ServiceError) -> Response {
+    let status = status_of(error.code);
     if error.code == ErrorCode::InternalError {
         tracing::error!(cause = error.cause.as_deref().unwrap_or(""), "a console request failed");
     }
@@ -171,11 +176,19 @@ fn error_page(state: &ConsoleState, frame: Option<Frame>, error: &ServiceError) 
 impl ConsoleState {
     /// The frame of a page shown to someone not signed in.
     fn anonymous_frame(&self, title: &str) -> Frame {
+        self.frame(title, None)
+    }
+
+    /// The frame of a page titled `title`, for the signed-in `session` if there is one.
+    fn frame(&self, title: &str, session: Option<&ConsoleSession>) -> Frame {
         Frame {
             title: title.to_owned(),
             realm: self.client.service().realm().as_str().to_owned(),
-            signed_in_as: None,
-            form_token: String::new(),
+            signed_in_as: session.map(|session| {
+                let actor = &session.caller.actor;
+                format!("{} ({})", actor.display_name, actor.id)
+            }),
+            form_token: session.map_or_else(String::new, |session| session.form_token.clone()),
             stylesheet: self.assets.stylesheet_path(),
             script: self.assets.script_path(),
         }

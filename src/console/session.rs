@@ -1,7 +1,7 @@
 //! The console's session cookie and the checks of every request: which session it presents (the service decides
 //! whether it holds) and, for a form that changes something, that it came from a console page.
 
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::http::{HeaderMap, HeaderValue, header};
 use axum::response::{IntoResponse, Redirect, Response};
 
 use super::{ConsoleState, Frame, error_page};
@@ -44,12 +44,13 @@ pub fn removed_cookie(secure: bool) -> HeaderValue {
     }
 }
 
-/// Where a request without a session is sent: the sign-in page, with the cookie removed (it named a session that
-/// ended, if any).
-fn to_sign_in(state: &ConsoleState, message: Option<&str>) -> Response {
-    let target = match message {
-        Some(_) => "/console/sign-in?ended=1",
-        None => "/console/sign-in",
+/// Where a request without a session is sent: the sign-in page (which says why when the cookie named a session that
+/// `ended`), with the cookie removed.
+fn to_sign_in(state: &ConsoleState, ended: bool) -> Response {
+    let target = if ended {
+        "/console/sign-in?ended=1"
+    } else {
+        "/console/sign-in"
     };
     let mut response = Redirect::to(target).into_response();
     response
@@ -62,11 +63,11 @@ fn to_sign_in(state: &ConsoleState, message: Option<&str>) -> Response {
 /// page; a key that lost the admin scope gets a 403 page.
 pub async fn page_session(state: &ConsoleState, headers: &HeaderMap) -> Result<ConsoleSession, Response> {
     let Some(token) = presented_token(headers) else {
-        return Err(to_sign_in(state, None));
+        return Err(to_sign_in(state, false));
     };
     match state.client.service().console_session(&token, state.limits).await {
         Ok(session) => Ok(session),
-        Err(error) if error.code == ErrorCode::Unauthenticated => Err(to_sign_in(state, Some(&error.message))),
+        Err(error) if error.code == ErrorCode::Unauthenticated => Err(to_sign_in(state, true)),
         Err(error) => Err(error_page(state, None, &error)),
     }
 }
@@ -112,27 +113,17 @@ pub fn cross_site_refusal(state: &ConsoleState, headers: &HeaderMap) -> Option<R
     if site == "same-origin" || site == "none" {
         return None;
     }
-    let mut response = error_page(
+    Some(error_page(
         state,
         None,
         &ServiceError::new(
             ErrorCode::ForbiddenScope,
             "the console takes forms only from its own pages",
         ),
-    );
-    *response.status_mut() = StatusCode::FORBIDDEN;
-    Some(response)
+    ))
 }
 
 /// The frame of a page for the signed-in `session`.
 pub fn frame(state: &ConsoleState, session: &ConsoleSession, title: &str) -> Frame {
-    let actor = &session.caller.actor;
-    Frame {
-        title: title.to_owned(),
-        realm: state.client.service().realm().as_str().to_owned(),
-        signed_in_as: Some(format!("{} ({})", actor.display_name, actor.id)),
-        form_token: session.form_token.clone(),
-        stylesheet: state.assets.stylesheet_path(),
-        script: state.assets.script_path(),
-    }
+    state.frame(title, Some(session))
 }

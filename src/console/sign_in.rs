@@ -77,12 +77,8 @@ pub async fn sign_in(State(state): State<ConsoleState>, headers: HeaderMap, Form
             response
         }
         Err(error) => {
-            let status = match error.code {
-                ErrorCode::Unauthenticated => StatusCode::UNAUTHORIZED,
-                ErrorCode::ForbiddenScope => StatusCode::FORBIDDEN,
-                _ => StatusCode::INTERNAL_SERVER_ERROR,
-            };
-            if status == StatusCode::INTERNAL_SERVER_ERROR {
+            let status = super::status_of(error.code);
+            if error.code == ErrorCode::InternalError {
                 tracing::error!(cause = error.cause.as_deref().unwrap_or(""), "console sign-in failed");
             }
             page(
