@@ -50,10 +50,12 @@ pub async fn form(State(state): State<ConsoleState>, Query(query): Query<SignInQ
     )
 }
 
-/// The sign-in form.
+/// The sign-in form. A field left out is empty, so a form without a key gets the sign-in page's answer for a missing
+/// key, not the extractor's plain-text refusal.
 #[derive(Deserialize)]
 pub struct SignInForm {
     /// The admin-scope API key.
+    #[serde(default)]
     api_key: String,
 }
 
@@ -92,10 +94,11 @@ pub async fn sign_in(State(state): State<ConsoleState>, headers: HeaderMap, Form
     }
 }
 
-/// The sign-out form.
+/// The sign-out form (a form without its token is refused as one with a wrong token).
 #[derive(Deserialize)]
 pub struct SignOutForm {
     /// The session's form token.
+    #[serde(default)]
     form_token: String,
 }
 

@@ -306,6 +306,15 @@ async fn a_key_that_is_not_valid_or_has_no_admin_scope_opens_no_session() {
     assert_eq!(cross_site.status, StatusCode::FORBIDDEN);
     assert!(cross_site.set_cookie().is_none());
 
+    // A form without the key field, or with an empty key, gets the sign-in page's answer.
+    for fields in [vec![], vec![("api_key", "")]] {
+        let empty = post_form(&instance, "/console/sign-in", None, &fields, Some("same-origin")).await;
+        assert_eq!(empty.status, StatusCode::UNAUTHORIZED, "{fields:?}: {}", empty.body);
+        assert!(empty.body.contains("an API key is required"), "{}", empty.body);
+        assert_security_headers(&empty);
+        assert!(empty.set_cookie().is_none());
+    }
+
     // A cookie that names no session is no session.
     let forged = get(&instance, "/console/", Some("interai_console=ics_forged")).await;
     assert_eq!(forged.status, StatusCode::SEE_OTHER);
@@ -440,6 +449,11 @@ async fn a_form_without_the_session_s_form_token_or_sent_by_another_site_is_refu
             "{what}: the session is still open"
         );
     }
+    // Nor does a form without the field at all.
+    let without_field = post_form(&instance, "/console/sign-out", Some(&cookie), &[], Some("same-origin")).await;
+    assert_eq!(without_field.status, StatusCode::FORBIDDEN, "{}", without_field.body);
+    assert_eq!(get(&instance, "/console/", Some(&cookie)).await.status, StatusCode::OK);
+
     // Another session's form token does not do either.
     let other = sign_in(&instance, &instance.admin_key).await;
     let other_token = get(&instance, "/console/", Some(&other)).await.form_token();
