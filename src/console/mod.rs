@@ -10,6 +10,7 @@
 //! Sign-in exchanges an admin-scope API key for a server-side session ([`session`]); each state-changing form carries
 //! the session's form token.
 
+mod actions;
 mod assets;
 mod audit;
 mod overview;
@@ -115,6 +116,8 @@ pub struct Frame {
     pub stylesheet: String,
     /// The script's path.
     pub script: String,
+    /// What the page says above its content after an action (see [`actions`]).
+    pub notice: Option<actions::Notice>,
 }
 
 /// A rendered page with `status`, or the error page when the template fails.
@@ -191,6 +194,7 @@ impl ConsoleState {
             form_token: session.map_or_else(String::new, |session| session.form_token.clone()),
             stylesheet: self.assets.stylesheet_path(),
             script: self.assets.script_path(),
+            notice: None,
         }
     }
 }

@@ -42,6 +42,26 @@ pub struct CallAudit<'a> {
     pub client_version: Option<String>,
 }
 
+/// The prefix of the tool name an admin's action is audited under (`admin/peer.block`).
+pub const ADMIN_ACTION_PREFIX: &str = "admin/";
+
+/// One action an admin took, to record.
+#[derive(Debug, Clone)]
+pub struct AdminAction<'a> {
+    /// The signed-in admin (the key they signed in with).
+    pub caller: &'a AuthenticatedActor,
+    /// What was done, as `noun.verb` (`peer.block`, `key.revoke`).
+    pub action: &'a str,
+    /// What the admin asked, as given (secrets never: a form's secret fields are left out by the caller).
+    pub request: &'a Value,
+    /// A short summary of what was done, or the error.
+    pub outcome: Result<String, &'a ServiceError>,
+    /// How long the action took.
+    pub duration: Duration,
+    /// Where it was taken (`interai console`).
+    pub surface: &'a str,
+}
+
 /// The caller's position against the write limit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct WriteAllowance {
@@ -59,6 +79,25 @@ impl Service {
     pub async fn record_call(&self, audit: CallAudit<'_>) -> Result<(), ServiceError> {
         let record = self.audit_record(audit);
         Ok(store::audit::append_unwritten_call(self.store(), &record).await?)
+    }
+
+    /// Records an action an admin took (through the web console): audited like a tool call, under the tool name
+    /// `admin/<action>` (so the audit log's tool filter finds one kind, and no agent tool shares the name), with the
+    /// signed-in key as the caller and `surface` as the client. It is not counted as a write: the write limit meters
+    /// agents, not the people who run the instance.
+    pub async fn record_admin_action(&self, action: AdminAction<'_>) -> Result<(), ServiceError> {
+        let tool = format!("{ADMIN_ACTION_PREFIX}{}", action.action);
+        self.record_call(CallAudit {
+            caller: action.caller,
+            tool: &tool,
+            is_write: false,
+            request: action.request,
+            outcome: action.outcome,
+            duration: action.duration,
+            client_name: Some(action.surface.to_owned()),
+            client_version: Some(env!("CARGO_PKG_VERSION").to_owned()),
+        })
+        .await
     }
 
     /// The row that records a call. Nothing in it may hold text a scan rule matches, whatever the outcome and
