@@ -1166,19 +1166,22 @@ async fn run_peer_command(instance: &Instance, command: PeerCommand) -> anyhow::
             for (key, print) in introduction.keys.iter().zip(&fingerprints) {
                 eprintln!("  {print}  {}", key.key_id);
             }
-            match fingerprint {
-                Some(expected) if fingerprints.iter().any(|print| *print == expected.trim()) => {}
-                Some(expected) => bail!(
-                    "the peer's key fingerprint is not {expected}; nothing was pinned. Check with the peer's admin \
-                     (interai admin federation identity on their side)"
-                ),
+            let view = match fingerprint {
+                Some(expected) => {
+                    instance
+                        .federation()
+                        .add_compared_peer(&introduction, level, &expected)
+                        .await?
+                }
                 None if yes => bail!("--yes needs --fingerprint: a key is never pinned without being compared"),
-                None => confirm(&format!(
-                    "Pin this key and ask {} to peer? Type yes: ",
-                    introduction.realm
-                ))?,
-            }
-            let view = instance.federation().add_peer(&introduction, level).await?;
+                None => {
+                    confirm(&format!(
+                        "Pin this key and ask {} to peer? Type yes: ",
+                        introduction.realm
+                    ))?;
+                    instance.federation().add_peer(&introduction, level).await?
+                }
+            };
             deliver_now(instance).await;
             let view = instance.federation().peer_view(&view.peer.realm).await?;
             println!("{}\t{}", view.peer.realm, view.peer.state);
@@ -1287,33 +1290,11 @@ pub fn parse_expiry(text: &str, now: DateTime<Utc>) -> anyhow::Result<DateTime<U
 
 /// Parses an instant argument: an RFC 3339 instant, or a count of days, hours or minutes from `now`.
 fn parse_instant(argument: &str, text: &str, now: DateTime<Utc>) -> anyhow::Result<DateTime<Utc>> {
-    let text = text.trim();
-    if let Ok(instant) = DateTime::parse_from_rfc3339(text) {
-        return Ok(instant.to_utc());
-    }
-    match positive_duration(text) {
-        Some(delta) => Ok(now + delta),
-        None => bail!(
-            "{argument}: expected an RFC 3339 time such as 2027-01-31T00:00:00Z or a positive duration such as 90d, 12h, 30m"
-        ),
-    }
+    crate::service::validation::instant_or_duration(argument, text, now).map_err(|error| anyhow::anyhow!(error.message))
 }
 
 /// Parses an age such as `30d`, `12h` or `90m`.
 pub fn parse_age(argument: &str, text: &str) -> anyhow::Result<TimeDelta> {
-    positive_duration(text.trim())
+    crate::service::validation::positive_duration(text.trim())
         .ok_or_else(|| anyhow::anyhow!("{argument}: expected a positive duration such as 30d, 12h or 90m"))
-}
-
-/// A positive count of days (`d`), hours (`h`) or minutes (`m`).
-fn positive_duration(text: &str) -> Option<TimeDelta> {
-    let (unit_start, _) = text.char_indices().last()?;
-    let (number, unit) = text.split_at(unit_start);
-    let amount = number.parse::<i64>().ok().filter(|amount| *amount > 0)?;
-    match unit {
-        "d" => TimeDelta::try_days(amount),
-        "h" => TimeDelta::try_hours(amount),
-        "m" => TimeDelta::try_minutes(amount),
-        _ => None,
-    }
 }

@@ -116,6 +116,17 @@ impl FederationClient {
         }
     }
 
+    /// Reads the manifest of the peer at `url_text`, as an admin gave it, for the admin to compare its keys'
+    /// fingerprints before adding it: every failure is a `validation_failed` on `url` saying what went wrong.
+    pub async fn look_up_peer(&self, url_text: &str) -> Result<PeerIntroduction, ServiceError> {
+        let url = self
+            .peer_url(url_text)
+            .map_err(|error| ServiceError::validation("url", error.to_string()))?;
+        self.fetch_manifest(&url)
+            .await
+            .map_err(|error| ServiceError::validation("url", format!("the peer's manifest: {error}")))
+    }
+
     /// Parses a peer URL the admin gave or a document named, refusing schemes this instance does not use.
     pub fn peer_url(&self, text: &str) -> Result<Url, FederationClientError> {
         let text = text.trim();

@@ -14,6 +14,7 @@ mod actions;
 mod assets;
 mod audit;
 mod overview;
+mod peer_actions;
 mod peers;
 mod session;
 mod sign_in;
@@ -25,7 +26,7 @@ use askama::Template;
 use axum::Router;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Redirect, Response};
-use axum::routing::get;
+use axum::routing::{get, post};
 
 use crate::apub::client::FederationClient;
 use crate::config::Config;
@@ -71,10 +72,14 @@ pub fn routes(state: ConsoleState) -> Router {
         .route(CONSOLE_PATH, get(|| async { Redirect::to("/console/") }))
         .route("/console/", get(overview::show))
         .route("/console/peers", get(peers::list))
+        .route("/console/peers/look-up", post(peer_actions::look_up))
+        .route("/console/peers/add", post(peer_actions::add))
         .route("/console/peers/{realm}", get(peers::show))
+        .route("/console/peers/{realm}/{action}", post(peer_actions::act))
+        .route("/console/dead-letters/{id}/{action}", post(peer_actions::dead_letter))
         .route("/console/audit", get(audit::list))
         .route("/console/sign-in", get(sign_in::form).post(sign_in::sign_in))
-        .route("/console/sign-out", axum::routing::post(sign_in::sign_out))
+        .route("/console/sign-out", post(sign_in::sign_out))
         .route("/console/assets/{name}", get(assets::serve))
         .layer(axum::middleware::from_fn(security_headers))
         .with_state(state)

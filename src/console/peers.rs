@@ -4,15 +4,16 @@
 //! its replication and its dead letters: the same peer views `GET /admin/peers` and `interai admin peer show` give.
 
 use askama::Template;
-use axum::extract::{Path, State};
+use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 use chrono::{DateTime, Utc};
 
+use super::actions::{DoneQuery, Notice};
 use super::session::{frame, page_session};
 use super::views::{TimeView, age_shown};
 use super::{ConsoleState, Frame, error_page, page};
-use crate::domain::{PeerState, ShownPeerState};
+use crate::domain::{PeerLevel, PeerState, ShownPeerState};
 use crate::service::federation::peer_status::PeerView;
 
 #[derive(Template)]
@@ -20,6 +21,8 @@ use crate::service::federation::peer_status::PeerView;
 struct PeersPage {
     frame: Frame,
     now: TimeView,
+    /// This instance's keys with their fingerprints.
+    identity: Vec<IdentityKey>,
     peers: Vec<PeerRow>,
 }
 
@@ -89,26 +92,57 @@ fn row_of(view: &PeerView, now: DateTime<Utc>) -> PeerRow {
 }
 
 /// `GET /console/peers`.
-pub async fn list(State(state): State<ConsoleState>, headers: HeaderMap) -> Response {
+pub async fn list(State(state): State<ConsoleState>, Query(query): Query<DoneQuery>, headers: HeaderMap) -> Response {
     let session = match page_session(&state, &headers).await {
         Ok(session) => session,
         Err(answer) => return answer,
     };
-    let frame = frame(&state, &session, "Peers");
+    let mut frame = frame(&state, &session, "Peers");
+    frame.notice = Notice::done(query.done.as_deref());
+    peers_page(&state, frame, StatusCode::OK).await
+}
+
+/// The peers page in `frame` with `status` (an action that failed shows it again with its notice).
+pub async fn peers_page(state: &ConsoleState, frame: Frame, status: StatusCode) -> Response {
     let federation = state.client.federation();
     let views = match federation.list_peers().await {
         Ok(views) => views,
-        Err(error) => return error_page(&state, Some(frame), &error),
+        Err(error) => return error_page(state, Some(frame), &error),
+    };
+    let identity = match federation.published_instance_keys().await {
+        Ok(keys) => keys
+            .iter()
+            .map(|key| IdentityKey {
+                key_id: key.description.key_id.clone(),
+                fingerprint: key.description.public_key.fingerprint(),
+            })
+            .collect(),
+        Err(error) => return error_page(state, Some(frame), &error),
     };
     let now = federation.now();
     page(
-        StatusCode::OK,
+        status,
         &PeersPage {
             frame,
             now: TimeView::of(now),
+            identity,
             peers: views.iter().map(|view| row_of(view, now)).collect(),
         },
     )
+}
+
+/// One of this instance's own keys, for the admin to read out to a peer's admin.
+struct IdentityKey {
+    key_id: String,
+    fingerprint: String,
+}
+
+/// The choices of a level `<select>`: (level, whether it is selected).
+pub fn level_choices(selected: PeerLevel) -> Vec<(&'static str, bool)> {
+    PeerLevel::ALL
+        .iter()
+        .map(|level| (level.as_str(), *level == selected))
+        .collect()
 }
 
 /// The most dead letters a peer's page lists (`interai admin federation dead-letters` lists them all).
@@ -120,11 +154,51 @@ struct PeerPage {
     frame: Frame,
     now: TimeView,
     row: PeerRow,
+    /// Which of the admin's forms the peer's state allows.
+    actions: PeerActions,
+    /// The level form's choices, the current level selected.
+    levels: Vec<(&'static str, bool)>,
     base_url: String,
     added: TimeView,
     keys: Vec<KeyRow>,
     replication: Option<ReplicationRows>,
     dead_letters: Vec<DeadLetterRow>,
+}
+
+/// Which forms a peer's page offers, by its state: an admin is never shown a button the service would refuse.
+struct PeerActions {
+    /// It asked to peer: approve (with the fingerprint) or reject.
+    approve: bool,
+    /// A peering that exists or is asked for, which the admin may end.
+    end_peering: bool,
+    /// Not blocked: it may be blocked.
+    block: bool,
+    /// Blocked: it may be unblocked.
+    unblock: bool,
+    /// Its trust is pinned: the pin may be removed.
+    unpin: bool,
+    /// The pinned trust, or the effective trust, as the pin form's starting value.
+    trust_value: String,
+}
+
+impl PeerActions {
+    fn of(view: &PeerView) -> PeerActions {
+        let state = view.peer.state;
+        PeerActions {
+            approve: state == PeerState::PendingIn,
+            end_peering: matches!(
+                state,
+                PeerState::Active | PeerState::PendingOut | PeerState::Unreachable
+            ),
+            block: state != PeerState::Blocked,
+            unblock: state == PeerState::Blocked,
+            unpin: view.trust_pin.is_some(),
+            trust_value: view
+                .trust_pin
+                .or(view.trust.as_ref().map(|trust| trust.trust))
+                .map_or_else(|| "0.50".to_owned(), |trust| format!("{trust:.2}")),
+        }
+    }
 }
 
 /// A pinned key as the page shows it.
@@ -196,31 +270,44 @@ fn replication_rows(view: &PeerView) -> Option<ReplicationRows> {
 }
 
 /// `GET /console/peers/{realm}`.
-pub async fn show(State(state): State<ConsoleState>, Path(realm): Path<String>, headers: HeaderMap) -> Response {
+pub async fn show(
+    State(state): State<ConsoleState>,
+    Path(realm): Path<String>,
+    Query(query): Query<DoneQuery>,
+    headers: HeaderMap,
+) -> Response {
     let session = match page_session(&state, &headers).await {
         Ok(session) => session,
         Err(answer) => return answer,
     };
+    let mut frame = frame(&state, &session, &format!("Peer {realm}"));
+    frame.notice = Notice::done(query.done.as_deref());
+    peer_page(&state, frame, &realm, StatusCode::OK).await
+}
+
+/// The page of the peer `realm` in `frame` with `status` (an action that failed shows it again with its notice).
+pub async fn peer_page(state: &ConsoleState, frame: Frame, realm: &str, status: StatusCode) -> Response {
     let federation = state.client.federation();
-    let frame = frame(&state, &session, &format!("Peer {realm}"));
-    let view = match federation.peer_view(&realm).await {
+    let view = match federation.peer_view(realm).await {
         Ok(view) => view,
-        Err(error) => return error_page(&state, Some(frame), &error),
+        Err(error) => return error_page(state, Some(frame), &error),
     };
     let dead_letters = match federation
         .dead_letters(Some(&view.peer.realm), DEAD_LETTERS_SHOWN)
         .await
     {
         Ok(dead_letters) => dead_letters,
-        Err(error) => return error_page(&state, Some(frame), &error),
+        Err(error) => return error_page(state, Some(frame), &error),
     };
     let now = federation.now();
     page(
-        StatusCode::OK,
+        status,
         &PeerPage {
             frame,
             now: TimeView::of(now),
             row: row_of(&view, now),
+            actions: PeerActions::of(&view),
+            levels: level_choices(view.peer.level),
             base_url: view.peer.base_url.clone(),
             added: TimeView::of(view.peer.created_at),
             keys: view

@@ -166,34 +166,12 @@ async fn add_peer(
         .map(level)
         .transpose()?
         .unwrap_or(PeerLevel::Standard);
-    let url = state
+    let introduction = state.client.look_up_peer(&body.url).await?;
+    let view = state
         .client
-        .peer_url(&body.url)
-        .map_err(|error| ApiError(ServiceError::validation("url", error.to_string())))?;
-    let introduction = state
-        .client
-        .fetch_manifest(&url)
-        .await
-        .map_err(|error| ApiError(ServiceError::validation("url", format!("the peer's manifest: {error}"))))?;
-    if !introduction
-        .keys
-        .iter()
-        .any(|key| key.public_key.fingerprint() == body.fingerprint.trim())
-    {
-        let listed: Vec<String> = introduction
-            .keys
-            .iter()
-            .map(|key| key.public_key.fingerprint())
-            .collect();
-        return Err(ApiError(
-            ServiceError::validation(
-                "fingerprint",
-                "the peer's key does not have this fingerprint; nothing was pinned",
-            )
-            .with_details(json!({ "field": "fingerprint", "peer_fingerprints": listed })),
-        ));
-    }
-    let view = state.client.federation().add_peer(&introduction, level).await?;
+        .federation()
+        .add_compared_peer(&introduction, level, &body.fingerprint)
+        .await?;
     deliver_now(&state, &view.peer.realm).await;
     let view = state.client.federation().peer_view(&view.peer.realm).await?;
     Ok((StatusCode::CREATED, axum::Json(peer_wire(view))).into_response())

@@ -1,5 +1,6 @@
 //! Input checks shared by the write use cases. Each failure is `validation_failed` naming the field.
 
+use chrono::{DateTime, TimeDelta, Utc};
 use serde_json::{Map, Value};
 
 use super::ServiceError;
@@ -286,4 +287,35 @@ pub fn visible(field: &str, text: &str) -> Result<(), ServiceError> {
 /// Whether a `space` argument is a `spc_` ID (in any case, as IDs are read) rather than a space name.
 pub fn names_a_space_id(space: &str) -> bool {
     space.get(..4).is_some_and(|prefix| prefix.eq_ignore_ascii_case("spc_"))
+}
+
+/// An instant an admin gives (a block's end, a key's expiry): an RFC 3339 time, or a positive count of days (`d`),
+/// hours (`h`) or minutes (`m`) from `now`. The CLI's `--until` and `--expires` and the console's fields read the same.
+pub fn instant_or_duration(field: &str, text: &str, now: DateTime<Utc>) -> Result<DateTime<Utc>, ServiceError> {
+    let text = text.trim();
+    if let Ok(instant) = DateTime::parse_from_rfc3339(text) {
+        return Ok(instant.to_utc());
+    }
+    positive_duration(text).map(|delta| now + delta).ok_or_else(|| {
+        ServiceError::validation(
+            field,
+            format!(
+                "{field}: expected an RFC 3339 time such as 2027-01-31T00:00:00Z or a positive duration such as 90d, \
+                 12h, 30m"
+            ),
+        )
+    })
+}
+
+/// A positive count of days (`d`), hours (`h`) or minutes (`m`): `30d`, `12h`, `90m`.
+pub fn positive_duration(text: &str) -> Option<TimeDelta> {
+    let (unit_start, _) = text.char_indices().last()?;
+    let (number, unit) = text.split_at(unit_start);
+    let amount = number.parse::<i64>().ok().filter(|amount| *amount > 0)?;
+    match unit {
+        "d" => TimeDelta::try_days(amount),
+        "h" => TimeDelta::try_hours(amount),
+        "m" => TimeDelta::try_minutes(amount),
+        _ => None,
+    }
 }

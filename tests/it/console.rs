@@ -675,3 +675,381 @@ async fn the_audit_page_filters_the_log_pages_through_it_and_says_why_a_filter_i
         StatusCode::SEE_OTHER
     );
 }
+
+/// The audit records of `tool` (every record for `""`) on `service`, newest first.
+async fn audited(service: &interai::service::Service, tool: &str) -> Vec<interai::store::audit::McpCallRecord> {
+    service
+        .audit_log(interai::service::audit::AuditQuery {
+            tool: (!tool.is_empty()).then(|| tool.to_owned()),
+            ..Default::default()
+        })
+        .await
+        .expect("the audit log")
+        .records
+}
+
+#[tokio::test]
+async fn two_admins_peer_their_instances_through_the_console_comparing_fingerprints_and_each_step_is_audited() {
+    let network = Network::start(&["alpha.test", "beta.test"]).await;
+    let (alpha, beta) = (network.node("alpha.test"), network.node("beta.test"));
+    let alpha_owner = controller(alpha.service(), "alpha's admin").await;
+    let alpha_admin = agent_of_with_scopes(alpha.service(), &alpha_owner, "alpha's admin key", "admin").await;
+    let beta_owner = controller(beta.service(), "beta's admin").await;
+    let beta_admin = agent_of_with_scopes(beta.service(), &beta_owner, "beta's admin key", "admin").await;
+    let alpha_cookie = sign_in(alpha, &alpha_admin.key).await;
+    let beta_cookie = sign_in(beta, &beta_admin.key).await;
+
+    // Each admin reads their own fingerprint on the peers page, to read it out to the other.
+    let fingerprint_of = |page: &Answer| -> String {
+        let marker = "<code class=\"fingerprint\">";
+        let start = page.body.find(marker).expect("a fingerprint") + marker.len();
+        let end = page.body[start..].find('<').expect("its end") + start;
+        page.body[start..end].to_owned()
+    };
+    let beta_peers = get(beta, "/console/peers", Some(&beta_cookie)).await;
+    let beta_fingerprint = fingerprint_of(&beta_peers);
+    let beta_keys = beta.federation().published_instance_keys().await.expect("beta's keys");
+    assert_eq!(beta_fingerprint, beta_keys[0].description.public_key.fingerprint());
+    let alpha_fingerprint = fingerprint_of(&get(alpha, "/console/peers", Some(&alpha_cookie)).await);
+
+    // Alpha's admin looks beta up: the page shows beta's fingerprint and asks for the one beta's admin reads out.
+    let peers_page = get(alpha, "/console/peers", Some(&alpha_cookie)).await;
+    let token = peers_page.form_token();
+    let looked_up = post_form(
+        alpha,
+        "/console/peers/look-up",
+        Some(&alpha_cookie),
+        &[("form_token", &token), ("url", &beta.url())],
+        Some("same-origin"),
+    )
+    .await;
+    assert_eq!(looked_up.status, StatusCode::OK, "{}", looked_up.body);
+    assert!(looked_up.body.contains(&beta_fingerprint), "{}", looked_up.body);
+    assert!(
+        looked_up.body.contains("action=\"/console/peers/add\""),
+        "{}",
+        looked_up.body
+    );
+    // A URL that does not answer is said on the peers page, nothing added.
+    let nowhere = post_form(
+        alpha,
+        "/console/peers/look-up",
+        Some(&alpha_cookie),
+        &[("form_token", &token), ("url", "http://nowhere.test")],
+        Some("same-origin"),
+    )
+    .await;
+    assert_eq!(nowhere.status, StatusCode::BAD_REQUEST, "{}", nowhere.body);
+    assert!(nowhere.body.contains("class=\"notice failed\""), "{}", nowhere.body);
+
+    // A fingerprint that is not beta's pins nothing: the add page again, with the error and beta's fingerprints.
+    let beta_url = beta.url();
+    let add = |fingerprint: String| {
+        let token = token.clone();
+        let beta_url = beta_url.clone();
+        let cookie = alpha_cookie.clone();
+        async move {
+            post_form(
+                alpha,
+                "/console/peers/add",
+                Some(&cookie),
+                &[
+                    ("form_token", &token),
+                    ("url", &beta_url),
+                    ("level", "high"),
+                    ("fingerprint", &fingerprint),
+                ],
+                Some("same-origin"),
+            )
+            .await
+        }
+    };
+    let refused = add(alpha_fingerprint.clone()).await;
+    assert_eq!(refused.status, StatusCode::BAD_REQUEST, "{}", refused.body);
+    assert!(refused.body.contains("class=\"notice failed\""), "{}", refused.body);
+    assert!(refused.body.contains("nothing was pinned"), "{}", refused.body);
+    assert!(refused.body.contains(&beta_fingerprint), "{}", refused.body);
+    assert!(
+        alpha.federation().peer_view("beta.test").await.is_err(),
+        "nothing added"
+    );
+
+    // The fingerprint beta's admin read out pins beta's key and asks beta to peer.
+    let added = add(beta_fingerprint.clone()).await;
+    assert_eq!(added.status, StatusCode::SEE_OTHER, "{}", added.body);
+    assert_eq!(added.location(), "/console/peers/beta.test?done=peer.add");
+    let page = get(alpha, added.location(), Some(&alpha_cookie)).await;
+    assert!(page.body.contains("class=\"notice done\""), "{}", page.body);
+    let view = alpha.federation().peer_view("beta.test").await.expect("beta");
+    assert_eq!(
+        (view.peer.state.as_str(), view.peer.level.as_str()),
+        ("pending_out", "high")
+    );
+    assert_eq!(view.keys[0].fingerprint, beta_fingerprint);
+
+    // Beta's admin sees alpha waiting, and approves it only with alpha's fingerprint.
+    network.settle().await;
+    let alpha_page = get(beta, "/console/peers/alpha.test", Some(&beta_cookie)).await;
+    assert!(alpha_page.body.contains("<dd>pending_in</dd>"), "{}", alpha_page.body);
+    assert!(
+        alpha_page.body.contains("action=\"/console/peers/alpha.test/approve\""),
+        "{}",
+        alpha_page.body
+    );
+    let approve = |fingerprint: String| {
+        let token = alpha_page.form_token();
+        let cookie = beta_cookie.clone();
+        async move {
+            post_form(
+                beta,
+                "/console/peers/alpha.test/approve",
+                Some(&cookie),
+                &[
+                    ("form_token", &token),
+                    ("fingerprint", &fingerprint),
+                    ("level", "standard"),
+                ],
+                Some("same-origin"),
+            )
+            .await
+        }
+    };
+    let refused = approve(beta_fingerprint.clone()).await;
+    assert_eq!(refused.status, StatusCode::BAD_REQUEST, "{}", refused.body);
+    assert!(refused.body.contains("do not approve"), "{}", refused.body);
+    assert_eq!(
+        beta.federation()
+            .peer_view("alpha.test")
+            .await
+            .expect("alpha")
+            .peer
+            .state
+            .as_str(),
+        "pending_in"
+    );
+    let approved = approve(alpha_fingerprint).await;
+    assert_eq!(approved.status, StatusCode::SEE_OTHER, "{}", approved.body);
+    assert_eq!(approved.location(), "/console/peers/alpha.test?done=peer.approve");
+    network.settle().await;
+    assert_eq!(
+        alpha
+            .federation()
+            .peer_view("beta.test")
+            .await
+            .expect("beta")
+            .peer
+            .state
+            .as_str(),
+        "active"
+    );
+    assert_eq!(
+        beta.federation()
+            .peer_view("alpha.test")
+            .await
+            .expect("alpha")
+            .peer
+            .state
+            .as_str(),
+        "active"
+    );
+
+    // Each attempt is in the audit log under the signed-in key: the refused one with its code, the one that pinned.
+    let adds = audited(alpha.service(), "admin/peer.add").await;
+    assert_eq!(adds.len(), 2, "{adds:?}");
+    assert_eq!(adds[0].outcome, "ok");
+    assert_eq!(adds[1].outcome, "validation_failed");
+    assert!(adds.iter().all(|record| record.key_id == alpha_admin.caller.key_id));
+    assert!(
+        adds.iter()
+            .all(|record| record.client_name.as_deref() == Some("interai console"))
+    );
+    let approvals = audited(beta.service(), "admin/peer.approve").await;
+    assert_eq!(
+        approvals
+            .iter()
+            .map(|record| record.outcome.as_str())
+            .collect::<Vec<_>>(),
+        ["ok", "validation_failed"]
+    );
+}
+
+#[tokio::test]
+async fn an_admin_blocks_unblocks_sets_the_level_pins_the_trust_and_removes_a_peer_from_its_page() {
+    let network = Network::start(&["alpha.test", "beta.test"]).await;
+    peered(&network, "alpha.test", "beta.test").await;
+    let alpha = network.node("alpha.test");
+    let owner = controller(alpha.service(), "alpha's admin").await;
+    let admin = agent_of_with_scopes(alpha.service(), &owner, "alpha's admin key", "admin").await;
+    let cookie = sign_in(alpha, &admin.key).await;
+    let token = get(alpha, "/console/peers/beta.test", Some(&cookie)).await.form_token();
+    let act = |action: &'static str, fields: Vec<(&'static str, String)>| {
+        let token = token.clone();
+        let cookie = cookie.clone();
+        async move {
+            let mut all = vec![("form_token", token)];
+            all.extend(fields);
+            let borrowed: Vec<(&str, &str)> = all.iter().map(|(name, value)| (*name, value.as_str())).collect();
+            post_form(
+                alpha,
+                &format!("/console/peers/beta.test/{action}"),
+                Some(&cookie),
+                &borrowed,
+                Some("same-origin"),
+            )
+            .await
+        }
+    };
+    let beta = || async { alpha.federation().peer_view("beta.test").await.expect("beta") };
+
+    // A block with an end that does not parse is refused, and beta stays active.
+    let refused = act("block", vec![("reason", "spam".into()), ("until", "next week".into())]).await;
+    assert_eq!(refused.status, StatusCode::BAD_REQUEST, "{}", refused.body);
+    assert!(refused.body.contains("RFC 3339"), "{}", refused.body);
+    assert_eq!(beta().await.peer.state.as_str(), "active");
+
+    let blocked = act("block", vec![("reason", "sent spam".into()), ("until", "7d".into())]).await;
+    assert_eq!(blocked.status, StatusCode::SEE_OTHER, "{}", blocked.body);
+    assert_eq!(blocked.location(), "/console/peers/beta.test?done=peer.block");
+    let view = beta().await;
+    assert_eq!(view.peer.state.as_str(), "blocked");
+    assert_eq!(view.peer.blocked_reason.as_deref(), Some("sent spam"));
+    assert_eq!(
+        view.peer.blocked_until,
+        Some(alpha.service().now() + TimeDelta::days(7))
+    );
+    let page = get(alpha, blocked.location(), Some(&cookie)).await;
+    assert!(page.body.contains("The peer is blocked"), "{}", page.body);
+    assert!(page.body.contains("/console/peers/beta.test/unblock"), "{}", page.body);
+    assert!(!page.body.contains("/console/peers/beta.test/block\""), "{}", page.body);
+
+    let unblocked = act("unblock", vec![]).await;
+    assert_eq!(unblocked.status, StatusCode::SEE_OTHER, "{}", unblocked.body);
+    assert_eq!(beta().await.peer.state.as_str(), "active");
+
+    let refused = act("level", vec![("level", "sky-high".into())]).await;
+    assert_eq!(refused.status, StatusCode::BAD_REQUEST, "{}", refused.body);
+    assert_eq!(beta().await.peer.level.as_str(), "standard");
+    let leveled = act("level", vec![("level", "low".into())]).await;
+    assert_eq!(leveled.status, StatusCode::SEE_OTHER, "{}", leveled.body);
+    assert_eq!(beta().await.peer.level.as_str(), "low");
+
+    let pinned = act("pin", vec![("trust", "0.3".into())]).await;
+    assert_eq!(pinned.status, StatusCode::SEE_OTHER, "{}", pinned.body);
+    assert_eq!(beta().await.trust_pin, Some(0.3));
+    let unpinned = act("unpin", vec![]).await;
+    assert_eq!(unpinned.status, StatusCode::SEE_OTHER, "{}", unpinned.body);
+    assert_eq!(beta().await.trust_pin, None);
+
+    let unknown = act("promote", vec![]).await;
+    assert_eq!(unknown.status, StatusCode::NOT_FOUND, "{}", unknown.body);
+
+    let removed = act("remove", vec![]).await;
+    assert_eq!(removed.status, StatusCode::SEE_OTHER, "{}", removed.body);
+    assert_eq!(removed.location(), "/console/peers?done=peer.remove");
+    assert!(alpha.federation().peer_view("beta.test").await.is_err());
+
+    let audited_tools: Vec<String> = audited(alpha.service(), "")
+        .await
+        .into_iter()
+        .map(|record| format!("{} {}", record.tool, record.outcome))
+        .collect();
+    for expected in [
+        "admin/peer.block validation_failed",
+        "admin/peer.block ok",
+        "admin/peer.unblock ok",
+        "admin/peer.level validation_failed",
+        "admin/peer.level ok",
+        "admin/peer.trust_pin ok",
+        "admin/peer.trust_unpin ok",
+        "admin/peer.remove ok",
+    ] {
+        assert!(
+            audited_tools.iter().any(|tool| tool == expected),
+            "{expected} in {audited_tools:?}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn an_admin_replays_and_drops_a_peer_s_dead_letters_from_its_page() {
+    let network = Network::start(&["alpha.test", "beta.test"]).await;
+    peered(&network, "alpha.test", "beta.test").await;
+    let alpha = network.node("alpha.test");
+    let owner = controller(alpha.service(), "alpha's admin").await;
+    let admin = agent_of_with_scopes(alpha.service(), &owner, "alpha's admin key", "admin").await;
+    let author = agent(alpha.service(), "author").await;
+    network
+        .switchboard
+        .refuse("beta.test", 400, r#"{"reason":"malformed_object"}"#);
+    publish_procedure(alpha.service(), &author, "refused procedure", &[]).await;
+    publish_procedure(alpha.service(), &author, "another refused procedure", &[]).await;
+    network.settle().await;
+    network.switchboard.stop_refusing("beta.test");
+    let letters = alpha
+        .federation()
+        .dead_letters(Some("beta.test"), 10)
+        .await
+        .expect("dead letters");
+    assert_eq!(letters.len(), 2);
+
+    let cookie = sign_in(alpha, &admin.key).await;
+    let page = get(alpha, "/console/peers/beta.test", Some(&cookie)).await;
+    let token = page.form_token();
+    for letter in &letters {
+        assert!(
+            page.body
+                .contains(&format!("action=\"/console/dead-letters/{}/replay\"", letter.id)),
+            "{}",
+            page.body
+        );
+    }
+    let replayed = post_form(
+        alpha,
+        &format!("/console/dead-letters/{}/replay", letters[0].id),
+        Some(&cookie),
+        &[("form_token", &token), ("peer", "beta.test")],
+        Some("same-origin"),
+    )
+    .await;
+    assert_eq!(replayed.status, StatusCode::SEE_OTHER, "{}", replayed.body);
+    assert_eq!(replayed.location(), "/console/peers/beta.test?done=dead_letter.replay");
+    let dropped = post_form(
+        alpha,
+        &format!("/console/dead-letters/{}/drop", letters[1].id),
+        Some(&cookie),
+        &[("form_token", &token), ("peer", "beta.test")],
+        Some("same-origin"),
+    )
+    .await;
+    assert_eq!(dropped.status, StatusCode::SEE_OTHER, "{}", dropped.body);
+    network.settle().await;
+    assert!(
+        alpha
+            .federation()
+            .dead_letters(Some("beta.test"), 10)
+            .await
+            .expect("dead letters")
+            .is_empty(),
+        "one was delivered when replayed, the other dropped"
+    );
+    // A letter that is gone is a 404 on the peer's page; a peer the form names that is not one is a 404 too.
+    let again = post_form(
+        alpha,
+        &format!("/console/dead-letters/{}/drop", letters[1].id),
+        Some(&cookie),
+        &[("form_token", &token), ("peer", "beta.test")],
+        Some("same-origin"),
+    )
+    .await;
+    assert_eq!(again.status, StatusCode::NOT_FOUND, "{}", again.body);
+    assert!(again.body.contains("class=\"notice failed\""), "{}", again.body);
+    let elsewhere = post_form(
+        alpha,
+        &format!("/console/dead-letters/{}/drop", letters[1].id),
+        Some(&cookie),
+        &[("form_token", &token), ("peer", "../audit")],
+        Some("same-origin"),
+    )
+    .await;
+    assert_eq!(elsewhere.status, StatusCode::NOT_FOUND, "{}", elsewhere.body);
+}

@@ -270,6 +270,32 @@ impl Federation {
         self.peer_view(&realm).await
     }
 
+    /// Adds a peer whose key the admin compared: `confirmed_fingerprint` (what the peer's admin read out) must be
+    /// the fingerprint of a key its manifest lists, or nothing is pinned and the error lists the manifest's
+    /// fingerprints. The admin API, the console and the CLI's `--fingerprint` all add a peer this way.
+    pub async fn add_compared_peer(
+        &self,
+        introduction: &PeerIntroduction,
+        level: PeerLevel,
+        confirmed_fingerprint: &str,
+    ) -> Result<PeerView, ServiceError> {
+        let listed = fingerprints(&introduction.keys);
+        if !listed.iter().any(|listed| listed == confirmed_fingerprint.trim()) {
+            return Err(ServiceError::validation(
+                "fingerprint",
+                format!(
+                    "{}'s key does not have the fingerprint {}; nothing was pinned. Compare with the fingerprint \
+                     {}'s admin reads out (interai admin federation identity on their side)",
+                    introduction.realm,
+                    confirmed_fingerprint.trim(),
+                    introduction.realm
+                ),
+            )
+            .with_details(serde_json::json!({ "field": "fingerprint", "peer_fingerprints": listed })));
+        }
+        self.add_peer(introduction, level).await
+    }
+
     /// Approves a peer that asked to peer (`pending_in`): its first-contact keys become pinned by the admin, it
     /// becomes `active` at `level` (or its current level) and is sent an `Accept`. `confirmed_fingerprint` must
     /// match one of its keys; it may be left out only when an admin already pinned them (a key is never pinned
