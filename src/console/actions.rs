@@ -71,6 +71,12 @@ pub fn done_message(action: &str) -> Option<&'static str> {
         "peer.trust_pin" => "The peer's trust was pinned.",
         "peer.trust_unpin" => "The peer's trust pin was removed.",
         "peer.remove" => "The peer was removed, with its keys.",
+        "peer.purge" => "Every evidence record the peer originated was deleted, and what it weighed on reassessed.",
+        "identity.rotate_key" => {
+            "This instance signs with a new key now; every peer is told, with the old key's endorsement."
+        }
+        "trust.recompute" => "Every peer's effective trust was recomputed.",
+        "audit.prune" => "The older audit records were deleted.",
         "dead_letter.replay" => "The message was queued to be sent again.",
         "dead_letter.drop" => "The message was dropped.",
         _ => return None,

@@ -3,15 +3,19 @@
 //! that does not parse is shown with its reason above the form, not as an error page.
 
 use askama::Template;
+use axum::Form;
 use axum::extract::{Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 use serde::Deserialize;
 
-use super::session::{frame, page_session};
+use super::actions::{Notice, audited, done, failed_status};
+use super::session::{form_session, frame, page_session};
 use super::views::TimeView;
 use super::{ConsoleState, Frame, page};
+use crate::service::ServiceError;
 use crate::service::audit::AuditQuery;
+use crate::service::validation::positive_duration;
 
 /// The form's fields, as the browser sends them back (empty fields are no filter).
 #[derive(Debug, Default, Deserialize)]
@@ -28,6 +32,9 @@ pub struct AuditFilters {
     until: String,
     #[serde(default)]
     cursor: String,
+    /// The action that sent the browser here (the prune form).
+    #[serde(default)]
+    done: Option<String>,
 }
 
 fn given(text: &str) -> Option<String> {
@@ -69,7 +76,13 @@ pub async fn list(
         Ok(session) => session,
         Err(answer) => return answer,
     };
-    let frame = frame(&state, &session, "Audit log");
+    let mut frame = frame(&state, &session, "Audit log");
+    frame.notice = Notice::done(filters.done.as_deref());
+    audit_page(&state, frame, filters, StatusCode::OK).await
+}
+
+/// The audit page in `frame` with `status`, for `filters`.
+async fn audit_page(state: &ConsoleState, frame: Frame, filters: AuditFilters, status: StatusCode) -> Response {
     let query = AuditQuery {
         actor: given(&filters.actor),
         tool: given(&filters.tool),
@@ -82,7 +95,7 @@ pub async fn list(
     let (records, next_cursor, refusal) = match state.client.service().audit_log(query).await {
         Ok(found) => (found.records, found.next_cursor, None),
         Err(error) if error.code == crate::service::ErrorCode::InternalError => {
-            return super::error_page(&state, Some(frame), &error);
+            return super::error_page(state, Some(frame), &error);
         }
         Err(error) => (Vec::new(), None, Some(error.message)),
     };
@@ -123,7 +136,7 @@ pub async fn list(
         })
         .collect();
     page(
-        StatusCode::OK,
+        status,
         &AuditPageView {
             frame,
             filters,
@@ -132,4 +145,55 @@ pub async fn list(
             next_page,
         },
     )
+}
+
+/// The prune form.
+#[derive(Debug, Default, Deserialize)]
+pub struct PruneForm {
+    #[serde(default)]
+    form_token: String,
+    /// How old a record must be to go: `30d`, `12h`, `90m`.
+    #[serde(default)]
+    older_than: String,
+}
+
+/// `POST /console/audit/prune` (`interai admin audit prune --older-than 30d`): deletes the records older than the
+/// age given, at once (the retention loop does so daily for `INTERAI_AUDIT_RETENTION_DAYS`).
+pub async fn prune(State(state): State<ConsoleState>, headers: HeaderMap, Form(form): Form<PruneForm>) -> Response {
+    let session = match form_session(&state, &headers, &form.form_token).await {
+        Ok(session) => session,
+        Err(refusal) => return refusal,
+    };
+    let older_than = form.older_than.trim().to_owned();
+    let pruned = audited(
+        &state,
+        &session,
+        "audit.prune",
+        &serde_json::json!({ "older_than": older_than }),
+        async {
+            let age = positive_duration(&older_than).ok_or_else(|| {
+                ServiceError::validation(
+                    "older_than",
+                    "older_than must be a positive duration such as 30d, 12h or 90m",
+                )
+            })?;
+            state.client.service().prune_audit(age).await
+        },
+        |pruned| {
+            format!(
+                "{} records older than {} deleted",
+                pruned.deleted,
+                pruned.cutoff.to_rfc3339()
+            )
+        },
+    )
+    .await;
+    match pruned {
+        Ok(_) => done("/console/audit", "audit.prune"),
+        Err(error) => {
+            let mut frame = frame(&state, &session, "Audit log");
+            frame.notice = Some(Notice::failed(&error));
+            audit_page(&state, frame, AuditFilters::default(), failed_status(&error)).await
+        }
+    }
 }

@@ -182,6 +182,7 @@ enum PeerAction {
     Level,
     PinTrust,
     UnpinTrust,
+    PurgeEvidence,
     Remove,
 }
 
@@ -195,6 +196,7 @@ impl PeerAction {
             "level" => PeerAction::Level,
             "pin" => PeerAction::PinTrust,
             "unpin" => PeerAction::UnpinTrust,
+            "purge" => PeerAction::PurgeEvidence,
             "remove" => PeerAction::Remove,
             _ => return None,
         })
@@ -210,6 +212,7 @@ impl PeerAction {
             PeerAction::Level => "peer.level",
             PeerAction::PinTrust => "peer.trust_pin",
             PeerAction::UnpinTrust => "peer.trust_unpin",
+            PeerAction::PurgeEvidence => "peer.purge",
             PeerAction::Remove => "peer.remove",
         }
     }
@@ -279,6 +282,16 @@ pub async fn act(
                     federation.pin_peer_trust(&realm, trust).await?
                 }
                 PeerAction::UnpinTrust => federation.unpin_peer_trust(&realm).await?,
+                PeerAction::PurgeEvidence => {
+                    let report = federation.purge_peer_evidence(&realm).await?;
+                    tracing::info!(
+                        peer = %report.realm,
+                        records = report.records,
+                        targets = report.targets,
+                        "evidence purged from the console"
+                    );
+                    federation.peer_view(&realm).await?
+                }
                 PeerAction::Remove => {
                     federation.remove_peer(&realm).await?;
                     return Ok(None);
@@ -379,6 +392,78 @@ pub async fn dead_letter(
             let mut frame = frame(&state, &session, &format!("Peer {peer}"));
             frame.notice = Some(Notice::failed(&error));
             peer_page(&state, frame, &peer, failed_status(&error)).await
+        }
+    }
+}
+
+/// The token of a form that carries nothing else.
+#[derive(Debug, Default, Deserialize)]
+pub struct TokenForm {
+    #[serde(default)]
+    form_token: String,
+}
+
+/// `POST /console/identity/rotate-key` (`interai admin federation rotate-key`): a new signing key, endorsed by the
+/// old one and announced to every peer; the peers page shows the new fingerprint.
+pub async fn rotate_key(
+    State(state): State<ConsoleState>,
+    headers: HeaderMap,
+    Form(form): Form<TokenForm>,
+) -> Response {
+    let session = match form_session(&state, &headers, &form.form_token).await {
+        Ok(session) => session,
+        Err(refusal) => return refusal,
+    };
+    let federation = state.client.federation();
+    let rotated = audited(
+        &state,
+        &session,
+        "identity.rotate_key",
+        &json!({}),
+        federation.rotate_instance_key(),
+        |key| format!("now signing with {}", key.description.public_key.fingerprint()),
+    )
+    .await;
+    match rotated {
+        Ok(_) => {
+            if let Err(error) = state.client.deliver_due(32, None).await {
+                tracing::warn!(error = %error, "immediate delivery failed; the federation loop retries");
+            }
+            done("/console/peers", "identity.rotate_key")
+        }
+        Err(error) => {
+            let mut frame = frame(&state, &session, "Peers");
+            frame.notice = Some(Notice::failed(&error));
+            peers_page(&state, frame, failed_status(&error)).await
+        }
+    }
+}
+
+/// `POST /console/trust/recompute` (`interai admin federation trust recompute`): every peer's effective trust now.
+pub async fn recompute_trust(
+    State(state): State<ConsoleState>,
+    headers: HeaderMap,
+    Form(form): Form<TokenForm>,
+) -> Response {
+    let session = match form_session(&state, &headers, &form.form_token).await {
+        Ok(session) => session,
+        Err(refusal) => return refusal,
+    };
+    let recomputed = audited(
+        &state,
+        &session,
+        "trust.recompute",
+        &json!({}),
+        state.client.federation().recompute_instance_trust(),
+        |batch| format!("epoch {}, {} peers", batch.epoch, batch.peers.len()),
+    )
+    .await;
+    match recomputed {
+        Ok(_) => done("/console/peers", "trust.recompute"),
+        Err(error) => {
+            let mut frame = frame(&state, &session, "Peers");
+            frame.notice = Some(Notice::failed(&error));
+            peers_page(&state, frame, failed_status(&error)).await
         }
     }
 }

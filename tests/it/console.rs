@@ -1053,3 +1053,79 @@ async fn an_admin_replays_and_drops_a_peer_s_dead_letters_from_its_page() {
     .await;
     assert_eq!(elsewhere.status, StatusCode::NOT_FOUND, "{}", elsewhere.body);
 }
+
+#[tokio::test]
+async fn an_admin_rotates_the_signing_key_recomputes_trust_purges_a_peer_s_evidence_and_prunes_the_audit_log() {
+    let network = Network::start(&["alpha.test", "beta.test"]).await;
+    peered(&network, "alpha.test", "beta.test").await;
+    let (alpha, beta) = (network.node("alpha.test"), network.node("beta.test"));
+    let owner = controller(alpha.service(), "alpha's admin").await;
+    let admin = agent_of_with_scopes(alpha.service(), &owner, "alpha's admin key", "admin").await;
+    let cookie = sign_in(alpha, &admin.key).await;
+    let token = get(alpha, "/console/peers", Some(&cookie)).await.form_token();
+    let post = |path: &'static str, fields: Vec<(&'static str, String)>| {
+        let token = token.clone();
+        let cookie = cookie.clone();
+        async move {
+            let mut all = vec![("form_token", token)];
+            all.extend(fields);
+            let borrowed: Vec<(&str, &str)> = all.iter().map(|(name, value)| (*name, value.as_str())).collect();
+            post_form(alpha, path, Some(&cookie), &borrowed, Some("same-origin")).await
+        }
+    };
+
+    // A new key: the peers page shows its fingerprint, and beta pins it from the announcement.
+    let before = alpha.federation().signing_key().await.expect("key").key_id;
+    let rotated = post("/console/identity/rotate-key", vec![]).await;
+    assert_eq!(rotated.status, StatusCode::SEE_OTHER, "{}", rotated.body);
+    assert_eq!(rotated.location(), "/console/peers?done=identity.rotate_key");
+    let after = alpha.federation().signing_key().await.expect("key");
+    assert_ne!(after.key_id, before);
+    let page = get(alpha, rotated.location(), Some(&cookie)).await;
+    assert!(page.body.contains(&after.key_id), "{}", page.body);
+    network.settle().await;
+    let pinned = beta.federation().peer_view("alpha.test").await.expect("alpha");
+    assert!(
+        pinned.keys.iter().any(|key| key.key_id == after.key_id),
+        "{:?}",
+        pinned.keys
+    );
+
+    let recomputed = post("/console/trust/recompute", vec![]).await;
+    assert_eq!(recomputed.status, StatusCode::SEE_OTHER, "{}", recomputed.body);
+    let purged = post("/console/peers/beta.test/purge", vec![]).await;
+    assert_eq!(purged.status, StatusCode::SEE_OTHER, "{}", purged.body);
+    assert_eq!(purged.location(), "/console/peers/beta.test?done=peer.purge");
+
+    // The audit log keeps the last hour whatever is asked; an age that does not parse is refused.
+    let refused = post("/console/audit/prune", vec![("older_than", "soon".into())]).await;
+    assert_eq!(refused.status, StatusCode::BAD_REQUEST, "{}", refused.body);
+    assert!(refused.body.contains("positive duration"), "{}", refused.body);
+    let refused = post("/console/audit/prune", vec![("older_than", "5m".into())]).await;
+    assert_eq!(refused.status, StatusCode::BAD_REQUEST, "{}", refused.body);
+    assert_eq!(audited(alpha.service(), "admin/identity.rotate_key").await.len(), 1);
+    network.advance(TimeDelta::days(3));
+    // The session ended meanwhile: a new one.
+    let cookie = sign_in(alpha, &admin.key).await;
+    let token = get(alpha, "/console/audit", Some(&cookie)).await.form_token();
+    let pruned = post_form(
+        alpha,
+        "/console/audit/prune",
+        Some(&cookie),
+        &[("form_token", &token), ("older_than", "2d")],
+        Some("same-origin"),
+    )
+    .await;
+    assert_eq!(pruned.status, StatusCode::SEE_OTHER, "{}", pruned.body);
+    assert_eq!(pruned.location(), "/console/audit?done=audit.prune");
+    assert!(
+        audited(alpha.service(), "admin/identity.rotate_key").await.is_empty(),
+        "pruned"
+    );
+    let prunes = audited(alpha.service(), "admin/audit.prune").await;
+    assert_eq!(
+        prunes.iter().map(|record| record.outcome.as_str()).collect::<Vec<_>>(),
+        ["ok"],
+        "the refusals of three days ago went with the rest; the prune itself is recorded"
+    );
+}
