@@ -1305,15 +1305,7 @@ pub fn parse_age(argument: &str, text: &str) -> anyhow::Result<TimeDelta> {
         .ok_or_else(|| anyhow::anyhow!("{argument}: expected a positive duration such as 30d, 12h or 90m"))
 }
 
-/// A positive count of days (`d`), hours (`h`) or minutes (`m`).
+/// A positive count of days (`d`), hours (`h`) or minutes (`m`), read as the console reads it.
 fn positive_duration(text: &str) -> Option<TimeDelta> {
-    let (unit_start, _) = text.char_indices().last()?;
-    let (number, unit) = text.split_at(unit_start);
-    let amount = number.parse::<i64>().ok().filter(|amount| *amount > 0)?;
-    match unit {
-        "d" => TimeDelta::try_days(amount),
-        "h" => TimeDelta::try_hours(amount),
-        "m" => TimeDelta::try_minutes(amount),
-        _ => None,
-    }
+    crate::service::paging::positive_duration(text)
 }

@@ -44,6 +44,35 @@ pub fn secret_sha256(secret: &str) -> String {
     hex::encode(Sha256::digest(secret.as_bytes()))
 }
 
+/// When a key expires, from what an admin typed (`interai admin key create --expires`, the console's expiry field):
+/// an RFC 3339 time, a date (the key stops working as that day begins, in UTC), or a positive duration from `now`
+/// (`90d`, `12h`, `30m`). Empty is never. Whether the moment is in the future is [`Service::create_api_key`]'s check.
+pub fn expiry_from_text(field: &str, text: &str, now: DateTime<Utc>) -> Result<Option<DateTime<Utc>>, ServiceError> {
+    let text = text.trim();
+    if text.is_empty() {
+        return Ok(None);
+    }
+    if let Ok(instant) = DateTime::parse_from_rfc3339(text) {
+        return Ok(Some(instant.to_utc()));
+    }
+    if let Ok(date) = chrono::NaiveDate::parse_from_str(text, "%Y-%m-%d") {
+        return Ok(Some(date.and_time(chrono::NaiveTime::MIN).and_utc()));
+    }
+    // A duration too long for the calendar is refused like one that does not parse (adding it would panic).
+    super::paging::positive_duration(text)
+        .and_then(|delta| now.checked_add_signed(delta))
+        .map(Some)
+        .ok_or_else(|| {
+            ServiceError::validation(
+                field,
+                format!(
+                    "{field} must be a duration such as 90d, 12h or 30m, a date such as 2027-01-31, or an RFC 3339 time \
+                     such as 2027-01-31T00:00:00Z"
+                ),
+            )
+        })
+}
+
 fn generate_secret() -> String {
     let mut bytes = [0_u8; 32];
     rand::rng().fill_bytes(&mut bytes);

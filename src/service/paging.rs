@@ -3,7 +3,7 @@
 //! records arrive meanwhile.
 
 use base64::Engine;
-use chrono::{DateTime, SecondsFormat, Utc};
+use chrono::{DateTime, SecondsFormat, TimeDelta, Utc};
 
 use super::ServiceError;
 
@@ -53,6 +53,20 @@ pub fn decode_cursor(cursor: Option<&str>) -> Result<Option<(DateTime<Utc>, Stri
         return Err(invalid());
     }
     Ok(Some((at, id.to_owned())))
+}
+
+/// A positive count of days (`d`), hours (`h`) or minutes (`m`): `90d`, `12h`, `30m` (what `--expires` and the
+/// console's expiry field take besides a time).
+pub fn positive_duration(text: &str) -> Option<TimeDelta> {
+    let (unit_start, _) = text.char_indices().last()?;
+    let (number, unit) = text.split_at(unit_start);
+    let amount = number.parse::<i64>().ok().filter(|amount| *amount > 0)?;
+    match unit {
+        "d" => TimeDelta::try_days(amount),
+        "h" => TimeDelta::try_hours(amount),
+        "m" => TimeDelta::try_minutes(amount),
+        _ => None,
+    }
 }
 
 /// An optional RFC 3339 instant given in `field`.
