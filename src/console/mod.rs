@@ -15,8 +15,10 @@ mod assets;
 mod audit;
 mod overview;
 mod peers;
+mod people;
 mod session;
 mod sign_in;
+mod spaces;
 mod views;
 
 use std::sync::Arc;
@@ -25,7 +27,7 @@ use askama::Template;
 use axum::Router;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Redirect, Response};
-use axum::routing::get;
+use axum::routing::{get, post};
 
 use crate::apub::client::FederationClient;
 use crate::config::Config;
@@ -72,9 +74,14 @@ pub fn routes(state: ConsoleState) -> Router {
         .route("/console/", get(overview::show))
         .route("/console/peers", get(peers::list))
         .route("/console/peers/{realm}", get(peers::show))
+        .route("/console/people", get(people::show))
+        .route("/console/actors", post(people::create_actor))
+        .route("/console/keys", post(people::create_key))
+        .route("/console/keys/{key_id}/revoke", post(people::revoke_key))
+        .route("/console/spaces", get(spaces::list).post(spaces::create))
         .route("/console/audit", get(audit::list))
         .route("/console/sign-in", get(sign_in::form).post(sign_in::sign_in))
-        .route("/console/sign-out", axum::routing::post(sign_in::sign_out))
+        .route("/console/sign-out", post(sign_in::sign_out))
         .route("/console/assets/{name}", get(assets::serve))
         .layer(axum::middleware::from_fn(security_headers))
         .with_state(state)
