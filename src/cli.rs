@@ -1291,8 +1291,9 @@ fn parse_instant(argument: &str, text: &str, now: DateTime<Utc>) -> anyhow::Resu
     if let Ok(instant) = DateTime::parse_from_rfc3339(text) {
         return Ok(instant.to_utc());
     }
-    match positive_duration(text) {
-        Some(delta) => Ok(now + delta),
+    // A duration too long for the calendar is refused like one that does not parse (adding it would panic).
+    match positive_duration(text).and_then(|delta| now.checked_add_signed(delta)) {
+        Some(instant) => Ok(instant),
         None => bail!(
             "{argument}: expected an RFC 3339 time such as 2027-01-31T00:00:00Z or a positive duration such as 90d, 12h, 30m"
         ),

@@ -197,3 +197,33 @@ impl Service {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_expiry_is_a_time_a_date_or_a_duration_from_now() {
+        let now = DateTime::parse_from_rfc3339("2026-12-07T10:00:00Z")
+            .expect("a time")
+            .to_utc();
+        let at = |text: &str| DateTime::parse_from_rfc3339(text).expect("a time").to_utc();
+        assert_eq!(expiry_from_text("expires", "  ", now).expect("empty"), None);
+        assert_eq!(
+            expiry_from_text("expires", "90d", now).expect("a duration"),
+            Some(now + chrono::TimeDelta::days(90))
+        );
+        assert_eq!(
+            expiry_from_text("expires", "2027-01-31", now).expect("a date"),
+            Some(at("2027-01-31T00:00:00Z"))
+        );
+        assert_eq!(
+            expiry_from_text("expires", "2027-01-31T12:30:00+01:00", now).expect("a time"),
+            Some(at("2027-01-31T11:30:00Z"))
+        );
+        for refused in ["soon", "0d", "-3d", "90", "31/01/2027", "99999999999d"] {
+            let error = expiry_from_text("expires", refused, now).expect_err(refused);
+            assert_eq!(error.code, ErrorCode::ValidationFailed, "{refused}");
+        }
+    }
+}
