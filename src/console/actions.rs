@@ -79,6 +79,11 @@ pub fn done_message(action: &str) -> Option<&'static str> {
         "audit.prune" => "The older audit records were deleted.",
         "dead_letter.replay" => "The message was queued to be sent again.",
         "dead_letter.drop" => "The message was dropped.",
+        "actor.create" => "The actor was created.",
+        // Not a redirect's sentence: the page that shows the new key's secret says it.
+        "key.create" => "The key was created. Its secret is below, shown this once.",
+        "key.revoke" => "The key was revoked: it no longer authenticates anything.",
+        "space.create" => "The space was created.",
         _ => return None,
     })
 }

@@ -16,8 +16,10 @@ mod audit;
 mod overview;
 mod peer_actions;
 mod peers;
+mod people;
 mod session;
 mod sign_in;
+mod spaces;
 mod views;
 
 use std::sync::Arc;
@@ -80,6 +82,11 @@ pub fn routes(state: ConsoleState) -> Router {
         .route("/console/identity/rotate-key", post(peer_actions::rotate_key))
         .route("/console/trust/recompute", post(peer_actions::recompute_trust))
         .route("/console/audit/prune", post(audit::prune))
+        .route("/console/people", get(people::show))
+        .route("/console/actors", post(people::create_actor))
+        .route("/console/keys", post(people::create_key))
+        .route("/console/keys/{key_id}/revoke", post(people::revoke_key))
+        .route("/console/spaces", get(spaces::list).post(spaces::create))
         .route("/console/audit", get(audit::list))
         .route("/console/sign-in", get(sign_in::form).post(sign_in::sign_in))
         .route("/console/sign-out", post(sign_in::sign_out))

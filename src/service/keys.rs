@@ -44,6 +44,35 @@ pub fn secret_sha256(secret: &str) -> String {
     hex::encode(Sha256::digest(secret.as_bytes()))
 }
 
+/// When a key expires, from what an admin typed (`interai admin key create --expires`, the console's expiry field):
+/// an RFC 3339 time, a date (the key stops working as that day begins, in UTC), or a positive duration from `now`
+/// (`90d`, `12h`, `30m`). Empty is never. Whether the moment is in the future is [`Service::create_api_key`]'s check.
+pub fn expiry_from_text(field: &str, text: &str, now: DateTime<Utc>) -> Result<Option<DateTime<Utc>>, ServiceError> {
+    let text = text.trim();
+    if text.is_empty() {
+        return Ok(None);
+    }
+    if let Ok(instant) = DateTime::parse_from_rfc3339(text) {
+        return Ok(Some(instant.to_utc()));
+    }
+    if let Ok(date) = chrono::NaiveDate::parse_from_str(text, "%Y-%m-%d") {
+        return Ok(Some(date.and_time(chrono::NaiveTime::MIN).and_utc()));
+    }
+    // A duration too long for the calendar is refused like one that does not parse (adding it would panic).
+    super::validation::positive_duration(text)
+        .and_then(|delta| now.checked_add_signed(delta))
+        .map(Some)
+        .ok_or_else(|| {
+            ServiceError::validation(
+                field,
+                format!(
+                    "{field} must be a duration such as 90d, 12h or 30m, a date such as 2027-01-31, or an RFC 3339 time \
+                     such as 2027-01-31T00:00:00Z"
+                ),
+            )
+        })
+}
+
 fn generate_secret() -> String {
     let mut bytes = [0_u8; 32];
     rand::rng().fill_bytes(&mut bytes);
@@ -166,5 +195,35 @@ impl Service {
             key_id: key.id,
             scopes: key.scopes,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_expiry_is_a_time_a_date_or_a_duration_from_now() {
+        let now = DateTime::parse_from_rfc3339("2026-12-07T10:00:00Z")
+            .expect("a time")
+            .to_utc();
+        let at = |text: &str| DateTime::parse_from_rfc3339(text).expect("a time").to_utc();
+        assert_eq!(expiry_from_text("expires", "  ", now).expect("empty"), None);
+        assert_eq!(
+            expiry_from_text("expires", "90d", now).expect("a duration"),
+            Some(now + chrono::TimeDelta::days(90))
+        );
+        assert_eq!(
+            expiry_from_text("expires", "2027-01-31", now).expect("a date"),
+            Some(at("2027-01-31T00:00:00Z"))
+        );
+        assert_eq!(
+            expiry_from_text("expires", "2027-01-31T12:30:00+01:00", now).expect("a time"),
+            Some(at("2027-01-31T11:30:00Z"))
+        );
+        for refused in ["soon", "0d", "-3d", "90", "31/01/2027", "99999999999d"] {
+            let error = expiry_from_text("expires", refused, now).expect_err(refused);
+            assert_eq!(error.code, ErrorCode::ValidationFailed, "{refused}");
+        }
     }
 }

@@ -296,7 +296,8 @@ pub fn instant_or_duration(field: &str, text: &str, now: DateTime<Utc>) -> Resul
     if let Ok(instant) = DateTime::parse_from_rfc3339(text) {
         return Ok(instant.to_utc());
     }
-    positive_duration(text).map(|delta| now + delta).ok_or_else(|| {
+    // A duration too long for the calendar is refused like one that does not parse (adding it would panic).
+    positive_duration(text).and_then(|delta| now.checked_add_signed(delta)).ok_or_else(|| {
         ServiceError::validation(
             field,
             format!(
