@@ -207,6 +207,14 @@ impl Tab {
             .unwrap_or_else(|error| panic!("{script} failed: {error}"))
     }
 
+    /// Runs `script` with `argument` as `arguments[0]` and returns what it returned.
+    pub async fn evaluate_with(&self, script: &str, argument: &str) -> serde_json::Value {
+        self.client
+            .execute(script, vec![serde_json::Value::from(argument)])
+            .await
+            .unwrap_or_else(|error| panic!("{script} failed: {error}"))
+    }
+
     /// The path (and query) of the page the tab shows.
     pub async fn path(&self) -> String {
         let url = self.client.current_url().await.expect("the current URL");

@@ -189,7 +189,7 @@ async fn add_a_peer_refusing_a_wrong_fingerprint(tab: &mut Tab, peer: &ServedIns
 
     tab.submit(
         "form[action=\"/console/peers/add\"]",
-        &[("fingerprint", fingerprint), ("level", "trusted")],
+        &[("fingerprint", fingerprint), ("level", "high")],
     )
     .await;
     assert!(
@@ -208,7 +208,7 @@ async fn approve_a_peer(tab: &mut Tab, instance: &ServedInstance, peer: &ServedI
     let mut approved = false;
     // The peer's admin reads out each of its instance's fingerprints; the one that is pinned is accepted.
     for fingerprint in read_out {
-        tab.submit(approve, &[("fingerprint", fingerprint), ("level", "trusted")])
+        tab.submit(approve, &[("fingerprint", fingerprint), ("level", "standard")])
             .await;
         if tab.text("p.notice.done").await.is_some() {
             approved = true;
@@ -228,6 +228,11 @@ async fn approve_a_peer(tab: &mut Tab, instance: &ServedInstance, peer: &ServedI
 /// Blocks the peer with a reason (the page says blocked), then unblocks it (active again).
 async fn block_and_unblock(tab: &mut Tab, instance: &ServedInstance, peer: &ServedInstance) {
     open_peer(tab, instance, peer).await;
+    assert_eq!(
+        fact(tab, "Level").await,
+        "high",
+        "the level chosen when adding the peer"
+    );
     tab.submit("form[action$=\"/block\"]", &[("reason", "the browser test blocks it")])
         .await;
     assert!(
@@ -237,6 +242,10 @@ async fn block_and_unblock(tab: &mut Tab, instance: &ServedInstance, peer: &Serv
     );
     let state = peer_state(tab).await;
     assert!(state.starts_with("blocked"), "the peer is blocked: {state}");
+    assert!(
+        state.contains("the browser test blocks it"),
+        "the page says why: {state}"
+    );
     tab.assert_no_problem("the page of a blocked peer").await;
     tab.screenshot("alpha-peer-blocked").await;
 
@@ -259,10 +268,16 @@ async fn open_peer(tab: &mut Tab, instance: &ServedInstance, peer: &ServedInstan
 
 /// The state a peer's page shows.
 async fn peer_state(tab: &Tab) -> String {
-    tab.evaluate(
+    fact(tab, "State").await
+}
+
+/// What a page's list of facts (`<dl class="facts">`) says under `term`.
+async fn fact(tab: &Tab, term: &str) -> String {
+    tab.evaluate_with(
         "const fact = Array.from(document.querySelectorAll('dl.facts > div')) \
-           .find(fact => fact.querySelector('dt') && fact.querySelector('dt').innerText.trim() === 'State'); \
+           .find(fact => fact.querySelector('dt') && fact.querySelector('dt').innerText.trim() === arguments[0]); \
            return fact ? fact.querySelector('dd').innerText : '';",
+        term,
     )
     .await
     .as_str()
