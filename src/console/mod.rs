@@ -13,8 +13,10 @@
 mod actions;
 mod assets;
 mod audit;
+mod knowledge;
 mod overview;
 mod peers;
+mod plots;
 mod session;
 mod sign_in;
 mod views;
@@ -33,6 +35,7 @@ use crate::service::console_sessions::{ConsoleSession, ConsoleSessionLimits};
 use crate::service::{ErrorCode, ServiceError};
 
 pub use assets::Assets;
+pub use knowledge::TRUST_PLOT_POINTS;
 
 /// Where the console lives.
 pub const CONSOLE_PATH: &str = "/console";
@@ -72,6 +75,8 @@ pub fn routes(state: ConsoleState) -> Router {
         .route("/console/", get(overview::show))
         .route("/console/peers", get(peers::list))
         .route("/console/peers/{realm}", get(peers::show))
+        .route("/console/knowledge", get(knowledge::search))
+        .route("/console/knowledge/{id}", get(knowledge::show))
         .route("/console/audit", get(audit::list))
         .route("/console/sign-in", get(sign_in::form).post(sign_in::sign_in))
         .route("/console/sign-out", axum::routing::post(sign_in::sign_out))

@@ -15,14 +15,14 @@ use crate::harness::{DirectConnection, TestInstance};
 use crate::support::network::{Network, Node};
 
 /// An answer as a browser sees it.
-struct Answer {
-    status: StatusCode,
-    headers: http::HeaderMap,
-    body: String,
+pub(crate) struct Answer {
+    pub(crate) status: StatusCode,
+    pub(crate) headers: http::HeaderMap,
+    pub(crate) body: String,
 }
 
 impl Answer {
-    fn location(&self) -> &str {
+    pub(crate) fn location(&self) -> &str {
         self.headers
             .get(header::LOCATION)
             .and_then(|value| value.to_str().ok())
@@ -51,7 +51,7 @@ impl Answer {
 }
 
 /// What serves the console in a test: a lone instance, or a node of a network.
-trait Console {
+pub(crate) trait Console {
     fn console_router(&self) -> axum::Router;
 }
 
@@ -85,7 +85,7 @@ async fn send(instance: &impl Console, request: Request<Body>) -> Answer {
     }
 }
 
-async fn get(instance: &impl Console, path: &str, cookie: Option<&str>) -> Answer {
+pub(crate) async fn get(instance: &impl Console, path: &str, cookie: Option<&str>) -> Answer {
     let mut request = Request::builder()
         .method(Method::GET)
         .uri(path)
@@ -138,7 +138,7 @@ async fn post_sign_in(instance: &impl Console, key: &str, site: &str) -> Answer 
 }
 
 /// Signs in with `key` and returns the session cookie to send back.
-async fn sign_in(instance: &impl Console, key: &str) -> String {
+pub(crate) async fn sign_in(instance: &impl Console, key: &str) -> String {
     let answer = post_sign_in(instance, key, "same-origin").await;
     assert_eq!(answer.status, StatusCode::SEE_OTHER, "{}", answer.body);
     assert_eq!(answer.location(), "/console/");
@@ -146,7 +146,7 @@ async fn sign_in(instance: &impl Console, key: &str) -> String {
 }
 
 #[track_caller]
-fn assert_security_headers(answer: &Answer) {
+pub(crate) fn assert_security_headers(answer: &Answer) {
     let header = |name: &str| {
         answer
             .headers
