@@ -361,6 +361,34 @@ async fn an_item_s_page_lays_out_its_trust_explanation_and_plots_its_value_over_
         );
         assert!(page.body.contains(&row), "{row} in {}", page.body);
     }
+    // The admin API gives the same moments.
+    let request = http::Request::builder()
+        .uri(format!(
+            "/admin/trust/{}/history?until={}&points={}",
+            item.id,
+            explanation
+                .computed_at
+                .to_rfc3339_opts(chrono::SecondsFormat::Nanos, true),
+            interai::console::TRUST_PLOT_POINTS
+        ))
+        .header(http::header::HOST, "alpha.test")
+        .header(http::header::AUTHORIZATION, format!("Bearer {}", admin.key))
+        .body(axum::body::Body::empty())
+        .expect("a request");
+    let answer = tower::ServiceExt::oneshot(alpha.router.clone(), request)
+        .await
+        .expect("an answer");
+    assert_eq!(answer.status(), StatusCode::OK);
+    let bytes = axum::body::to_bytes(answer.into_body(), usize::MAX)
+        .await
+        .expect("a body");
+    let answer: serde_json::Value = serde_json::from_slice(&bytes).expect("JSON");
+    assert_eq!(answer["target"], item.revision_id.as_str());
+    let moments = answer["points"].as_array().expect("points");
+    assert_eq!(moments.len(), points);
+    assert_eq!(moments[points - 1]["value"].as_f64(), Some(last.value));
+    assert_eq!(moments[0]["status"], first.status.as_str());
+
     let values: Vec<f64> = history.points.iter().map(|point| point.value).collect();
     assert!(values.iter().any(|value| *value != 0.5), "the uses move it: {values:?}");
 
