@@ -420,3 +420,81 @@ async fn an_item_s_page_lays_out_its_trust_explanation_and_plots_its_value_over_
     let not_an_item = get(alpha, &format!("/console/knowledge/{}", owner), Some(&cookie)).await;
     assert_eq!(not_an_item.status, StatusCode::NOT_FOUND, "{}", not_an_item.body);
 }
+
+#[tokio::test]
+async fn a_past_moment_counts_the_evidence_recorded_by_then_and_a_retraction_or_a_new_revision_from_its_time_on() {
+    use interai::clock::Clock;
+    use interai::domain::TrustStatus;
+
+    let instance = TestInstance::start("alpha.test").await;
+    let service = instance.service();
+    let author = agent(service, "author").await;
+    let item = publish_procedure(service, &author, "rotate the signing key", &[]).await;
+    let made = instance.clock.now();
+    let user = agent(service, "user").await;
+    instance.clock.advance(TimeDelta::hours(12));
+    let usage = use_it(service, &user, &item.id, "success", true).await;
+    instance.clock.advance(TimeDelta::days(1));
+    service
+        .retract(&user.caller, &metadata("report_usage"), &usage, None)
+        .await
+        .expect("retracted");
+    instance.clock.advance(TimeDelta::days(1));
+    service
+        .publish(
+            &author.caller,
+            &metadata("publish"),
+            PublishRequest {
+                content_type: "procedure".to_owned(),
+                title: "rotate the signing key".to_owned(),
+                summary: "How to rotate the signing key, again.".to_owned(),
+                body_markdown: "# Rotate\n\n1. Make a new key.\n2. Switch.\n".to_owned(),
+                revision_of: Some(item.id.clone()),
+                ..PublishRequest::default()
+            },
+        )
+        .await
+        .expect("revised");
+    instance.clock.advance(TimeDelta::days(1));
+
+    // Used at 12 h, the use retracted at 36 h, a new revision at 60 h; moments at 0, 1, 2 and 3 days.
+    let revision = PublicId::parse(&item.revision_id).expect("an ID");
+    let history = service
+        .trust_history(&revision, made, made + TimeDelta::days(3), 4)
+        .await
+        .expect("a history");
+    let statuses: Vec<TrustStatus> = history.points.iter().map(|point| point.status).collect();
+    let values: Vec<f64> = history.points.iter().map(|point| point.value).collect();
+    assert_eq!(values[0], 0.5, "no evidence yet: {values:?}");
+    assert!(values[1] > 0.5, "the success counts once recorded: {values:?}");
+    assert_eq!(values[2], 0.5, "and not after its retraction: {values:?}");
+    assert_eq!(
+        statuses,
+        [
+            TrustStatus::Unverified,
+            TrustStatus::Supported,
+            TrustStatus::Unverified,
+            TrustStatus::Superseded
+        ],
+        "the old revision is superseded from the new one on"
+    );
+    assert_eq!(
+        history.points[1].value,
+        service
+            .trust_history(&revision, made + TimeDelta::days(1), made + TimeDelta::days(1), 1)
+            .await
+            .expect("one moment")
+            .points[0]
+            .value,
+        "a moment is the same whatever history it is part of"
+    );
+
+    // Bounded: at most 100 moments, and never backwards.
+    assert!(service.trust_history(&revision, made, made, 101).await.is_err());
+    assert!(
+        service
+            .trust_history(&revision, made + TimeDelta::days(1), made, 4)
+            .await
+            .is_err()
+    );
+}
