@@ -47,14 +47,15 @@ fn seconds_of(at: DateTime<Utc>) -> f64 {
     seconds
 }
 
-/// A time axis' label: the date when the span is days long, the time of day otherwise.
+/// A time axis' label: the date when the span is weeks long, the date and time when it is hours or days long (so
+/// that two labels of one day differ), the time to the second otherwise.
 fn time_label(seconds: f64, span_seconds: f64) -> String {
     #[allow(clippy::cast_possible_truncation)]
     let millis = (seconds * 1000.0).round() as i64;
     let Some(at) = DateTime::<Utc>::from_timestamp_millis(millis) else {
         return String::new();
     };
-    if span_seconds >= 2.0 * 86_400.0 {
+    if span_seconds >= 10.0 * 86_400.0 {
         at.format("%m-%d").to_string()
     } else if span_seconds >= 3_600.0 {
         at.format("%m-%d %H:%M").to_string()
