@@ -215,11 +215,19 @@ pub async fn search(
         Err(error) if error.code == ErrorCode::InternalError => return error_page(&state, Some(frame), &error),
         Err(error) => (None, Some(error.message)),
     };
+    let realm = service.realm().as_str().to_owned();
+    // A peer's space may share a name with one of ours (every realm has a `default`): its realm tells them apart.
     let space_names: Vec<(String, String)> = spaces
         .iter()
-        .map(|space| (space.id.as_str().to_owned(), space.name.clone()))
+        .map(|space| {
+            let name = if service.realm().is(&space.origin) {
+                space.name.clone()
+            } else {
+                format!("{} ({})", space.name, space.origin)
+            };
+            (space.id.as_str().to_owned(), name)
+        })
         .collect();
-    let realm = service.realm().as_str().to_owned();
     let mut origin_options = vec![
         (String::new(), "Any realm".to_owned()),
         (realm.clone(), format!("{realm} (this instance)")),

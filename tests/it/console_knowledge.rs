@@ -131,6 +131,11 @@ async fn the_knowledge_search_finds_this_realm_s_and_a_peer_s_content_and_claims
         everything.body.contains("<td>runbooks</td>"),
         "a space shown by its name"
     );
+    assert!(
+        everything.body.contains("<td>default (beta.test)</td>"),
+        "a peer's space shown with its realm: {}",
+        everything.body
+    );
     assert!(everything.body.contains("<td>unverified</td>"));
     assert!(
         everything.body.contains("0.500 (at least "),
