@@ -13,10 +13,12 @@
 mod actions;
 mod assets;
 mod audit;
+mod knowledge;
 mod overview;
 mod peer_actions;
 mod peers;
 mod people;
+mod plots;
 mod session;
 mod sign_in;
 mod spaces;
@@ -36,6 +38,7 @@ use crate::service::console_sessions::{ConsoleSession, ConsoleSessionLimits};
 use crate::service::{ErrorCode, ServiceError};
 
 pub use assets::Assets;
+pub use knowledge::TRUST_PLOT_POINTS;
 
 /// Where the console lives.
 pub const CONSOLE_PATH: &str = "/console";
@@ -87,6 +90,8 @@ pub fn routes(state: ConsoleState) -> Router {
         .route("/console/keys", post(people::create_key))
         .route("/console/keys/{key_id}/revoke", post(people::revoke_key))
         .route("/console/spaces", get(spaces::list).post(spaces::create))
+        .route("/console/knowledge", get(knowledge::search))
+        .route("/console/knowledge/{id}", get(knowledge::show))
         .route("/console/audit", get(audit::list))
         .route("/console/sign-in", get(sign_in::form).post(sign_in::sign_in))
         .route("/console/sign-out", post(sign_in::sign_out))

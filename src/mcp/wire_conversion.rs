@@ -255,5 +255,6 @@ pub fn search_request(
         limit: input.limit,
         cursor: input.cursor,
         trust_view: crate::service::trust::TrustViewScope::from_input(input.trust_view.as_deref())?,
+        origin: input.origin,
     })
 }

@@ -35,6 +35,7 @@ pub mod search;
 pub mod spaces;
 pub mod structured_data;
 pub mod trust;
+pub mod trust_history;
 pub mod unit_of_work;
 pub mod validation;
 pub mod writes;

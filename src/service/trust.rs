@@ -256,7 +256,7 @@ impl Service {
         }
     }
 
-    fn descriptor(&self, target: &TrustTarget) -> TargetDescriptor {
+    pub(super) fn descriptor(&self, target: &TrustTarget) -> TargetDescriptor {
         TargetDescriptor {
             target_id: target.id.as_str().to_owned(),
             author: self.controller_ref(&target.author_origin, target.author_root_controller.as_str()),

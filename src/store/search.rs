@@ -361,6 +361,8 @@ pub struct SearchFilter {
     pub tags: Vec<String>,
     /// The space content must be in.
     pub space_id: Option<String>,
+    /// The realm every result must come from.
+    pub origin: Option<String>,
     /// Statuses to include.
     pub statuses: Vec<TrustStatus>,
     /// Whose evidence the statuses, the trust order and the candidates' trust weigh.
@@ -456,6 +458,8 @@ pub struct SearchListing {
     pub origin: String,
     /// When it last changed.
     pub updated_at: DateTime<Utc>,
+    /// A content item's space.
+    pub space_id: Option<String>,
 }
 
 /// The rank of a trust status in the trust order, as an expression over the trust summaries aliased `t`. Migration
@@ -568,6 +572,9 @@ macro_rules! push_filters {
         }
         if let Some(space_id) = &filter.space_id {
             builder.push(" AND (d.kind <> 'content' OR d.space_id = ").push_bind(space_id.clone()).push(")");
+        }
+        if let Some(origin) = &filter.origin {
+            builder.push(" AND d.origin = ").push_bind(origin.clone());
         }
         // Every document has one of the statuses, so allowing all of them is no condition at all (and one that
         // could lead SQLite's planner to start from the statuses). A status filter is a filter on the rank, which
@@ -858,7 +865,8 @@ pub async fn more_matches_than(conn: &mut Conn<'_>, filter: &SearchFilter, count
         }
         sqlite => {
             let text = super::search_syntax::render_fts5(text);
-            let checks_documents = probe.created_at_or_before.is_some() || probe.restrict_to.is_some();
+            let checks_documents =
+                probe.created_at_or_before.is_some() || probe.restrict_to.is_some() || probe.origin.is_some();
             let mut builder: QueryBuilder<Sqlite> = QueryBuilder::new("WITH pool AS (SELECT search_fts.rowid ");
             push_sqlite_matches(&mut builder, &FacetFilter::of(&probe, true), &text, checks_documents);
             end_pool(&mut builder, &probe, "d", "search_fts.rowid");
@@ -886,7 +894,8 @@ async fn sqlite_text_search(
     let ViewColumns {
         rank, trust_columns, ..
     } = view_columns(filter.trust_view);
-    let checks_documents = filter.created_at_or_before.is_some() || filter.restrict_to.is_some();
+    let checks_documents =
+        filter.created_at_or_before.is_some() || filter.restrict_to.is_some() || filter.origin.is_some();
     let mut builder: QueryBuilder<Sqlite> = QueryBuilder::new(format!(
         "WITH pool AS (SELECT search_fts.rowid AS document_rowid, {SQLITE_BM25} AS bm25_score "
     ));
@@ -930,7 +939,7 @@ pub async fn listings(conn: &mut Conn<'_>, object_ids: &[String]) -> Result<Vec<
     if object_ids.is_empty() {
         return Ok(Vec::new());
     }
-    let head = "SELECT object_id, kind, object_type, title, summary, author_id, origin, updated_at \
+    let head = "SELECT object_id, kind, object_type, title, summary, author_id, origin, updated_at, space_id \
                 FROM search_documents WHERE object_id IN (";
     let listings = match conn {
         postgres @ (Conn::Postgres(_) | Conn::PostgresWrite(_)) => {
@@ -979,6 +988,16 @@ where
         builder
             .push(format_args!(" AND {alias}.created_at <= "))
             .push_bind(snapshot);
+    }
+    if let Some(origin) = &filter.origin {
+        // The origin is no facet term of the index (documents indexed before the filter existed carry none), so it
+        // is checked on each match's document row, before the pool is cut.
+        builder
+            .push(format_args!(
+                " AND EXISTS (SELECT 1 FROM search_documents od WHERE od.object_id = {alias}.object_id AND od.origin = "
+            ))
+            .push_bind(origin.clone())
+            .push(")");
     }
     if let Some(ids) = &filter.restrict_to {
         if ids.is_empty() {

@@ -1,9 +1,10 @@
-//! The admin API's paged listings: the audit log (`GET /admin/audit`) and content (`GET /admin/content`), filtered by
-//! query parameters and paged with the `next_cursor` each page gives.
+//! The admin API's listings: the audit log (`GET /admin/audit`) and content (`GET /admin/content`), filtered by
+//! query parameters and paged with the `next_cursor` each page gives, and a target's trust over time
+//! (`GET /admin/trust/{id}/history`).
 
 use axum::Router;
 use axum::extract::rejection::QueryRejection;
-use axum::extract::{Query, State};
+use axum::extract::{Path, Query, State};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use serde::Deserialize;
@@ -18,6 +19,7 @@ pub(super) fn routes() -> Router<AdminState> {
     Router::new()
         .route("/admin/audit", get(audit))
         .route("/admin/content", get(content))
+        .route("/admin/trust/{id}/history", get(trust_history))
 }
 
 /// A query string that names an unknown parameter or cannot be read, in the admin API's error form.
@@ -93,4 +95,46 @@ async fn content(
         cursor: parameters.cursor,
     };
     Ok(axum::Json(views::content(state.client.service(), query).await?).into_response())
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TrustHistoryParameters {
+    from: Option<String>,
+    until: Option<String>,
+    points: Option<String>,
+}
+
+async fn trust_history(
+    State(state): State<AdminState>,
+    Path(id): Path<String>,
+    query: Result<Query<TrustHistoryParameters>, QueryRejection>,
+) -> Result<Response, ApiError> {
+    let Query(parameters) = query.map_err(query_refused)?;
+    let points = match parameters
+        .points
+        .as_deref()
+        .map(str::trim)
+        .filter(|text| !text.is_empty())
+    {
+        None => None,
+        Some(text) => Some(text.parse::<u32>().map_err(|_| {
+            ApiError(ServiceError::validation(
+                "points",
+                format!(
+                    "points must be a whole number from 1 to {}",
+                    crate::service::trust_history::MAX_TRUST_HISTORY_POINTS
+                ),
+            ))
+        })?),
+    };
+    let answer = views::trust_history(
+        state.client.service(),
+        &id,
+        parameters.from.as_deref(),
+        parameters.until.as_deref(),
+        points,
+    )
+    .await?;
+    Ok(axum::Json(answer).into_response())
 }

@@ -191,6 +191,72 @@ pub async fn audit(service: &Service, query: AuditQuery) -> Result<AuditAnswer, 
     })
 }
 
+// ---------------------------------------------------------------- trust history
+
+/// A target's assessment at one moment.
+#[derive(Debug, Serialize)]
+pub struct TrustMomentWire {
+    at: DateTime<Utc>,
+    value: f64,
+    lower_bound: f64,
+    upper_bound: f64,
+    status: &'static str,
+    rule: &'static str,
+}
+
+/// `GET /admin/trust/{id}/history`: a target's trust at evenly spaced moments, oldest first.
+#[derive(Debug, Serialize)]
+pub struct TrustHistoryAnswer {
+    target: String,
+    target_created_at: DateTime<Utc>,
+    points: Vec<TrustMomentWire>,
+}
+
+/// How many moments a trust history has when the caller does not say.
+pub const DEFAULT_TRUST_HISTORY_POINTS: u32 = 24;
+
+/// A moment given as RFC 3339 text, or the error naming `field`.
+fn moment(field: &str, text: Option<&str>) -> Result<Option<DateTime<Utc>>, ServiceError> {
+    match text.map(str::trim).filter(|text| !text.is_empty()) {
+        None => Ok(None),
+        Some(text) => DateTime::parse_from_rfc3339(text)
+            .map(|at| Some(at.to_utc()))
+            .map_err(|_| ServiceError::validation(field, format!("{field} must be an RFC 3339 time"))),
+    }
+}
+
+/// The trust of `id` from `from` (default: the target's creation) until `until` (default: now) at `points` moments.
+pub async fn trust_history(
+    service: &Service,
+    id: &str,
+    from: Option<&str>,
+    until: Option<&str>,
+    points: Option<u32>,
+) -> Result<TrustHistoryAnswer, ServiceError> {
+    let id = crate::service::validation::parse_id("id", id)?;
+    let from = moment("from", from)?.unwrap_or(DateTime::<Utc>::MIN_UTC);
+    let until = moment("until", until)?.unwrap_or_else(|| service.now());
+    let history = service
+        .trust_history(&id, from, until, points.unwrap_or(DEFAULT_TRUST_HISTORY_POINTS))
+        .await?;
+    Ok(TrustHistoryAnswer {
+        target: history.target_id.as_str().to_owned(),
+        target_created_at: history.target_created_at,
+        points: history
+            .points
+            .into_iter()
+            .map(|point| TrustMomentWire {
+                at: point.at,
+                value: point.value,
+                lower_bound: point.lower_bound,
+                upper_bound: point.upper_bound,
+                status: point.status.as_str(),
+                rule: point.rule.as_str(),
+            })
+            .collect(),
+    })
+}
+
 // ---------------------------------------------------------------- content
 
 /// A content item as listed.

@@ -97,6 +97,10 @@ pub struct SearchInput {
     #[serde(default)]
     #[schemars(length(max = limits::MAX_KEYWORD_CHARACTERS))]
     pub trust_view: Option<String>,
+    /// Only objects from this realm: this instance's own or a peer's, e.g. `beta.example` (an extension).
+    #[serde(default)]
+    #[schemars(length(max = limits::MAX_NAME_CHARACTERS))]
+    pub origin: Option<String>,
 }
 
 /// Trust figures of a listed object.
