@@ -77,6 +77,7 @@ pub fn done_message(action: &str) -> Option<&'static str> {
         }
         "trust.recompute" => "Every peer's effective trust was recomputed.",
         "audit.prune" => "The older audit records were deleted.",
+        "content.delete" => "The content was deleted; its tombstone goes to the peers it was shared with.",
         "dead_letter.replay" => "The message was queued to be sent again.",
         "dead_letter.drop" => "The message was dropped.",
         "actor.create" => "The actor was created.",

@@ -6,15 +6,18 @@
 //! an agent's key gets, for the admin's key.
 
 use askama::Template;
+use axum::Form;
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 use serde::Deserialize;
 
+use super::actions::{Notice, audited, done, failed_status};
 use super::plots::{TimeSeriesPlot, time_series_svg};
-use super::session::{frame, page_session};
+use super::session::{form_session, frame, page_session};
 use super::views::TimeView;
 use super::{ConsoleState, Frame, error_page, page};
+use crate::service::console_sessions::ConsoleSession;
 use crate::service::lookup::{GetRequest, ObjectView};
 use crate::service::search::{SearchHit, SearchRequest};
 use crate::service::trust::{ExplainedTrust, TrustViewScope};
@@ -49,6 +52,9 @@ pub struct KnowledgeFilters {
     sort: String,
     #[serde(default)]
     cursor: String,
+    /// The action that sent the browser here (a deletion).
+    #[serde(default)]
+    done: Option<String>,
 }
 
 fn given(text: &str) -> Option<String> {
@@ -196,7 +202,8 @@ pub async fn search(
         Ok(session) => session,
         Err(answer) => return answer,
     };
-    let frame = frame(&state, &session, "Knowledge");
+    let mut frame = frame(&state, &session, "Knowledge");
+    frame.notice = Notice::done(filters.done.as_deref());
     let service = state.client.service();
     let spaces = match service.list_spaces().await {
         Ok(spaces) => spaces,
@@ -592,9 +599,20 @@ pub async fn show(State(state): State<ConsoleState>, Path(id): Path<String>, hea
         Err(answer) => return answer,
     };
     let frame = frame(&state, &session, "Knowledge");
+    item_page(&state, &session, frame, &id, StatusCode::OK).await
+}
+
+/// The page of the item `id` in `frame` with `status` (a refused deletion shows it again with its notice).
+async fn item_page(
+    state: &ConsoleState,
+    session: &ConsoleSession,
+    frame: Frame,
+    id: &str,
+    status: StatusCode,
+) -> Response {
     let service = state.client.service();
     let request = GetRequest {
-        id: id.clone(),
+        id: id.to_owned(),
         revision: None,
         include: Some(
             ["claims", "revisions", "explanation"]
@@ -613,7 +631,7 @@ pub async fn show(State(state): State<ConsoleState>, Path(id): Path<String>, hea
     };
     let view = match service.admin_get(&session.caller, &request).await {
         Ok(view) => view,
-        Err(error) => return error_page(&state, Some(frame), &error),
+        Err(error) => return error_page(state, Some(frame), &error),
     };
     let (item, target, revisions, claims, explained) = match view {
         ObjectView::Content(content) => {
@@ -698,11 +716,11 @@ pub async fn show(State(state): State<ConsoleState>, Path(id): Path<String>, hea
             Vec::new(),
             entity.explanation,
         ),
-        _ => return error_page(&state, Some(frame), &not_an_item()),
+        _ => return error_page(state, Some(frame), &not_an_item()),
     };
     let Some(explained) = explained else {
         return error_page(
-            &state,
+            state,
             Some(frame),
             &ServiceError::internal("an explanation was asked for and not given"),
         );
@@ -719,14 +737,14 @@ pub async fn show(State(state): State<ConsoleState>, Path(id): Path<String>, hea
         .await
     {
         Ok(history) => history,
-        Err(error) => return error_page(&state, Some(frame), &error),
+        Err(error) => return error_page(state, Some(frame), &error),
     };
     let frame = Frame {
         title: format!("{} · Knowledge", item.title),
         ..frame
     };
     page(
-        StatusCode::OK,
+        status,
         &ItemPage {
             frame,
             history: history_view(&history, &item.title),
@@ -736,4 +754,48 @@ pub async fn show(State(state): State<ConsoleState>, Path(id): Path<String>, hea
             claims,
         },
     )
+}
+
+/// The deletion form.
+#[derive(Debug, Default, Deserialize)]
+pub struct DeleteForm {
+    #[serde(default)]
+    form_token: String,
+    /// Why (kept in the tombstone that peers receive).
+    #[serde(default)]
+    reason: String,
+}
+
+/// `POST /console/knowledge/{id}/delete` (`interai admin content delete ID --reason …`): deletes a content item on
+/// behalf of the signed-in admin; content from another realm is deleted here only.
+pub async fn delete(
+    State(state): State<ConsoleState>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    Form(form): Form<DeleteForm>,
+) -> Response {
+    let session = match form_session(&state, &headers, &form.form_token).await {
+        Ok(session) => session,
+        Err(refusal) => return refusal,
+    };
+    let deleted = audited(
+        &state,
+        &session,
+        "content.delete",
+        &serde_json::json!({ "id": id, "reason": form.reason.trim() }),
+        state
+            .client
+            .service()
+            .delete_content(&session.caller.actor.id, &id, &form.reason),
+        |deletion| format!("{} deleted", deletion.tombstone.content_id),
+    )
+    .await;
+    match deleted {
+        Ok(_) => done("/console/knowledge", "content.delete"),
+        Err(error) => {
+            let mut frame = frame(&state, &session, "Knowledge");
+            frame.notice = Some(Notice::failed(&error));
+            item_page(&state, &session, frame, &id, failed_status(&error)).await
+        }
+    }
 }

@@ -92,6 +92,7 @@ pub fn routes(state: ConsoleState) -> Router {
         .route("/console/spaces", get(spaces::list).post(spaces::create))
         .route("/console/knowledge", get(knowledge::search))
         .route("/console/knowledge/{id}", get(knowledge::show))
+        .route("/console/knowledge/{id}/delete", post(knowledge::delete))
         .route("/console/audit", get(audit::list))
         .route("/console/sign-in", get(sign_in::form).post(sign_in::sign_in))
         .route("/console/sign-out", post(sign_in::sign_out))

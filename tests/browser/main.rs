@@ -27,9 +27,14 @@ async fn an_admin_signs_in_reads_every_page_and_signs_out_and_no_page_says_anyth
 
     the_tab_hears_console_errors_exceptions_and_policy_violations(&mut tab, &instance).await;
     a_wrong_key_gets_the_sign_in_page_with_its_error(&mut tab, &instance).await;
+    // Knowledge with evidence to explain, as the seeder makes it.
+    instance.admin(&["seed", "--items", "12"]).await;
     sign_in(&mut tab, &instance, "").await;
     overview(&mut tab, &instance, "").await;
     peers(&mut tab, &instance, "").await;
+    knowledge_and_an_item_s_trust(&mut tab, &instance).await;
+    create_and_revoke_a_key(&mut tab, &instance).await;
+    visit(&mut tab, &instance, "/console/spaces", "Spaces", "spaces").await;
     audit(&mut tab, &instance, "").await;
     sign_out(&mut tab, &instance).await;
 
@@ -54,6 +59,8 @@ async fn two_admins_peer_their_instances_through_the_console_comparing_fingerpri
     approve_a_peer(&mut on_beta, &beta, &alpha, &alpha_fingerprints).await;
     wait_for_state(&mut on_alpha, &alpha, &beta, "active", "alpha-peer-active").await;
     block_and_unblock(&mut on_alpha, &alpha, &beta).await;
+    // The peers page with a peer on it (the README shows it).
+    peers(&mut on_alpha, &alpha, "alpha-peered-").await;
 
     on_alpha.close().await;
     on_beta.close().await;
@@ -137,6 +144,53 @@ async fn peers(tab: &mut Tab, instance: &ServedInstance, prefix: &str) -> Vec<St
 /// The audit log.
 async fn audit(tab: &mut Tab, instance: &ServedInstance, prefix: &str) {
     visit(tab, instance, "/console/audit", "Audit log", &format!("{prefix}audit")).await;
+}
+
+/// The knowledge search, then the first result's page: its trust explanation and its trust plot (an inline SVG with
+/// its points, and the same numbers in a table).
+async fn knowledge_and_an_item_s_trust(tab: &mut Tab, instance: &ServedInstance) {
+    visit(tab, instance, "/console/knowledge", "Knowledge", "knowledge").await;
+    let first = tab
+        .evaluate("const link = document.querySelector('main table a[href^=\"/console/knowledge/\"]'); return link ? link.getAttribute('href') : null;")
+        .await;
+    let path = first.as_str().expect("the search lists the seeded items").to_owned();
+    tab.open(&instance.url(&path)).await;
+    assert_eq!(tab.path().await, path);
+    tab.assert_no_problem("an item's page").await;
+    let trust = tab.text("section[aria-labelledby=\"trust\"]").await.unwrap_or_default();
+    assert!(trust.contains("Status"), "the explanation says the status: {trust}");
+    let points = tab
+        .evaluate("return document.querySelectorAll('figure.plot svg circle').length;")
+        .await;
+    assert!(points.as_u64().unwrap_or(0) > 0, "the plot has points: {points}");
+    tab.screenshot("item").await;
+}
+
+/// On the people page: a key made with the form (its secret shown once), then revoked with its row's button.
+async fn create_and_revoke_a_key(tab: &mut Tab, instance: &ServedInstance) {
+    visit(tab, instance, "/console/people", "People and keys", "people").await;
+    // For the signed-in admin (the one person the realm has besides its bootstrap admin); the usual scopes are ticked.
+    let actor = tab
+        .evaluate("const option = document.querySelector('#key_actor option[value^=\"usr_\"]'); return option ? option.value : null;")
+        .await;
+    let actor = actor.as_str().expect("a person to make a key for").to_owned();
+    tab.submit(
+        "form[action=\"/console/keys\"]",
+        &[("actor", &actor), ("label", "made in the browser")],
+    )
+    .await;
+    let heading = tab.text("h1").await.unwrap_or_default();
+    assert!(heading.starts_with("New key "), "the secret's page: {heading}");
+    tab.assert_no_problem("the new key's page").await;
+    tab.screenshot("key-created").await;
+    let key_id = heading.trim_start_matches("New key ").trim().to_owned();
+    tab.open(&instance.url("/console/people")).await;
+    tab.submit(&format!("form[action=\"/console/keys/{key_id}/revoke\"]"), &[])
+        .await;
+    let notice = tab.text("main .notice").await.unwrap_or_default();
+    assert!(notice.contains("revoked"), "the page says so: {notice:?}");
+    tab.assert_no_problem("the people page after a revocation").await;
+    tab.screenshot("key-revoked").await;
 }
 
 /// Signs out: the sign-in page says so, and the console asks for a key again.

@@ -12,7 +12,7 @@ use interai::service::lookup::{GetRequest, ObjectView};
 use interai::service::spaces::NewSpace;
 use interai::service::trust::TrustViewScope;
 
-use crate::console::{Answer, assert_security_headers, get, sign_in};
+use crate::console::{Answer, assert_security_headers, get, post_form, sign_in};
 use crate::federation::peered;
 use crate::fixtures::{agent, agent_of_with_scopes, controller, metadata, publish_procedure, use_it};
 use crate::harness::TestInstance;
@@ -502,4 +502,65 @@ async fn a_past_moment_counts_the_evidence_recorded_by_then_and_a_retraction_or_
             .await
             .is_err()
     );
+}
+
+#[tokio::test]
+async fn an_admin_deletes_a_content_item_from_its_page_with_a_reason_and_the_deletion_is_audited() {
+    let instance = TestInstance::start("alpha.test").await;
+    let owner = controller(instance.service(), "alpha's admin").await;
+    let admin = agent_of_with_scopes(instance.service(), &owner, "alpha's admin key", "admin").await;
+    let author = agent(instance.service(), "author").await;
+    let published = publish_procedure(instance.service(), &author, "restart the queue workers", &[]).await;
+    let cookie = sign_in(&instance, &admin.key).await;
+    let path = format!("/console/knowledge/{}", published.id);
+    let page = get(&instance, &path, Some(&cookie)).await;
+    assert!(
+        page.body.contains(&format!("action=\"{path}/delete\"")),
+        "{}",
+        page.body
+    );
+    let token = page.form_token();
+
+    // Without a reason nothing is deleted: the item's page again, with the error.
+    let refused = post_form(
+        &instance,
+        &format!("{path}/delete"),
+        Some(&cookie),
+        &[("form_token", &token), ("reason", " ")],
+        Some("same-origin"),
+    )
+    .await;
+    assert_eq!(refused.status, StatusCode::BAD_REQUEST, "{}", refused.body);
+    assert!(refused.body.contains("class=\"notice failed\""), "{}", refused.body);
+    assert!(refused.body.contains("restart the queue workers"), "{}", refused.body);
+
+    let deleted = post_form(
+        &instance,
+        &format!("{path}/delete"),
+        Some(&cookie),
+        &[("form_token", &token), ("reason", "superseded by the runbook")],
+        Some("same-origin"),
+    )
+    .await;
+    assert_eq!(deleted.status, StatusCode::SEE_OTHER, "{}", deleted.body);
+    assert_eq!(deleted.location(), "/console/knowledge?done=content.delete");
+    let after = get(&instance, deleted.location(), Some(&cookie)).await;
+    assert!(after.body.contains("class=\"notice done\""), "{}", after.body);
+    assert!(!lists(&after, "restart the queue workers"), "{}", after.body);
+    let gone = get(&instance, &path, Some(&cookie)).await;
+    assert_eq!(gone.status, StatusCode::NOT_FOUND, "{}", gone.body);
+    let records = instance
+        .service()
+        .audit_log(interai::service::audit::AuditQuery {
+            tool: Some("admin/content.delete".to_owned()),
+            ..Default::default()
+        })
+        .await
+        .expect("the audit log")
+        .records;
+    assert_eq!(
+        records.iter().map(|record| record.outcome.as_str()).collect::<Vec<_>>(),
+        ["ok", "validation_failed"]
+    );
+    assert!(records.iter().all(|record| record.key_id == admin.caller.key_id));
 }
