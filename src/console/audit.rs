@@ -108,18 +108,7 @@ async fn audit_page(state: &ConsoleState, frame: Frame, filters: AuditFilters, s
             ("until", filters.until.as_str()),
             ("cursor", cursor.as_str()),
         ];
-        let query = pairs
-            .iter()
-            .filter(|(_, value)| !value.trim().is_empty())
-            .map(|(name, value)| {
-                format!(
-                    "{name}={}",
-                    url::form_urlencoded::byte_serialize(value.as_bytes()).collect::<String>()
-                )
-            })
-            .collect::<Vec<_>>()
-            .join("&");
-        format!("/console/audit?{query}")
+        super::views::link_with_query("/console/audit", &pairs)
     });
     let records = records
         .into_iter()

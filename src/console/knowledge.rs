@@ -93,18 +93,7 @@ impl KnowledgeFilters {
             ("sort", self.sort.as_str()),
             ("cursor", cursor),
         ];
-        let query = pairs
-            .iter()
-            .filter(|(_, value)| !value.trim().is_empty())
-            .map(|(name, value)| {
-                format!(
-                    "{name}={}",
-                    url::form_urlencoded::byte_serialize(value.as_bytes()).collect::<String>()
-                )
-            })
-            .collect::<Vec<_>>()
-            .join("&");
-        format!("/console/knowledge?{query}")
+        super::views::link_with_query("/console/knowledge", &pairs)
     }
 }
 

@@ -7,7 +7,7 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 
 use super::session::{frame, page_session};
-use super::views::{TimeView, bytes_shown, seconds_shown};
+use super::views::{TimeView, age_shown, bytes_shown, seconds_shown};
 use super::{ConsoleState, Frame, error_page, page};
 
 #[derive(Template)]
@@ -17,6 +17,9 @@ struct OverviewPage {
     version: String,
     backend: String,
     now: TimeView,
+    /// How long this process has served, and since when.
+    uptime: String,
+    started: TimeView,
     /// What the instance holds: (label, number).
     counts: Vec<(&'static str, i64)>,
     /// Peers in each state: (state, number).
@@ -64,6 +67,8 @@ pub async fn show(State(state): State<ConsoleState>, headers: HeaderMap) -> Resp
         version: overview.version.to_owned(),
         backend: overview.backend.to_owned(),
         now: TimeView::of(overview.now),
+        uptime: age_shown(overview.now - overview.started_at),
+        started: TimeView::of(overview.started_at),
         counts: vec![
             ("Actors", counts.actors),
             ("Active API keys", counts.active_api_keys),

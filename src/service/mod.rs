@@ -101,6 +101,8 @@ struct ServiceInner {
     instance_trust: std::sync::RwLock<Arc<crate::trust::InstanceTrustTable>>,
     /// Why each peer has the trust the table gives it (`level:standard; agreement 10/0`), for explanations.
     instance_trust_reasons: std::sync::RwLock<Arc<std::collections::BTreeMap<String, String>>>,
+    /// When this process's service was made (its uptime, on the overview), by the injected clock.
+    started_at: chrono::DateTime<chrono::Utc>,
 }
 
 impl std::fmt::Debug for Service {
@@ -115,6 +117,7 @@ impl std::fmt::Debug for Service {
 impl Service {
     /// A service over a connected store.
     pub fn new(store: Store, clock: SharedClock, settings: ServiceSettings) -> Service {
+        let started_at = clock.now();
         Service {
             inner: Arc::new(ServiceInner {
                 store,
@@ -131,6 +134,7 @@ impl Service {
                 background_loops: loop_health::BackgroundLoops::default(),
                 instance_trust: std::sync::RwLock::new(Arc::new(trust::empty_instance_trust_table())),
                 instance_trust_reasons: std::sync::RwLock::new(Arc::default()),
+                started_at,
             }),
         }
     }

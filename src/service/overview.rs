@@ -19,6 +19,8 @@ pub struct InstanceOverview {
     pub backend: &'static str,
     /// When the overview was taken.
     pub now: DateTime<Utc>,
+    /// When this process started serving (its service was made): `now - started_at` is its uptime.
+    pub started_at: DateTime<Utc>,
     /// How much the instance holds.
     pub counts: store::overview::InstanceCounts,
     /// How many peers are in each state (every state, zeros included).
@@ -56,6 +58,7 @@ impl Service {
             version: env!("CARGO_PKG_VERSION"),
             backend: self.store().backend().name(),
             now,
+            started_at: self.inner.started_at,
             counts,
             peers_by_state,
             loops: self.background_loops().report(now),

@@ -279,6 +279,16 @@ async fn an_admin_signs_in_with_an_admin_key_and_reads_the_overview_in_a_page_th
         assert!(page.body.contains(health.name), "{}", health.name);
     }
     assert!(page.body.contains("No backup has been made"), "{}", page.body);
+    // How long the process has been up, from the moment its service was made.
+    let up_for = instance.clock.now() - overview.started_at;
+    assert!(up_for >= TimeDelta::zero());
+    instance.clock.advance(TimeDelta::minutes(7));
+    let page = get(&instance, "/console/", Some(&cookie)).await;
+    let shown = format!(
+        "<dt>Up for</dt><dd>{} min",
+        (up_for + TimeDelta::minutes(7)).num_minutes()
+    );
+    assert!(page.body.contains(&shown), "{shown} in {}", page.body);
     let now = instance.clock.now().format("%Y-%m-%d %H:%M:%S UTC").to_string();
     assert!(
         page.body.contains(&now),

@@ -693,6 +693,8 @@ pub struct InstanceAnswer {
     version: &'static str,
     backend: &'static str,
     now: DateTime<Utc>,
+    /// When the answering process started.
+    started_at: DateTime<Utc>,
     counts: CountsWire,
     peers_by_state: std::collections::BTreeMap<&'static str, i64>,
     loops: Vec<LoopWire>,
@@ -708,6 +710,7 @@ pub async fn instance(service: &Service) -> Result<InstanceAnswer, ServiceError>
         version: overview.version,
         backend: overview.backend,
         now: overview.now,
+        started_at: overview.started_at,
         counts: CountsWire {
             actors: counts.actors,
             active_api_keys: counts.active_api_keys,
