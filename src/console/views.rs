@@ -60,6 +60,23 @@ pub fn age_shown(age: chrono::TimeDelta) -> String {
     }
 }
 
+/// The console path `path` with the query of the `(name, value)` pairs that are not empty, each value encoded: a
+/// link that keeps a form's filters (the next page of a list).
+pub fn link_with_query(path: &str, pairs: &[(&str, &str)]) -> String {
+    let query = pairs
+        .iter()
+        .filter(|(_, value)| !value.trim().is_empty())
+        .map(|(name, value)| {
+            format!(
+                "{name}={}",
+                url::form_urlencoded::byte_serialize(value.as_bytes()).collect::<String>()
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("&");
+    format!("{path}?{query}")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -95,21 +112,4 @@ mod tests {
             }
         );
     }
-}
-
-/// The console path `path` with the query of the `(name, value)` pairs that are not empty, each value encoded: a
-/// link that keeps a form's filters (the next page of a list).
-pub fn link_with_query(path: &str, pairs: &[(&str, &str)]) -> String {
-    let query = pairs
-        .iter()
-        .filter(|(_, value)| !value.trim().is_empty())
-        .map(|(name, value)| {
-            format!(
-                "{name}={}",
-                url::form_urlencoded::byte_serialize(value.as_bytes()).collect::<String>()
-            )
-        })
-        .collect::<Vec<_>>()
-        .join("&");
-    format!("{path}?{query}")
 }
