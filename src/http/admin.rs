@@ -4,6 +4,7 @@
 //! in [`views`], shared with `interai admin … --json`; the routes are documented in `docs/admin-api.md`.
 
 mod accounts;
+mod knowledge;
 mod listings;
 mod overview;
 pub mod views;
@@ -55,6 +56,7 @@ pub fn routes(state: AdminState) -> Router {
         .route("/admin/content/{id}", axum::routing::delete(delete_content))
         .merge(accounts::routes())
         .merge(listings::routes())
+        .merge(knowledge::routes())
         .merge(overview::routes())
         .route_layer(axum::middleware::from_fn_with_state(state.clone(), require_admin))
         .with_state(state)
@@ -101,7 +103,7 @@ async fn require_admin(State(state): State<AdminState>, mut request: Request, ne
     match state.client.service().authenticate(&presented).await {
         Ok(caller) if caller.scopes.contains(Scope::Admin) => {
             super::request_log::record_caller(request.extensions(), &caller);
-            request.extensions_mut().insert(AdminCaller(caller.actor.id.clone()));
+            request.extensions_mut().insert(AdminCaller(caller.clone()));
             next.run(request).await
         }
         Ok(_) => ApiError(ServiceError::new(
@@ -125,9 +127,9 @@ async fn require_admin(State(state): State<AdminState>, mut request: Request, ne
     }
 }
 
-/// The actor behind the admin key of a request (who deletes content or creates a space).
+/// The admin key of a request and its actor (who deletes content or creates a space, who reads knowledge).
 #[derive(Debug, Clone)]
-struct AdminCaller(crate::domain::PublicId);
+struct AdminCaller(crate::domain::AuthenticatedActor);
 
 fn level(text: &str) -> Result<PeerLevel, ApiError> {
     PeerLevel::parse(text.trim()).ok_or_else(|| {
@@ -350,7 +352,7 @@ async fn create_space(
         .client
         .service()
         .create_space(
-            &caller.0,
+            &caller.0.actor.id,
             crate::service::spaces::NewSpace {
                 name: body.name,
                 description: body.description,
@@ -376,7 +378,7 @@ async fn delete_content(
     let deletion = state
         .client
         .service()
-        .delete_content(&caller.0, &id, &body.reason)
+        .delete_content(&caller.0.actor.id, &id, &body.reason)
         .await?;
     let tombstone = &deletion.tombstone;
     Ok(axum::Json(json!({

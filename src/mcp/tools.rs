@@ -7,7 +7,7 @@ use rmcp::{RoleServer, tool, tool_router};
 use super::InteraiMcp;
 use super::call::{ToolFacts, run_tool};
 use super::schema::{tool_input_schema, tool_output_schema};
-use super::wire::{CompareInput, CompareOutput, GetInput, GetOutput, RevisionInput, SearchInput, SearchOutput};
+use super::wire::{CompareInput, CompareOutput, GetInput, GetOutput, SearchInput, SearchOutput};
 use super::wire::{
     EvidenceOutput, PublishInput, PublishOutput, RateInput, ReportUsageInput, ReviewInput, SubmitExperienceInput,
     SubmitExperienceOutput, WhoamiInput, WhoamiOutput,
@@ -110,16 +110,7 @@ object), validation_failed (malformed ID or include), forbidden_scope.",
             &context,
             arguments,
             |caller, input: GetInput, _metadata| async move {
-                let request = crate::service::lookup::GetRequest {
-                    id: input.id,
-                    revision: input.revision.map(|revision| match revision {
-                        RevisionInput::Number(number) => crate::service::lookup::RevisionSelector::Number(number),
-                        RevisionInput::Id(id) => crate::service::lookup::RevisionSelector::Id(id),
-                    }),
-                    include: input.include,
-                    evidence_cursor: input.evidence_cursor,
-                    trust_view: crate::service::trust::TrustViewScope::from_input(input.trust_view.as_deref())?,
-                };
+                let request = wire_conversion::get_request(input)?;
                 self.service.get(&caller, &request).await.map(super::wire::get_output)
             },
         )

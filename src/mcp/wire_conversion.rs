@@ -258,3 +258,21 @@ pub fn search_request(
         origin: input.origin,
     })
 }
+
+/// `get` arguments as a service request (an unknown `trust_view` is a validation error).
+pub fn get_request(
+    input: super::wire::GetInput,
+) -> Result<crate::service::lookup::GetRequest, crate::service::ServiceError> {
+    use super::wire::RevisionInput;
+    use crate::service::lookup::RevisionSelector;
+    Ok(crate::service::lookup::GetRequest {
+        id: input.id,
+        revision: input.revision.map(|revision| match revision {
+            RevisionInput::Number(number) => RevisionSelector::Number(number),
+            RevisionInput::Id(id) => RevisionSelector::Id(id),
+        }),
+        include: input.include,
+        evidence_cursor: input.evidence_cursor,
+        trust_view: crate::service::trust::TrustViewScope::from_input(input.trust_view.as_deref())?,
+    })
+}

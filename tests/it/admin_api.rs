@@ -1120,3 +1120,66 @@ async fn scheduled_backups_keep_the_newest_and_the_overview_and_metrics_show_the
     );
     assert!(metrics.contains("interai_backup_last_failed 0"), "{metrics}");
 }
+
+#[tokio::test]
+async fn an_admin_key_searches_and_reads_knowledge_with_the_tools_arguments_and_answers() {
+    let served = ServedInstance::start("admin.test").await;
+    let author = agent(&served.service, "author").await;
+    let published = publish_procedure(&served.service, &author, "rotate the TLS certificates", &[]).await;
+
+    let (status, found) = post(&served, "/admin/search", json!({ "query": "rotate TLS certificates" })).await;
+    assert_eq!(status, 200, "{found}");
+    let results = found["results"].as_array().expect("results");
+    assert!(
+        results.iter().any(|result| result["id"] == published.id.as_str()),
+        "{found}"
+    );
+    // The same answer the search tool gives an agent for the same arguments.
+    let agent_answer = served
+        .service
+        .search(
+            &author.caller,
+            &interai::mcp::wire_conversion::search_request(
+                serde_json::from_value(json!({ "query": "rotate TLS certificates" })).expect("arguments"),
+            )
+            .expect("a request"),
+        )
+        .await
+        .expect("the tool's search");
+    assert_eq!(
+        found["results"].as_array().map(Vec::len),
+        Some(agent_answer.results.len())
+    );
+
+    let (status, item) = post(
+        &served,
+        "/admin/get",
+        json!({ "id": published.id.as_str(), "include": ["explanation", "revisions"] }),
+    )
+    .await;
+    assert_eq!(status, 200, "{item}");
+    assert_eq!(item["id"], published.id.as_str(), "{item}");
+    assert_eq!(item["kind"], "content", "{item}");
+    assert!(item["explanation"].is_object(), "{item}");
+
+    assert_error(
+        &post(&served, "/admin/search", json!({ "query": "x", "colour": "red" })).await,
+        422,
+        "validation_failed",
+    );
+    assert_error(
+        &post(&served, "/admin/get", json!({ "id": "cnt_01m00000000000000000000000" })).await,
+        404,
+        "not_found",
+    );
+    // A key an agent reads with is not enough: these are admin routes.
+    let (status, _) = api(
+        &served,
+        &author.key,
+        Method::POST,
+        "/admin/search",
+        Some(json!({ "query": "x" })),
+    )
+    .await;
+    assert_eq!(status, 403);
+}
