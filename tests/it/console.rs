@@ -132,6 +132,29 @@ fn urlencoding(text: &str) -> String {
         .collect()
 }
 
+/// A console form posted as a browser posts it from a page of the signed-in session `cookie`: its `token`, then
+/// `fields`.
+async fn post_signed(
+    instance: &impl Console,
+    path: &str,
+    cookie: &str,
+    token: &str,
+    fields: &[(&str, &str)],
+) -> Answer {
+    let mut all = vec![("form_token", token)];
+    all.extend_from_slice(fields);
+    post_form(instance, path, Some(cookie), &all, Some("same-origin")).await
+}
+
+/// An admin of `node` (an `admin`-scope key of a new controller) signed in to its console: the admin and the
+/// session cookie.
+async fn signed_in_admin(node: &Node) -> (crate::fixtures::Agent, String) {
+    let owner = controller(node.service(), "the realm's admin").await;
+    let admin = agent_of_with_scopes(node.service(), &owner, "the admin's key", "admin").await;
+    let cookie = sign_in(node, &admin.key).await;
+    (admin, cookie)
+}
+
 /// The sign-in form posted with `key`, from a page of the console or as `site` says.
 async fn post_sign_in(instance: &impl Console, key: &str, site: &str) -> Answer {
     post_form(instance, "/console/sign-in", None, &[("api_key", key)], Some(site)).await
@@ -888,36 +911,31 @@ async fn an_admin_blocks_unblocks_sets_the_level_pins_the_trust_and_removes_a_pe
     let network = Network::start(&["alpha.test", "beta.test"]).await;
     peered(&network, "alpha.test", "beta.test").await;
     let alpha = network.node("alpha.test");
-    let owner = controller(alpha.service(), "alpha's admin").await;
-    let admin = agent_of_with_scopes(alpha.service(), &owner, "alpha's admin key", "admin").await;
-    let cookie = sign_in(alpha, &admin.key).await;
+    let (_, cookie) = signed_in_admin(alpha).await;
     let token = get(alpha, "/console/peers/beta.test", Some(&cookie)).await.form_token();
-    let act = |action: &'static str, fields: Vec<(&'static str, String)>| {
-        let token = token.clone();
-        let cookie = cookie.clone();
-        async move {
-            let mut all = vec![("form_token", token)];
-            all.extend(fields);
-            let borrowed: Vec<(&str, &str)> = all.iter().map(|(name, value)| (*name, value.as_str())).collect();
-            post_form(
-                alpha,
-                &format!("/console/peers/beta.test/{action}"),
-                Some(&cookie),
-                &borrowed,
-                Some("same-origin"),
-            )
-            .await
-        }
-    };
     let beta = || async { alpha.federation().peer_view("beta.test").await.expect("beta") };
 
     // A block with an end that does not parse is refused, and beta stays active.
-    let refused = act("block", vec![("reason", "spam".into()), ("until", "next week".into())]).await;
+    let refused = post_signed(
+        alpha,
+        "/console/peers/beta.test/block",
+        &cookie,
+        &token,
+        &[("reason", "spam"), ("until", "next week")],
+    )
+    .await;
     assert_eq!(refused.status, StatusCode::BAD_REQUEST, "{}", refused.body);
     assert!(refused.body.contains("RFC 3339"), "{}", refused.body);
     assert_eq!(beta().await.peer.state.as_str(), "active");
 
-    let blocked = act("block", vec![("reason", "sent spam".into()), ("until", "7d".into())]).await;
+    let blocked = post_signed(
+        alpha,
+        "/console/peers/beta.test/block",
+        &cookie,
+        &token,
+        &[("reason", "sent spam"), ("until", "7d")],
+    )
+    .await;
     assert_eq!(blocked.status, StatusCode::SEE_OTHER, "{}", blocked.body);
     assert_eq!(blocked.location(), "/console/peers/beta.test?done=peer.block");
     let view = beta().await;
@@ -932,28 +950,49 @@ async fn an_admin_blocks_unblocks_sets_the_level_pins_the_trust_and_removes_a_pe
     assert!(page.body.contains("/console/peers/beta.test/unblock"), "{}", page.body);
     assert!(!page.body.contains("/console/peers/beta.test/block\""), "{}", page.body);
 
-    let unblocked = act("unblock", vec![]).await;
+    let unblocked = post_signed(alpha, "/console/peers/beta.test/unblock", &cookie, &token, &[]).await;
     assert_eq!(unblocked.status, StatusCode::SEE_OTHER, "{}", unblocked.body);
     assert_eq!(beta().await.peer.state.as_str(), "active");
 
-    let refused = act("level", vec![("level", "sky-high".into())]).await;
+    let refused = post_signed(
+        alpha,
+        "/console/peers/beta.test/level",
+        &cookie,
+        &token,
+        &[("level", "sky-high")],
+    )
+    .await;
     assert_eq!(refused.status, StatusCode::BAD_REQUEST, "{}", refused.body);
     assert_eq!(beta().await.peer.level.as_str(), "standard");
-    let leveled = act("level", vec![("level", "low".into())]).await;
+    let leveled = post_signed(
+        alpha,
+        "/console/peers/beta.test/level",
+        &cookie,
+        &token,
+        &[("level", "low")],
+    )
+    .await;
     assert_eq!(leveled.status, StatusCode::SEE_OTHER, "{}", leveled.body);
     assert_eq!(beta().await.peer.level.as_str(), "low");
 
-    let pinned = act("pin", vec![("trust", "0.3".into())]).await;
+    let pinned = post_signed(
+        alpha,
+        "/console/peers/beta.test/pin",
+        &cookie,
+        &token,
+        &[("trust", "0.3")],
+    )
+    .await;
     assert_eq!(pinned.status, StatusCode::SEE_OTHER, "{}", pinned.body);
     assert_eq!(beta().await.trust_pin, Some(0.3));
-    let unpinned = act("unpin", vec![]).await;
+    let unpinned = post_signed(alpha, "/console/peers/beta.test/unpin", &cookie, &token, &[]).await;
     assert_eq!(unpinned.status, StatusCode::SEE_OTHER, "{}", unpinned.body);
     assert_eq!(beta().await.trust_pin, None);
 
-    let unknown = act("promote", vec![]).await;
+    let unknown = post_signed(alpha, "/console/peers/beta.test/promote", &cookie, &token, &[]).await;
     assert_eq!(unknown.status, StatusCode::NOT_FOUND, "{}", unknown.body);
 
-    let removed = act("remove", vec![]).await;
+    let removed = post_signed(alpha, "/console/peers/beta.test/remove", &cookie, &token, &[]).await;
     assert_eq!(removed.status, StatusCode::SEE_OTHER, "{}", removed.body);
     assert_eq!(removed.location(), "/console/peers?done=peer.remove");
     assert!(alpha.federation().peer_view("beta.test").await.is_err());
@@ -1013,22 +1052,22 @@ async fn an_admin_replays_and_drops_a_peer_s_dead_letters_from_its_page() {
             page.body
         );
     }
-    let replayed = post_form(
+    let replayed = post_signed(
         alpha,
         &format!("/console/dead-letters/{}/replay", letters[0].id),
-        Some(&cookie),
-        &[("form_token", &token), ("peer", "beta.test")],
-        Some("same-origin"),
+        &cookie,
+        &token,
+        &[("peer", "beta.test")],
     )
     .await;
     assert_eq!(replayed.status, StatusCode::SEE_OTHER, "{}", replayed.body);
     assert_eq!(replayed.location(), "/console/peers/beta.test?done=dead_letter.replay");
-    let dropped = post_form(
+    let dropped = post_signed(
         alpha,
         &format!("/console/dead-letters/{}/drop", letters[1].id),
-        Some(&cookie),
-        &[("form_token", &token), ("peer", "beta.test")],
-        Some("same-origin"),
+        &cookie,
+        &token,
+        &[("peer", "beta.test")],
     )
     .await;
     assert_eq!(dropped.status, StatusCode::SEE_OTHER, "{}", dropped.body);
@@ -1043,22 +1082,22 @@ async fn an_admin_replays_and_drops_a_peer_s_dead_letters_from_its_page() {
         "one was delivered when replayed, the other dropped"
     );
     // A letter that is gone is a 404 on the peer's page; a peer the form names that is not one is a 404 too.
-    let again = post_form(
+    let again = post_signed(
         alpha,
         &format!("/console/dead-letters/{}/drop", letters[1].id),
-        Some(&cookie),
-        &[("form_token", &token), ("peer", "beta.test")],
-        Some("same-origin"),
+        &cookie,
+        &token,
+        &[("peer", "beta.test")],
     )
     .await;
     assert_eq!(again.status, StatusCode::NOT_FOUND, "{}", again.body);
     assert!(again.body.contains("class=\"notice failed\""), "{}", again.body);
-    let elsewhere = post_form(
+    let elsewhere = post_signed(
         alpha,
         &format!("/console/dead-letters/{}/drop", letters[1].id),
-        Some(&cookie),
-        &[("form_token", &token), ("peer", "../audit")],
-        Some("same-origin"),
+        &cookie,
+        &token,
+        &[("peer", "../audit")],
     )
     .await;
     assert_eq!(elsewhere.status, StatusCode::NOT_FOUND, "{}", elsewhere.body);
@@ -1069,24 +1108,11 @@ async fn an_admin_rotates_the_signing_key_recomputes_trust_purges_a_peer_s_evide
     let network = Network::start(&["alpha.test", "beta.test"]).await;
     peered(&network, "alpha.test", "beta.test").await;
     let (alpha, beta) = (network.node("alpha.test"), network.node("beta.test"));
-    let owner = controller(alpha.service(), "alpha's admin").await;
-    let admin = agent_of_with_scopes(alpha.service(), &owner, "alpha's admin key", "admin").await;
-    let cookie = sign_in(alpha, &admin.key).await;
+    let (admin, cookie) = signed_in_admin(alpha).await;
     let token = get(alpha, "/console/peers", Some(&cookie)).await.form_token();
-    let post = |path: &'static str, fields: Vec<(&'static str, String)>| {
-        let token = token.clone();
-        let cookie = cookie.clone();
-        async move {
-            let mut all = vec![("form_token", token)];
-            all.extend(fields);
-            let borrowed: Vec<(&str, &str)> = all.iter().map(|(name, value)| (*name, value.as_str())).collect();
-            post_form(alpha, path, Some(&cookie), &borrowed, Some("same-origin")).await
-        }
-    };
-
     // A new key: the peers page shows its fingerprint, and beta pins it from the announcement.
     let before = alpha.federation().signing_key().await.expect("key").key_id;
-    let rotated = post("/console/identity/rotate-key", vec![]).await;
+    let rotated = post_signed(alpha, "/console/identity/rotate-key", &cookie, &token, &[]).await;
     assert_eq!(rotated.status, StatusCode::SEE_OTHER, "{}", rotated.body);
     assert_eq!(rotated.location(), "/console/peers?done=identity.rotate_key");
     let after = alpha.federation().signing_key().await.expect("key");
@@ -1101,17 +1127,24 @@ async fn an_admin_rotates_the_signing_key_recomputes_trust_purges_a_peer_s_evide
         pinned.keys
     );
 
-    let recomputed = post("/console/trust/recompute", vec![]).await;
+    let recomputed = post_signed(alpha, "/console/trust/recompute", &cookie, &token, &[]).await;
     assert_eq!(recomputed.status, StatusCode::SEE_OTHER, "{}", recomputed.body);
-    let purged = post("/console/peers/beta.test/purge", vec![]).await;
+    let purged = post_signed(alpha, "/console/peers/beta.test/purge", &cookie, &token, &[]).await;
     assert_eq!(purged.status, StatusCode::SEE_OTHER, "{}", purged.body);
     assert_eq!(purged.location(), "/console/peers/beta.test?done=peer.purge");
 
     // The audit log keeps the last hour whatever is asked; an age that does not parse is refused.
-    let refused = post("/console/audit/prune", vec![("older_than", "soon".into())]).await;
+    let refused = post_signed(
+        alpha,
+        "/console/audit/prune",
+        &cookie,
+        &token,
+        &[("older_than", "soon")],
+    )
+    .await;
     assert_eq!(refused.status, StatusCode::BAD_REQUEST, "{}", refused.body);
     assert!(refused.body.contains("positive duration"), "{}", refused.body);
-    let refused = post("/console/audit/prune", vec![("older_than", "5m".into())]).await;
+    let refused = post_signed(alpha, "/console/audit/prune", &cookie, &token, &[("older_than", "5m")]).await;
     assert_eq!(refused.status, StatusCode::BAD_REQUEST, "{}", refused.body);
     assert_eq!(audited(alpha.service(), "admin/identity.rotate_key").await.len(), 1);
     network.advance(TimeDelta::days(3));
