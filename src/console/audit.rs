@@ -10,7 +10,7 @@ use axum::response::Response;
 use serde::Deserialize;
 
 use super::actions::{Notice, audited, done, failed_status};
-use super::session::{form_session, frame, page_session};
+use super::session::{failed_frame, form_session, frame, page_session};
 use super::views::TimeView;
 use super::{ConsoleState, Frame, page};
 use crate::service::ServiceError;
@@ -180,8 +180,7 @@ pub async fn prune(State(state): State<ConsoleState>, headers: HeaderMap, Form(f
     match pruned {
         Ok(_) => done("/console/audit", "audit.prune"),
         Err(error) => {
-            let mut frame = frame(&state, &session, "Audit log");
-            frame.notice = Some(Notice::failed(&error));
+            let frame = failed_frame(&state, &session, "Audit log", &error);
             audit_page(&state, frame, AuditFilters::default(), failed_status(&error)).await
         }
     }

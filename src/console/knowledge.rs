@@ -14,7 +14,7 @@ use serde::Deserialize;
 
 use super::actions::{Notice, audited, done, failed_status};
 use super::plots::{TimeSeriesPlot, time_series_svg};
-use super::session::{form_session, frame, page_session};
+use super::session::{failed_frame, form_session, frame, page_session};
 use super::views::TimeView;
 use super::{ConsoleState, Frame, error_page, page};
 use crate::service::console_sessions::ConsoleSession;
@@ -782,8 +782,7 @@ pub async fn delete(
     match deleted {
         Ok(_) => done("/console/knowledge", "content.delete"),
         Err(error) => {
-            let mut frame = frame(&state, &session, "Knowledge");
-            frame.notice = Some(Notice::failed(&error));
+            let frame = failed_frame(&state, &session, "Knowledge", &error);
             item_page(&state, &session, frame, &id, failed_status(&error)).await
         }
     }

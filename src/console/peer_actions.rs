@@ -11,9 +11,9 @@ use axum::response::Response;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::actions::{Notice, audited, done, failed_status};
+use super::actions::{audited, done, failed_status};
 use super::peers::{level_choices, peer_page, peers_page};
-use super::session::{form_session, frame};
+use super::session::{failed_frame, form_session, frame};
 use super::{ConsoleState, Frame, page};
 use crate::domain::PeerLevel;
 use crate::service::ServiceError;
@@ -113,8 +113,7 @@ pub async fn look_up(State(state): State<ConsoleState>, headers: HeaderMap, Form
             StatusCode::OK,
         ),
         Err(error) => {
-            let mut frame = frame(&state, &session, "Peers");
-            frame.notice = Some(Notice::failed(&error));
+            let frame = failed_frame(&state, &session, "Peers", &error);
             peers_page(&state, frame, failed_status(&error)).await
         }
     }
@@ -130,8 +129,7 @@ pub async fn add(State(state): State<ConsoleState>, headers: HeaderMap, Form(for
     let introduction = match state.client.look_up_peer(&form.url).await {
         Ok(introduction) => introduction,
         Err(error) => {
-            let mut frame = frame(&state, &session, "Peers");
-            frame.notice = Some(Notice::failed(&error));
+            let frame = failed_frame(&state, &session, "Peers", &error);
             return peers_page(&state, frame, failed_status(&error)).await;
         }
     };
@@ -165,8 +163,7 @@ pub async fn add(State(state): State<ConsoleState>, headers: HeaderMap, Form(for
             done(&format!("/console/peers/{}", view.peer.realm), "peer.add")
         }
         Err(error) => {
-            let mut frame = frame(&state, &session, &format!("Add {}", introduction.realm));
-            frame.notice = Some(Notice::failed(&error));
+            let frame = failed_frame(&state, &session, &format!("Add {}", introduction.realm), &error);
             add_page(frame, &form.url, &introduction, &form, failed_status(&error))
         }
     }
@@ -322,8 +319,7 @@ pub async fn act(
             }
         }
         Err(error) => {
-            let mut frame = frame(&state, &session, &format!("Peer {realm}"));
-            frame.notice = Some(Notice::failed(&error));
+            let frame = failed_frame(&state, &session, &format!("Peer {realm}"), &error);
             peer_page(&state, frame, &realm, failed_status(&error)).await
         }
     }
@@ -389,8 +385,7 @@ pub async fn dead_letter(
             done(&format!("/console/peers/{peer}"), name)
         }
         Err(error) => {
-            let mut frame = frame(&state, &session, &format!("Peer {peer}"));
-            frame.notice = Some(Notice::failed(&error));
+            let frame = failed_frame(&state, &session, &format!("Peer {peer}"), &error);
             peer_page(&state, frame, &peer, failed_status(&error)).await
         }
     }
@@ -432,8 +427,7 @@ pub async fn rotate_key(
             done("/console/peers", "identity.rotate_key")
         }
         Err(error) => {
-            let mut frame = frame(&state, &session, "Peers");
-            frame.notice = Some(Notice::failed(&error));
+            let frame = failed_frame(&state, &session, "Peers", &error);
             peers_page(&state, frame, failed_status(&error)).await
         }
     }
@@ -461,8 +455,7 @@ pub async fn recompute_trust(
     match recomputed {
         Ok(_) => done("/console/peers", "trust.recompute"),
         Err(error) => {
-            let mut frame = frame(&state, &session, "Peers");
-            frame.notice = Some(Notice::failed(&error));
+            let frame = failed_frame(&state, &session, "Peers", &error);
             peers_page(&state, frame, failed_status(&error)).await
         }
     }

@@ -127,3 +127,11 @@ pub fn cross_site_refusal(state: &ConsoleState, headers: &HeaderMap) -> Option<R
 pub fn frame(state: &ConsoleState, session: &ConsoleSession, title: &str) -> Frame {
     state.frame(title, Some(session))
 }
+
+/// The frame of a page shown again after an action failed: titled `title`, for the signed-in `session`, saying why
+/// nothing was done.
+pub fn failed_frame(state: &ConsoleState, session: &ConsoleSession, title: &str, error: &ServiceError) -> Frame {
+    let mut frame = state.frame(title, Some(session));
+    frame.notice = Some(super::actions::Notice::failed(error));
+    frame
+}
