@@ -190,6 +190,11 @@ impl Instance {
         )
     }
 
+    /// The activity-history loop of this instance (started by `serve`; a test runs its passes directly).
+    pub fn activity_history(&self) -> crate::workers::activity_history::ActivityHistory {
+        crate::workers::activity_history::ActivityHistory::new(self.federation.clone())
+    }
+
     /// The federation loop of this instance (started by `serve`; a test runs its passes directly).
     pub fn federation_loop(&self) -> crate::workers::federation::FederationLoop {
         crate::workers::federation::FederationLoop::new(
@@ -236,7 +241,7 @@ impl Instance {
             source,
         })?;
         tracing::info!(address = %address, realm = %self.config.realm, backend = ?self.store.backend(), "serving");
-        let workers = Workers::start(&self.service, &self.config, self.federation_loop());
+        let workers = Workers::start(&self.service, &self.config, self.federation_loop(), self.activity_history());
         let (stop_sender, stop_receiver) = watch::channel(false);
         let grace = Duration::from_secs(self.config.shutdown_grace_seconds);
         let limits = ConnectionLimits::from_config(&self.config);

@@ -1,14 +1,17 @@
 //! The overview page (`/console/`): the realm, what it holds, its peers by state, each background loop of this
-//! process and the last backup; the same overview `GET /admin/instance` answers.
+//! process and the last backup (the same overview `GET /admin/instance` answers), and the calls, writes and errors
+//! of the last hour and day as plots with their numbers (`GET /admin/activity`).
 
 use askama::Template;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 
+use super::plots::count_series_svg;
 use super::session::{frame, page_session};
 use super::views::{TimeView, age_shown, bytes_shown, seconds_shown};
 use super::{ConsoleState, Frame, error_page, page};
+use crate::service::activity_history::{CallBucket, HistoryPeriod};
 
 #[derive(Template)]
 #[template(path = "console/overview.html")]
@@ -26,6 +29,73 @@ struct OverviewPage {
     peers_by_state: Vec<(&'static str, i64)>,
     loops: Vec<LoopRow>,
     backup: Option<BackupRow>,
+    /// The calls of the last hour and of the last day.
+    activity: Vec<ActivityView>,
+}
+
+/// One period of the calls' history as the page shows it.
+struct ActivityView {
+    /// The section's anchor.
+    id: &'static str,
+    /// The period in words.
+    heading: String,
+    /// The period's totals in a sentence.
+    totals: String,
+    writes_plot: Option<String>,
+    errors_plot: Option<String>,
+    rows: Vec<ActivityRow>,
+}
+
+/// One bucket of the calls' history.
+struct ActivityRow {
+    start: TimeView,
+    calls: i64,
+    writes: i64,
+    errors: i64,
+}
+
+fn plural(count: i64, one: &str, many: &str) -> String {
+    format!("{count} {}", if count == 1 { one } else { many })
+}
+
+fn activity_view(period: HistoryPeriod, buckets: &[CallBucket]) -> ActivityView {
+    let (id, unit) = match period {
+        HistoryPeriod::LastHour => ("activity-hour", "minute"),
+        HistoryPeriod::LastDay => ("activity-day", "hour"),
+    };
+    let sum = |count: fn(&CallBucket) -> i64| buckets.iter().map(count).sum::<i64>();
+    let (calls, writes, errors) = (sum(|bucket| bucket.calls), sum(|bucket| bucket.writes), sum(|bucket| bucket.errors));
+    let series = |count: fn(&CallBucket) -> i64| -> Vec<_> { buckets.iter().map(|bucket| (bucket.start, count(bucket))).collect() };
+    let described = period.described();
+    ActivityView {
+        id,
+        heading: format!("Calls over {described}"),
+        totals: format!(
+            "{}, of which {} and {}.",
+            plural(calls, "audited call", "audited calls"),
+            plural(writes, "successful write", "successful writes"),
+            plural(errors, "error", "errors")
+        ),
+        writes_plot: count_series_svg(
+            format!("Successful writes per {unit} over {described}: {writes} in all"),
+            &format!("writes per {unit}"),
+            &series(|bucket| bucket.writes),
+        ),
+        errors_plot: count_series_svg(
+            format!("Calls answered with an error per {unit} over {described}: {errors} in all"),
+            &format!("errors per {unit}"),
+            &series(|bucket| bucket.errors),
+        ),
+        rows: buckets
+            .iter()
+            .map(|bucket| ActivityRow {
+                start: TimeView::of(bucket.start),
+                calls: bucket.calls,
+                writes: bucket.writes,
+                errors: bucket.errors,
+            })
+            .collect(),
+    }
 }
 
 /// One background loop as the page shows it.
@@ -61,6 +131,13 @@ pub async fn show(State(state): State<ConsoleState>, headers: HeaderMap) -> Resp
         Ok(overview) => overview,
         Err(error) => return error_page(&state, Some(frame), &error),
     };
+    let mut activity = Vec::with_capacity(HistoryPeriod::ALL.len());
+    for period in HistoryPeriod::ALL {
+        match state.client.service().call_history(period).await {
+            Ok(buckets) => activity.push(activity_view(period, &buckets)),
+            Err(error) => return error_page(&state, Some(frame), &error),
+        }
+    }
     let counts = &overview.counts;
     let page_data = OverviewPage {
         frame,
@@ -107,6 +184,7 @@ pub async fn show(State(state): State<ConsoleState>, headers: HeaderMap) -> Resp
             error: backup.error.clone(),
             last_success: backup.last_success_at.map(TimeView::of),
         }),
+        activity,
     };
     page(StatusCode::OK, &page_data)
 }

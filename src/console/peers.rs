@@ -1,7 +1,8 @@
 //! The peers pages: the list (`/console/peers`), one row per peer with what an admin checks each morning (its state
 //! and level, the trust its evidence counts with, when it was last heard from, how far behind it is, what waits for
 //! it, its last failure), and a peer's page (`/console/peers/{realm}`) with its pinned keys and their fingerprints,
-//! its replication and its dead letters: the same peer views `GET /admin/peers` and `interai admin peer show` give.
+//! its replication and its dead letters (the same peer views `GET /admin/peers` and `interai admin peer show` give),
+//! and its replication lag over the last hour and day (`GET /admin/peers/{realm}/lag`).
 
 use askama::Template;
 use axum::extract::{Path, Query, State};
@@ -10,10 +11,13 @@ use axum::response::Response;
 use chrono::{DateTime, Utc};
 
 use super::actions::{DoneQuery, Notice};
+use super::plots::count_series_svg;
 use super::session::{frame, page_session};
 use super::views::{TimeView, age_shown};
 use super::{ConsoleState, Frame, error_page, page};
 use crate::domain::{PeerLevel, PeerState, ShownPeerState};
+use crate::service::activity_history::HistoryPeriod;
+use crate::service::federation::peer_lag_history::PeerLagBucket;
 use crate::service::federation::peer_status::PeerView;
 
 #[derive(Template)]
@@ -163,6 +167,71 @@ struct PeerPage {
     keys: Vec<KeyRow>,
     replication: Option<ReplicationRows>,
     dead_letters: Vec<DeadLetterRow>,
+    /// Its replication lag over the last hour and the last day.
+    lag_history: Vec<LagHistoryView>,
+}
+
+/// One period of a peer's sampled replication lag as the page shows it.
+struct LagHistoryView {
+    /// The section's anchor.
+    id: &'static str,
+    heading: String,
+    /// Whether any bucket of the period was sampled.
+    sampled: bool,
+    /// The longest wait of each sampled bucket.
+    plot: Option<String>,
+    rows: Vec<LagRow>,
+}
+
+/// One bucket of a peer's lag history.
+struct LagRow {
+    start: TimeView,
+    /// `None` when nothing was sampled then.
+    undelivered_events: Option<i64>,
+    longest_wait: String,
+    dead_letters: Option<i64>,
+}
+
+fn lag_history_view(realm: &str, period: HistoryPeriod, buckets: &[PeerLagBucket]) -> LagHistoryView {
+    let id = match period {
+        HistoryPeriod::LastHour => "lag-hour",
+        HistoryPeriod::LastDay => "lag-day",
+    };
+    let described = period.described();
+    // Buckets nothing sampled are left out of the plot rather than drawn as no lag.
+    let waits: Vec<_> = buckets
+        .iter()
+        .filter_map(|bucket| Some((bucket.start, bucket.sampled?.longest_wait_seconds)))
+        .collect();
+    LagHistoryView {
+        id,
+        heading: format!("Lag over {described}"),
+        sampled: !waits.is_empty(),
+        plot: if waits.is_empty() {
+            None
+        } else {
+            count_series_svg(
+                format!(
+                    "How long the oldest event waiting for {realm} had waited, the longest sampled in each bucket of \
+                     {described}"
+                ),
+                "oldest wait (seconds)",
+                &waits,
+            )
+        },
+        rows: buckets
+            .iter()
+            .map(|bucket| LagRow {
+                start: TimeView::of(bucket.start),
+                undelivered_events: bucket.sampled.map(|sampled| sampled.most_undelivered_events),
+                longest_wait: bucket.sampled.map_or_else(
+                    || "not sampled".to_owned(),
+                    |sampled| age_shown(chrono::TimeDelta::seconds(sampled.longest_wait_seconds)),
+                ),
+                dead_letters: bucket.sampled.map(|sampled| sampled.dead_letters),
+            })
+            .collect(),
+    }
 }
 
 /// Which forms a peer's page offers, by its state: an admin is never shown a button the service would refuse.
@@ -299,6 +368,13 @@ pub async fn peer_page(state: &ConsoleState, frame: Frame, realm: &str, status: 
         Ok(dead_letters) => dead_letters,
         Err(error) => return error_page(state, Some(frame), &error),
     };
+    let mut lag_history = Vec::with_capacity(HistoryPeriod::ALL.len());
+    for period in HistoryPeriod::ALL {
+        match federation.peer_lag_history(&view.peer.realm, period).await {
+            Ok(buckets) => lag_history.push(lag_history_view(&view.peer.realm, period, &buckets)),
+            Err(error) => return error_page(state, Some(frame), &error),
+        }
+    }
     let now = federation.now();
     page(
         status,
@@ -339,6 +415,7 @@ pub async fn peer_page(state: &ConsoleState, frame: Frame, realm: &str, status: 
                     created: TimeView::of(delivery.created_at),
                 })
                 .collect(),
+            lag_history,
         },
     )
 }

@@ -108,7 +108,15 @@ pub fn time_series_svg(plot: &TimeSeriesPlot) -> Result<String, PlotError> {
             .build_cartesian_2d(x_start..x_end, y_start..y_end)
             .map_err(|error| drawing_error(&error))?;
         let label_time = |seconds: &f64| time_label(*seconds, span);
-        let label_value = |value: &f64| format!("{value:.2}");
+        // A probability's axis needs its decimals; a count's axis (see `count_series_svg`) has none to show.
+        let whole_numbers = y_end - y_start >= 5.0;
+        let label_value = |value: &f64| {
+            if whole_numbers {
+                format!("{value:.0}")
+            } else {
+                format!("{value:.2}")
+            }
+        };
         chart
             .configure_mesh()
             .x_labels(6)
@@ -156,6 +164,29 @@ pub fn time_series_svg(plot: &TimeSeriesPlot) -> Result<String, PlotError> {
         root.present().map_err(|error| drawing_error(&error))?;
     }
     Ok(labelled(&svg, &plot.description))
+}
+
+/// A series of counts (calls, events, seconds) as an inline `<svg>`, or `None` (logged) when it cannot be drawn. Its
+/// vertical axis starts at zero and reaches at least 5, so that its labels fall on whole numbers and a quiet stretch
+/// reads as zero, not as a line in the middle of nowhere.
+pub fn count_series_svg(description: String, y_unit: &str, points: &[(DateTime<Utc>, i64)]) -> Option<String> {
+    #[allow(clippy::cast_precision_loss)]
+    let highest = points.iter().map(|(_, count)| *count).max().unwrap_or(0) as f64;
+    let plot = TimeSeriesPlot {
+        description,
+        y_unit: y_unit.to_owned(),
+        y_range: Some((0.0, (highest * 1.1).ceil().max(5.0))),
+        #[allow(clippy::cast_precision_loss)]
+        points: points.iter().map(|(at, count)| (*at, *count as f64)).collect(),
+        band: None,
+    };
+    match time_series_svg(&plot) {
+        Ok(svg) => Some(svg),
+        Err(error) => {
+            tracing::warn!(error = %error, plot = %plot.description, "a console plot was not drawn");
+            None
+        }
+    }
 }
 
 /// `svg` with `role="img"`, an `aria-label` and a `<title>` saying `description`, and a class the stylesheet sizes.
@@ -209,6 +240,19 @@ mod tests {
         assert!(svg.contains("time (UTC)"), "{svg}");
         assert!(!svg.contains("style="), "{svg}");
         assert!(svg.trim_end().ends_with("</svg>"), "{svg}");
+    }
+
+    #[test]
+    fn a_count_series_starts_at_zero_with_whole_number_labels() {
+        let svg = count_series_svg(
+            "Writes per minute".to_owned(),
+            "writes per minute",
+            &[(at(0), 0), (at(1), 3), (at(2), 0)],
+        )
+        .expect("drawn");
+        assert_eq!(svg.matches("<circle").count(), 3, "{svg}");
+        assert!(svg.contains(">0<") && svg.contains(">5<"), "labels 0 to 5: {svg}");
+        assert!(!svg.contains(".00<"), "no decimals on a count axis: {svg}");
     }
 
     #[test]

@@ -12,6 +12,7 @@ use std::time::Duration;
 use chrono::{DateTime, TimeDelta, Utc};
 use serde_json::{Map, Value};
 
+use super::activity_history::CountedCall;
 use super::scan::{ContentScanner, ScanRule, redaction_marker};
 use super::{ErrorCode, Service, ServiceError};
 use crate::domain::{AuthenticatedActor, PublicId};
@@ -77,6 +78,11 @@ impl Service {
     /// Records one MCP call that wrote nothing (a read, or a failed call; a successful write records itself inside
     /// its own transaction). Failures to record are logged and reported, never hidden.
     pub async fn record_call(&self, audit: CallAudit<'_>) -> Result<(), ServiceError> {
+        self.count_call(if audit.outcome.is_ok() {
+            CountedCall::Read
+        } else {
+            CountedCall::Error
+        });
         let record = self.audit_record(audit);
         Ok(store::audit::append_unwritten_call(self.store(), &record).await?)
     }

@@ -3,6 +3,7 @@
 //! Adapters (MCP, HTTP, CLI) parse input, call one method here and map the result. This module knows
 //! no transport: no axum, no rmcp, no HTTP status codes. Time comes from the injected clock.
 
+pub mod activity_history;
 pub mod actors;
 pub mod archive;
 pub mod audit;
@@ -103,6 +104,8 @@ struct ServiceInner {
     instance_trust_reasons: std::sync::RwLock<Arc<std::collections::BTreeMap<String, String>>>,
     /// When this process's service was made (its uptime, on the overview), by the injected clock.
     started_at: chrono::DateTime<chrono::Utc>,
+    /// The calls this process audited and has not added to the history yet (see `activity_history.rs`).
+    unsaved_call_counts: activity_history::UnsavedCallCounts,
 }
 
 impl std::fmt::Debug for Service {
@@ -135,6 +138,7 @@ impl Service {
                 instance_trust: std::sync::RwLock::new(Arc::new(trust::empty_instance_trust_table())),
                 instance_trust_reasons: std::sync::RwLock::new(Arc::default()),
                 started_at,
+                unsaved_call_counts: activity_history::UnsavedCallCounts::default(),
             }),
         }
     }

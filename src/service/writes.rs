@@ -290,7 +290,10 @@ impl Service {
         }
         .await;
         match stored {
-            Ok(()) => WriteEnd::Done(Ok(outcome)),
+            Ok(()) => {
+                self.count_call(super::activity_history::CountedCall::Write);
+                WriteEnd::Done(Ok(outcome))
+            }
             Err(WriteFailure::Retryable(_)) if attempt < UNIT_ATTEMPTS => WriteEnd::Retry,
             Err(WriteFailure::Retryable(cause)) => WriteEnd::Done(Err(ServiceError::internal(cause))),
             Err(WriteFailure::Service(error)) => WriteEnd::Done(Err(error)),

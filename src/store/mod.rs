@@ -5,6 +5,7 @@
 //! connection and `BEGIN IMMEDIATE` transactions, because several writers that read before they write
 //! fail with "database is locked" even with a busy timeout.
 
+pub mod activity_history;
 pub mod actors;
 pub mod audit;
 pub mod console_sessions;

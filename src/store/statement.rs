@@ -392,8 +392,8 @@ impl Insert {
 pub const DELETE_CASCADES: &[(&str, &[&str])] = &[
     // A search document's vector goes with it.
     ("search_documents", &["search_vectors"]),
-    // A peer's pinned keys and its trust pin go with it.
-    ("peers", &["peer_keys", "peer_trust_pins"]),
+    // A peer's pinned keys, its trust pin and its lag samples go with it.
+    ("peers", &["peer_keys", "peer_trust_pins", "peer_lag_samples"]),
 ];
 
 /// A write that is not rows of an [`InsertShape`] (an update, a delete, an insert of computed values, a statement

@@ -3,6 +3,7 @@
 //! Each loop waits on the injected clock ([`crate::clock::Clock::wait_until`]), never on a timer of its own, so a test
 //! moves a loop on by moving its `ManualClock`, and can run one pass of it directly.
 
+pub mod activity_history;
 pub mod audit_retention;
 pub mod backups;
 pub mod federation;
@@ -22,8 +23,13 @@ pub struct Workers {
 
 impl Workers {
     /// Starts every loop the configuration asks for.
-    pub fn start(service: &Service, config: &Config, federation: federation::FederationLoop) -> Workers {
-        use crate::service::loop_health::{AUDIT_RETENTION_LOOP, BACKUP_LOOP, FEDERATION_LOOP};
+    pub fn start(
+        service: &Service,
+        config: &Config,
+        federation: federation::FederationLoop,
+        history: activity_history::ActivityHistory,
+    ) -> Workers {
+        use crate::service::loop_health::{ACTIVITY_HISTORY_LOOP, AUDIT_RETENTION_LOOP, BACKUP_LOOP, FEDERATION_LOOP};
         let (stop, stopped) = watch::channel(false);
         let mut tasks = Vec::new();
         // Recorded here, before any request is served, so the overview never reads a started loop as not running.
@@ -42,6 +48,8 @@ impl Workers {
         } else {
             health.disabled(BACKUP_LOOP);
         }
+        health.started(ACTIVITY_HISTORY_LOOP, activity_history::PASS_INTERVAL, service.now());
+        tasks.push(tokio::spawn(history.run(stopped.clone())));
         Workers { stop, tasks }
     }
 

@@ -814,7 +814,8 @@ async fn the_overview_of_an_instance_that_does_not_serve_shows_no_loop_running()
         [
             ("federation", "not_running"),
             ("audit_retention", "not_running"),
-            ("backups", "not_running")
+            ("backups", "not_running"),
+            ("activity_history", "not_running")
         ]
     );
 }

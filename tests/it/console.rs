@@ -134,7 +134,7 @@ fn urlencoding(text: &str) -> String {
 
 /// A console form posted as a browser posts it from a page of the signed-in session `cookie`: its `token`, then
 /// `fields`.
-async fn post_signed(
+pub(crate) async fn post_signed(
     instance: &impl Console,
     path: &str,
     cookie: &str,
@@ -148,7 +148,7 @@ async fn post_signed(
 
 /// An admin of `node` (an `admin`-scope key of a new controller) signed in to its console: the admin and the
 /// session cookie.
-async fn signed_in_admin(node: &Node) -> (crate::fixtures::Agent, String) {
+pub(crate) async fn signed_in_admin(node: &Node) -> (crate::fixtures::Agent, String) {
     let owner = controller(node.service(), "the realm's admin").await;
     let admin = agent_of_with_scopes(node.service(), &owner, "the admin's key", "admin").await;
     let cookie = sign_in(node, &admin.key).await;

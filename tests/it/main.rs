@@ -6,6 +6,7 @@ mod admin_truth;
 mod archive;
 mod cli;
 mod console;
+mod console_activity;
 mod console_knowledge;
 mod console_people;
 mod discovery;

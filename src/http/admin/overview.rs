@@ -1,22 +1,62 @@
-//! The admin API's instance overview (`GET /admin/instance`) and the rotation of the instance's federation key
+//! The admin API's instance overview (`GET /admin/instance`), the calls' and a peer's lag history the console
+//! plots (`GET /admin/activity`, `GET /admin/peers/{realm}/lag`), and the rotation of the instance's federation key
 //! (`POST /admin/federation/identity/rotate`, as `interai admin federation rotate-key`).
 
 use axum::Router;
-use axum::extract::State;
+use axum::extract::rejection::QueryRejection;
+use axum::extract::{Path, Query, State};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 
+use serde::Deserialize;
+
 use super::{AdminState, ApiError, views};
+use crate::service::ServiceError;
+use crate::service::activity_history::HistoryPeriod;
 
 /// The routes of this file (behind the admin layer of [`super::routes`]).
 pub(super) fn routes() -> Router<AdminState> {
     Router::new()
         .route("/admin/instance", get(instance))
+        .route("/admin/activity", get(activity))
+        .route("/admin/peers/{realm}/lag", get(peer_lag))
         .route("/admin/federation/identity/rotate", post(rotate_key))
 }
 
 async fn instance(State(state): State<AdminState>) -> Result<Response, ApiError> {
     Ok(axum::Json(views::instance(state.client.service()).await?).into_response())
+}
+
+/// The query of the history routes: `period=hour` (the default) or `period=day`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct HistoryParameters {
+    period: Option<String>,
+}
+
+fn history_period(query: Result<Query<HistoryParameters>, QueryRejection>) -> Result<HistoryPeriod, ApiError> {
+    let Query(parameters) = query.map_err(|rejection| ApiError(ServiceError::validation("query", rejection.body_text())))?;
+    match parameters.period.as_deref() {
+        None => Ok(HistoryPeriod::LastHour),
+        Some(text) => Ok(HistoryPeriod::parse("period", text)?),
+    }
+}
+
+async fn activity(
+    State(state): State<AdminState>,
+    query: Result<Query<HistoryParameters>, QueryRejection>,
+) -> Result<Response, ApiError> {
+    let period = history_period(query)?;
+    Ok(axum::Json(views::activity(state.client.service(), period).await?).into_response())
+}
+
+async fn peer_lag(
+    State(state): State<AdminState>,
+    Path(realm): Path<String>,
+    query: Result<Query<HistoryParameters>, QueryRejection>,
+) -> Result<Response, ApiError> {
+    let period = history_period(query)?;
+    Ok(axum::Json(views::peer_lag(state.client.federation(), &realm, period).await?).into_response())
 }
 
 /// Makes a new signing key endorsed by the current one, announces it to every active peer at once (what fails stays

@@ -7,6 +7,7 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 
 use crate::domain::Actor;
+use crate::service::activity_history::HistoryPeriod;
 use crate::service::audit::AuditQuery;
 use crate::service::content::ContentQuery;
 use crate::service::federation::Federation;
@@ -252,6 +253,82 @@ pub async fn trust_history(
                 upper_bound: point.upper_bound,
                 status: point.status.as_str(),
                 rule: point.rule.as_str(),
+            })
+            .collect(),
+    })
+}
+
+// ---------------------------------------------------------------- activity history
+
+/// One bucket of the calls' history.
+#[derive(Debug, Serialize)]
+pub struct CallBucketWire {
+    start: DateTime<Utc>,
+    calls: i64,
+    writes: i64,
+    errors: i64,
+}
+
+/// `GET /admin/activity`: the audited calls of every bucket of the period, oldest first.
+#[derive(Debug, Serialize)]
+pub struct ActivityAnswer {
+    period: &'static str,
+    bucket_seconds: i64,
+    buckets: Vec<CallBucketWire>,
+}
+
+/// The calls' history over `period`.
+pub async fn activity(service: &Service, period: HistoryPeriod) -> Result<ActivityAnswer, ServiceError> {
+    let buckets = service.call_history(period).await?;
+    Ok(ActivityAnswer {
+        period: period.as_str(),
+        bucket_seconds: period.bucket().num_seconds(),
+        buckets: buckets
+            .into_iter()
+            .map(|bucket| CallBucketWire {
+                start: bucket.start,
+                calls: bucket.calls,
+                writes: bucket.writes,
+                errors: bucket.errors,
+            })
+            .collect(),
+    })
+}
+
+/// One bucket of a peer's lag history; the counts are `null` when nothing was sampled in it.
+#[derive(Debug, Serialize)]
+pub struct PeerLagBucketWire {
+    start: DateTime<Utc>,
+    sampled: bool,
+    most_undelivered_events: Option<i64>,
+    longest_wait_seconds: Option<i64>,
+    dead_letters: Option<i64>,
+}
+
+/// `GET /admin/peers/{realm}/lag`: the peer's sampled replication lag in every bucket of the period, oldest first.
+#[derive(Debug, Serialize)]
+pub struct PeerLagAnswer {
+    peer: String,
+    period: &'static str,
+    bucket_seconds: i64,
+    buckets: Vec<PeerLagBucketWire>,
+}
+
+/// A peer's lag history over `period`.
+pub async fn peer_lag(federation: &Federation, realm: &str, period: HistoryPeriod) -> Result<PeerLagAnswer, ServiceError> {
+    let buckets = federation.peer_lag_history(realm, period).await?;
+    Ok(PeerLagAnswer {
+        peer: crate::service::federation::peer_state::normalize_realm(realm),
+        period: period.as_str(),
+        bucket_seconds: period.bucket().num_seconds(),
+        buckets: buckets
+            .into_iter()
+            .map(|bucket| PeerLagBucketWire {
+                start: bucket.start,
+                sampled: bucket.sampled.is_some(),
+                most_undelivered_events: bucket.sampled.map(|sampled| sampled.most_undelivered_events),
+                longest_wait_seconds: bucket.sampled.map(|sampled| sampled.longest_wait_seconds),
+                dead_letters: bucket.sampled.map(|sampled| sampled.dead_letters),
             })
             .collect(),
     })

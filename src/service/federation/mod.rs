@@ -18,6 +18,7 @@ pub mod intake;
 pub mod key_box;
 pub mod outbox;
 pub mod peer_failure;
+pub mod peer_lag_history;
 pub mod peer_state;
 pub mod peer_status;
 pub mod peering;

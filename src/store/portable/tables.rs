@@ -664,4 +664,25 @@ pub static PORTABLE_TABLES: &[PortableTable] = &[
             Column::new("writes", SqlType::Integer),
         ],
     },
+    PortableTable {
+        name: "call_minutes",
+        key: &["minute_start"],
+        columns: &[
+            Column::new("minute_start", SqlType::TimestampTz),
+            Column::new("calls", SqlType::BigInt),
+            Column::new("writes", SqlType::BigInt),
+            Column::new("errors", SqlType::BigInt),
+        ],
+    },
+    PortableTable {
+        name: "peer_lag_samples",
+        key: &["peer_realm", "minute_start"],
+        columns: &[
+            Column::new("peer_realm", SqlType::Text),
+            Column::new("minute_start", SqlType::TimestampTz),
+            Column::new("undelivered_events", SqlType::BigInt),
+            Column::new("oldest_waiting_seconds", SqlType::BigInt),
+            Column::new("dead_letters", SqlType::BigInt),
+        ],
+    },
 ];
