@@ -2,11 +2,13 @@
 //! origin, status, trust view, kind, order), a page at a time (`/console/knowledge`), and an item's page
 //! (`/console/knowledge/{id}`) with its revisions, its claims, its trust explanation laid out for a person
 //! (first-party and per-origin parts, the rule that decided the status) and a plot of its value and interval over
-//! time. On `Service::admin_search`, `Service::admin_get` and `Service::trust_history`: the same search and read
-//! an agent's key gets, for the admin's key.
+//! time, in the trust view and over the range its own GET form chooses. On `Service::admin_search`,
+//! `Service::admin_get` and `Service::trust_history`: the same search and read an agent's key gets, for the admin's
+//! key.
 
 use askama::Template;
 use axum::Form;
+use axum::extract::rejection::QueryRejection;
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
@@ -25,7 +27,7 @@ use crate::service::trust_history::TrustHistory;
 use crate::service::{ErrorCode, ServiceError};
 use crate::trust::{Assessment, InstanceBound, PartyExplanation};
 
-/// How many moments an item's trust plot shows.
+/// How many moments an item's trust plot shows, whatever its range.
 pub const TRUST_PLOT_POINTS: u32 = 24;
 
 /// Results a page of the search shows.
@@ -518,10 +520,121 @@ fn explanation_view(explained: &ExplainedTrust) -> TrustExplanationView {
     }
 }
 
+/// The span an item's trust plot covers, up to the moment its trust is evaluated at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+enum HistoryRange {
+    /// From the trust target's creation (the default).
+    #[default]
+    SinceCreated,
+    LastDay,
+    LastWeek,
+    Last30Days,
+}
+
+impl HistoryRange {
+    /// Every range with its name in the query and its label in the form, the default first.
+    const ALL: [(HistoryRange, &'static str, &'static str); 4] = [
+        (HistoryRange::SinceCreated, "since_created", "Since it was made"),
+        (HistoryRange::LastDay, "last_day", "Last day"),
+        (HistoryRange::LastWeek, "last_week", "Last week"),
+        (HistoryRange::Last30Days, "last_30_days", "Last 30 days"),
+    ];
+
+    /// The first moment of the range ending `until` (the service moves a moment before the target's creation to
+    /// its creation).
+    fn start(self, until: chrono::DateTime<chrono::Utc>) -> chrono::DateTime<chrono::Utc> {
+        match self {
+            HistoryRange::SinceCreated => chrono::DateTime::<chrono::Utc>::MIN_UTC,
+            HistoryRange::LastDay => until - chrono::TimeDelta::days(1),
+            HistoryRange::LastWeek => until - chrono::TimeDelta::days(7),
+            HistoryRange::Last30Days => until - chrono::TimeDelta::days(30),
+        }
+    }
+}
+
+/// The plot's form as the browser sends it (`?trust_view=first_party&range=last_week`; empty is the default).
+#[derive(Debug, Default, Deserialize)]
+pub struct HistoryQuery {
+    #[serde(default)]
+    trust_view: String,
+    #[serde(default)]
+    range: String,
+}
+
+/// What the plot shows: which evidence, over which span.
+#[derive(Debug, Clone, Copy, Default)]
+struct HistoryChoice {
+    view: TrustViewScope,
+    range: HistoryRange,
+}
+
+impl HistoryChoice {
+    /// The choice the query names, or why it names none.
+    fn of(query: &HistoryQuery) -> Result<HistoryChoice, ServiceError> {
+        let view = TrustViewScope::from_input(given(&query.trust_view).as_deref())?;
+        let range = match given(&query.range) {
+            None => HistoryRange::default(),
+            Some(name) => HistoryRange::ALL
+                .iter()
+                .find(|(_, known, _)| *known == name)
+                .map(|(range, _, _)| *range)
+                .ok_or_else(|| {
+                    ServiceError::validation(
+                        "range",
+                        "range must be since_created, last_day, last_week or last_30_days",
+                    )
+                })?,
+        };
+        Ok(HistoryChoice { view, range })
+    }
+
+    /// The form's choices, this one selected.
+    fn form(self) -> HistoryForm {
+        HistoryForm {
+            views: [
+                (TrustViewScope::All, "All evidence"),
+                (TrustViewScope::FirstParty, "First-party evidence alone"),
+            ]
+            .into_iter()
+            .map(|(view, label)| Choice {
+                value: view.as_str().to_owned(),
+                label: label.to_owned(),
+                selected: view == self.view,
+            })
+            .collect(),
+            ranges: HistoryRange::ALL
+                .iter()
+                .map(|(range, name, label)| Choice {
+                    value: (*name).to_owned(),
+                    label: (*label).to_owned(),
+                    selected: *range == self.range,
+                })
+                .collect(),
+        }
+    }
+
+    /// The view in words, for the plot's description and the table's caption.
+    fn evidence(self) -> &'static str {
+        match self.view {
+            TrustViewScope::All => "on all evidence",
+            TrustViewScope::FirstParty => "on first-party evidence alone",
+        }
+    }
+}
+
+/// The plot's form.
+struct HistoryForm {
+    views: Vec<Choice>,
+    ranges: Vec<Choice>,
+}
+
 /// The plot and its table.
 struct HistoryView {
     /// The inline SVG, when it could be drawn.
     svg: Option<String>,
+    /// Which evidence the moments weigh, in words.
+    evidence: &'static str,
+    form: HistoryForm,
     rows: Vec<HistoryRow>,
 }
 
@@ -533,16 +646,19 @@ struct HistoryRow {
     rule: &'static str,
 }
 
-fn history_view(history: &TrustHistory, title: &str) -> HistoryView {
+fn history_view(history: &TrustHistory, title: &str, choice: HistoryChoice) -> HistoryView {
     let (Some(first), Some(last)) = (history.points.first(), history.points.last()) else {
         return HistoryView {
             svg: None,
+            evidence: choice.evidence(),
+            form: choice.form(),
             rows: Vec::new(),
         };
     };
     let plot = TimeSeriesPlot {
         description: format!(
-            "Trust value of {title} with its 90% interval, at {} moments from {} to {}",
+            "Trust value of {title} {} with its 90% interval, at {} moments from {} to {}",
+            choice.evidence(),
             history.points.len(),
             TimeView::of(first.at).utc,
             TimeView::of(last.at).utc
@@ -567,6 +683,8 @@ fn history_view(history: &TrustHistory, title: &str) -> HistoryView {
     };
     HistoryView {
         svg,
+        evidence: choice.evidence(),
+        form: choice.form(),
         rows: history
             .points
             .iter()
@@ -581,22 +699,37 @@ fn history_view(history: &TrustHistory, title: &str) -> HistoryView {
     }
 }
 
-/// `GET /console/knowledge/{id}`.
-pub async fn show(State(state): State<ConsoleState>, Path(id): Path<String>, headers: HeaderMap) -> Response {
+/// `GET /console/knowledge/{id}`, with the plot's trust view and range in the query (a value it does not know is a
+/// 400 page).
+pub async fn show(
+    State(state): State<ConsoleState>,
+    Path(id): Path<String>,
+    query: Result<Query<HistoryQuery>, QueryRejection>,
+    headers: HeaderMap,
+) -> Response {
     let session = match page_session(&state, &headers).await {
         Ok(session) => session,
         Err(answer) => return answer,
     };
     let frame = frame(&state, &session, "Knowledge");
-    item_page(&state, &session, frame, &id, StatusCode::OK).await
+    let choice = match query {
+        Ok(Query(query)) => HistoryChoice::of(&query),
+        Err(rejection) => Err(ServiceError::validation("query", rejection.body_text())),
+    };
+    match choice {
+        Ok(choice) => item_page(&state, &session, frame, &id, choice, StatusCode::OK).await,
+        Err(error) => error_page(&state, Some(frame), &error),
+    }
 }
 
-/// The page of the item `id` in `frame` with `status` (a refused deletion shows it again with its notice).
+/// The page of the item `id` in `frame` with `status`, its plot as `choice` says (a refused deletion shows it again
+/// with its notice).
 async fn item_page(
     state: &ConsoleState,
     session: &ConsoleSession,
     frame: Frame,
     id: &str,
+    choice: HistoryChoice,
     status: StatusCode,
 ) -> Response {
     let service = state.client.service();
@@ -714,12 +847,14 @@ async fn item_page(
             &ServiceError::internal("an explanation was asked for and not given"),
         );
     };
-    // The whole life of the target, up to the moment the explanation was evaluated at.
+    // The chosen span (by default the target's whole life) up to the moment the explanation was evaluated at, at
+    // the same number of moments whatever its length.
     let until = explained.explanation.computed_at;
     let history = match service
         .trust_history(
             &target,
-            chrono::DateTime::<chrono::Utc>::MIN_UTC,
+            choice.view,
+            choice.range.start(until),
             until,
             TRUST_PLOT_POINTS,
         )
@@ -736,7 +871,7 @@ async fn item_page(
         status,
         &ItemPage {
             frame,
-            history: history_view(&history, &item.title),
+            history: history_view(&history, &item.title, choice),
             trust: explanation_view(&explained),
             item,
             revisions,
@@ -783,7 +918,15 @@ pub async fn delete(
         Ok(_) => done("/console/knowledge", "content.delete"),
         Err(error) => {
             let frame = failed_frame(&state, &session, "Knowledge", &error);
-            item_page(&state, &session, frame, &id, failed_status(&error)).await
+            item_page(
+                &state,
+                &session,
+                frame,
+                &id,
+                HistoryChoice::default(),
+                failed_status(&error),
+            )
+            .await
         }
     }
 }

@@ -8,7 +8,8 @@
 //! style), `X-Frame-Options: DENY` and `Referrer-Policy: no-referrer`.
 //!
 //! Sign-in exchanges an admin-scope API key for a server-side session ([`session`]); each state-changing form carries
-//! the session's form token.
+//! the session's form token. A request whose body is larger than the instance takes gets a console page saying so
+//! (413), before any handler runs.
 
 mod actions;
 mod assets;
@@ -54,6 +55,8 @@ pub struct ConsoleState {
     pub secure_cookie: bool,
     /// The stylesheet and the script, with their hashed names.
     pub assets: Arc<Assets>,
+    /// The largest request body the instance takes (`INTERAI_MAX_REQUEST_BYTES`).
+    pub max_request_bytes: usize,
 }
 
 impl ConsoleState {
@@ -67,6 +70,7 @@ impl ConsoleState {
             },
             secure_cookie: config.public_url.scheme() == "https",
             assets: Arc::new(Assets::embedded()),
+            max_request_bytes: config.max_request_bytes,
         }
     }
 }
@@ -97,8 +101,74 @@ pub fn routes(state: ConsoleState) -> Router {
         .route("/console/sign-in", get(sign_in::form).post(sign_in::sign_in))
         .route("/console/sign-out", post(sign_in::sign_out))
         .route("/console/assets/{name}", get(assets::serve))
+        .layer(axum::middleware::from_fn_with_state(state.clone(), body_within_limit))
         .layer(axum::middleware::from_fn(security_headers))
         .with_state(state)
+}
+
+/// Reads the request's body up to the instance's limit before any handler runs, so that a form too large to take
+/// gets a console page (413, in the console's frame, nothing done) where the form extractor would answer axum's line
+/// of plain text. A body within the limit goes on to the handler as it came.
+async fn body_within_limit(
+    axum::extract::State(state): axum::extract::State<ConsoleState>,
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    let (parts, body) = request.into_parts();
+    let declared_too_large = parts
+        .headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| value.parse::<u64>().ok())
+        .is_some_and(|length| length > u64::try_from(state.max_request_bytes).unwrap_or(u64::MAX));
+    let bytes = if declared_too_large {
+        None
+    } else {
+        match read_within(body, state.max_request_bytes).await {
+            Ok(bytes) => bytes,
+            Err(error) => {
+                // A connection that broke or a body that trickled (the request deadline answers 408 for that).
+                tracing::info!(error = %error, "a console request's body could not be read");
+                let refusal = ServiceError::new(ErrorCode::ValidationFailed, "the request's body could not be read");
+                return error_page(&state, None, &refusal);
+            }
+        }
+    };
+    match bytes {
+        Some(bytes) => {
+            next.run(axum::extract::Request::from_parts(parts, axum::body::Body::from(bytes)))
+                .await
+        }
+        None => {
+            tracing::info!(path = %parts.uri.path(), limit = state.max_request_bytes, "a console form was too large");
+            let session = session::live_session(&state, &parts.headers).await;
+            let frame = state.frame("Form too large", session.as_ref());
+            status_page(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                frame,
+                &format!(
+                    "The form was larger than this instance takes ({} bytes), so nothing was done. Send less text, \
+                     or raise INTERAI_MAX_REQUEST_BYTES.",
+                    state.max_request_bytes
+                ),
+            )
+        }
+    }
+}
+
+/// The body, or `None` as soon as it is longer than `limit` bytes.
+async fn read_within(body: axum::body::Body, limit: usize) -> Result<Option<axum::body::Bytes>, axum::Error> {
+    use futures_util::TryStreamExt;
+
+    let mut chunks = body.into_data_stream();
+    let mut read = Vec::new();
+    while let Some(chunk) = chunks.try_next().await? {
+        if read.len() + chunk.len() > limit {
+            return Ok(None);
+        }
+        read.extend_from_slice(&chunk);
+    }
+    Ok(Some(read.into()))
 }
 
 /// The headers every console answer carries: no script, style, frame or form target from anywhere else, no
@@ -187,12 +257,17 @@ fn error_page(state: &ConsoleState, frame: Option<Frame>, error: &ServiceError) 
         tracing::error!(cause = error.cause.as_deref().unwrap_or(""), "a console request failed");
     }
     let frame = frame.unwrap_or_else(|| state.anonymous_frame("Error"));
+    status_page(status, frame, &error.message)
+}
+
+/// The error page with `status`, saying `message` in `frame`.
+fn status_page(status: StatusCode, frame: Frame, message: &str) -> Response {
     page(
         status,
         &ErrorPage {
             frame,
             heading: status.canonical_reason().unwrap_or("Error").to_owned(),
-            message: error.message.clone(),
+            message: message.to_owned(),
         },
     )
 }

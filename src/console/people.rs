@@ -23,7 +23,7 @@ use super::actions::{self, DoneQuery, Notice};
 use super::session::{form_session, frame, page_session, presented_token, removed_cookie};
 use super::views::TimeView;
 use super::{ConsoleState, Frame, error_page, page};
-use crate::domain::{Actor, ActorType, Scope, ScopeSet};
+use crate::domain::{Actor, ActorType, PublicId, Scope, ScopeSet};
 use crate::service::ServiceError;
 use crate::service::actors::NewActor;
 use crate::service::console_sessions::ConsoleSession;
@@ -162,13 +162,17 @@ async fn render(
         Ok(actors) => actors,
         Err(error) => return error_page(state, Some(frame), &error),
     };
-    let mut keys_by_actor = Vec::with_capacity(actors.len());
-    for actor in &actors {
-        match service.list_api_keys(&actor.id).await {
-            Ok(keys) => keys_by_actor.push(keys),
-            Err(error) => return error_page(state, Some(frame), &error),
-        }
+    let actor_ids: Vec<PublicId> = actors.iter().map(|actor| actor.id.clone()).collect();
+    let keys = match service.list_api_keys_of_actors(&actor_ids).await {
+        Ok(keys) => keys,
+        Err(error) => return error_page(state, Some(frame), &error),
+    };
+    // Each actor's keys, oldest first, as the rows list them.
+    let mut keys_by_actor: HashMap<&PublicId, Vec<&ApiKeyRecord>> = HashMap::new();
+    for key in &keys {
+        keys_by_actor.entry(&key.actor_id).or_default().push(key);
     }
+    let keys_of = |actor: &Actor| keys_by_actor.get(&actor.id).map_or(&[][..], Vec::as_slice);
     let now = service.now();
     let names: HashMap<&str, &str> = actors
         .iter()
@@ -180,21 +184,22 @@ async fn render(
     };
     let actor_rows = actors
         .iter()
-        .zip(&keys_by_actor)
-        .map(|(actor, keys)| ActorRow {
+        .map(|actor| ActorRow {
             id: actor.id.as_str().to_owned(),
             actor_type: actor.actor_type.as_str(),
             display_name: actor.display_name.clone(),
             controller: actor.controller.as_ref().map(|controller| named(controller.as_str())),
             root_controller: (actor.root_controller != actor.id).then(|| named(actor.root_controller.as_str())),
             created: TimeView::of(actor.created_at),
-            active_keys: keys.iter().filter(|key| key_state(key, now) == "active").count(),
+            active_keys: keys_of(actor)
+                .iter()
+                .filter(|key| key_state(key, now) == "active")
+                .count(),
         })
         .collect();
     let key_rows = actors
         .iter()
-        .zip(&keys_by_actor)
-        .flat_map(|(actor, keys)| keys.iter().map(move |key| (actor, key)))
+        .flat_map(|actor| keys_of(actor).iter().map(move |key| (actor, *key)))
         .map(|(actor, key)| KeyRow {
             id: key.id.as_str().to_owned(),
             actor: actor.id.as_str().to_owned(),

@@ -3,8 +3,12 @@
 //!
 //! The SVG carries `role="img"`, an `aria-label` and a `<title>` saying what it shows; every page that shows a plot
 //! also shows its numbers in a table for people who cannot see it. The drawing uses presentation attributes only
-//! (`fill`, `stroke`, `opacity`), never a `style` attribute, which the console's `style-src 'self'` would block; the
-//! plot's own white background keeps its dark strokes readable in a dark page too.
+//! (`fill`, `stroke`, `opacity`), never a `style` attribute, which the console's `style-src 'self'` would block.
+//!
+//! A plot is drawn for a light page, dark strokes on no background of its own: the stylesheet gives `svg.plot` the
+//! page's background and, in the dark scheme, a filter that inverts the plot with its hues turned back (dark text
+//! and grid become light, the blue line stays blue), so that the same SVG reads well in either scheme without a
+//! white box in a dark page.
 
 use chrono::{DateTime, TimeDelta, Utc};
 use plotters::prelude::*;
@@ -100,7 +104,6 @@ pub fn time_series_svg(plot: &TimeSeriesPlot) -> Result<String, PlotError> {
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, PLOT_SIZE).into_drawing_area();
-        root.fill(&WHITE).map_err(|error| drawing_error(&error))?;
         let mut chart = ChartBuilder::on(&root)
             .margin(12)
             .x_label_area_size(42)
@@ -239,6 +242,10 @@ mod tests {
         assert!(svg.contains("<polygon"), "the band: {svg}");
         assert!(svg.contains("time (UTC)"), "{svg}");
         assert!(!svg.contains("style="), "{svg}");
+        assert!(
+            !svg.contains("fill=\"#FFFFFF\""),
+            "no background of its own: the stylesheet gives it, in either scheme: {svg}"
+        );
         assert!(svg.trim_end().ends_with("</svg>"), "{svg}");
     }
 

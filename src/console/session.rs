@@ -72,6 +72,13 @@ pub async fn page_session(state: &ConsoleState, headers: &HeaderMap) -> Result<C
     }
 }
 
+/// The live session the request's cookie names, if any (for a page that any visitor may get, in the frame of the
+/// signed-in admin when there is one).
+pub async fn live_session(state: &ConsoleState, headers: &HeaderMap) -> Option<ConsoleSession> {
+    let token = presented_token(headers)?;
+    state.client.service().console_session(&token, state.limits).await.ok()
+}
+
 /// The session of a form that changes something, or the refusal: without a session the form is refused (403, not a
 /// redirect: nothing is done, and the browser is not sent anywhere by a page of another site), as is a form that a
 /// page of another site sent (`Sec-Fetch-Site`) or without the session's form token.

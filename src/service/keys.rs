@@ -142,6 +142,13 @@ impl Service {
         Ok(store::keys::list_for_actor(&mut reader.conn(), actor_id).await?)
     }
 
+    /// Every key of the actors `actor_ids`, oldest first, read at once (a page that lists many actors' keys makes
+    /// one query, not one per actor). An ID of no actor has no keys.
+    pub async fn list_api_keys_of_actors(&self, actor_ids: &[PublicId]) -> Result<Vec<ApiKeyRecord>, ServiceError> {
+        let mut reader = self.store().reader().await?;
+        Ok(store::keys::list_for_actors(&mut reader.conn(), actor_ids).await?)
+    }
+
     /// Revokes a key at once. Revoking an already revoked key changes nothing and is not an error.
     pub async fn revoke_api_key(&self, key_id: &PublicId) -> Result<ApiKeyRecord, ServiceError> {
         if key_id.kind() != IdKind::ApiKey {

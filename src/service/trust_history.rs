@@ -5,9 +5,13 @@
 //! time its decay runs from, trust model §2.15), each record retracted only from its retraction on, and an older
 //! revision superseded only from the next revision on. What the rows do not date is taken as it is today: the
 //! instance-trust table in force, the controllers' standing, and an item-wide `supersedes` relation.
+//!
+//! In the first-party view each moment weighs this organization's own records alone, as a search or a read in that
+//! view does now (`TrustViewScope::FirstParty`).
 
 use chrono::{DateTime, Utc};
 
+use super::trust::{TrustViewScope, empty_instance_trust_table};
 use super::{Service, ServiceError};
 use crate::domain::evidence::RecordStatus;
 use crate::domain::{IdKind, PublicId, TrustStatus};
@@ -54,12 +58,13 @@ struct DatedRecord {
 }
 
 impl Service {
-    /// The trust of `id` (a content item, a revision, a claim or an entity) at `points` evenly spaced moments from
-    /// `from` to `until`, both included; `from` earlier than the target is moved to its creation, and a span of no
-    /// length is one moment. The records are read once and each moment costs one evaluation of them.
+    /// The trust of `id` (a content item, a revision, a claim or an entity) in `view` at `points` evenly spaced
+    /// moments from `from` to `until`, both included; `from` earlier than the target is moved to its creation, and a
+    /// span of no length is one moment. The records are read once and each moment costs one evaluation of them.
     pub async fn trust_history(
         &self,
         id: &PublicId,
+        view: TrustViewScope,
         from: DateTime<Utc>,
         until: DateTime<Utc>,
         points: u32,
@@ -126,8 +131,14 @@ impl Service {
                 .iter()
                 .map(|review| dated(self.review_record(review), review.status, review.retracted_at)),
         );
-
-        let table = self.instance_trust_table();
+        // The first-party view, as `Service::live_trust` gives it: no other realm's record, and no peer counted.
+        let table = match view {
+            TrustViewScope::All => self.instance_trust_table(),
+            TrustViewScope::FirstParty => {
+                records.retain(|dated| dated.record.origin.is_none());
+                std::sync::Arc::new(empty_instance_trust_table())
+            }
+        };
         let descriptor = self.descriptor(&target);
         let moments = moments(from, until, points);
         let mut history = Vec::with_capacity(moments.len());

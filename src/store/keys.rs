@@ -192,6 +192,29 @@ pub async fn list_for_actor(conn: &mut Conn<'_>, actor_id: &PublicId) -> Result<
     rows.into_iter().map(ApiKeyRow::into_record).collect()
 }
 
+/// Every key of the actors `actor_ids`, oldest first, in one statement: the IDs are bound as one JSON array, so the
+/// text is the same whatever their number (prepared once, and no limit on bound values to meet). IDs of no actor
+/// read nothing.
+pub async fn list_for_actors(conn: &mut Conn<'_>, actor_ids: &[PublicId]) -> Result<Vec<ApiKeyRecord>, StoreError> {
+    if actor_ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let ids = serde_json::json!(actor_ids.iter().map(PublicId::as_str).collect::<Vec<_>>());
+    let ids_in = match conn {
+        Conn::Postgres(_) | Conn::PostgresWrite(_) => "SELECT jsonb_array_elements_text($1)",
+        _ => "SELECT value FROM json_each($1)",
+    };
+    let rows: Vec<ApiKeyRow> = dispatch!(conn, |connection| {
+        sqlx::query_as(sqlx::AssertSqlSafe(format!(
+            "SELECT {KEY_COLUMNS} FROM api_keys WHERE actor_id IN ({ids_in}) ORDER BY created_at, id"
+        )))
+        .bind(&ids)
+        .fetch_all(&mut *connection)
+        .await?
+    });
+    rows.into_iter().map(ApiKeyRow::into_record).collect()
+}
+
 /// Marks a key revoked at `revoked_at` unless it already is. Returns whether a row changed.
 pub async fn revoke(conn: &mut Conn<'_>, id: &PublicId, revoked_at: DateTime<Utc>) -> Result<bool, StoreError> {
     let affected = dispatch!(conn, |connection| {

@@ -342,6 +342,7 @@ async fn an_item_s_page_lays_out_its_trust_explanation_and_plots_its_value_over_
         .service()
         .trust_history(
             &revision,
+            TrustViewScope::All,
             chrono::DateTime::<chrono::Utc>::MIN_UTC,
             explanation.computed_at,
             interai::console::TRUST_PLOT_POINTS,
@@ -396,6 +397,142 @@ async fn an_item_s_page_lays_out_its_trust_explanation_and_plots_its_value_over_
 
     let values: Vec<f64> = history.points.iter().map(|point| point.value).collect();
     assert!(values.iter().any(|value| *value != 0.5), "the uses move it: {values:?}");
+
+    // The plot's own form (a plain GET) chooses the trust view and the range: first-party evidence alone over the
+    // last day is the service's history in that view, at as many moments, ending where the explanation's
+    // first-party column does.
+    assert!(
+        page.body.contains(&format!(
+            "<form class=\"filters\" method=\"get\" action=\"/console/knowledge/{}#history\">",
+            item.id
+        )),
+        "{}",
+        page.body
+    );
+    assert!(
+        page.body
+            .contains("<option value=\"all\" selected>All evidence</option>")
+    );
+    assert!(
+        page.body
+            .contains("<option value=\"since_created\" selected>Since it was made</option>")
+    );
+    let chosen = get(
+        alpha,
+        &format!("{path}?trust_view=first_party&range=last_day"),
+        Some(&cookie),
+    )
+    .await;
+    assert_eq!(chosen.status, StatusCode::OK, "{}", chosen.body);
+    assert_no_inline_style_or_script(&chosen);
+    assert!(
+        chosen
+            .body
+            .contains("<option value=\"first_party\" selected>First-party evidence alone</option>")
+    );
+    assert!(
+        chosen
+            .body
+            .contains("<option value=\"last_day\" selected>Last day</option>")
+    );
+    assert!(
+        chosen
+            .body
+            .contains("(0–1) on first-party evidence alone at each moment"),
+        "the table says which evidence: {}",
+        chosen.body
+    );
+    let first_party_day = alpha
+        .service()
+        .trust_history(
+            &revision,
+            TrustViewScope::FirstParty,
+            explanation.computed_at - TimeDelta::days(1),
+            explanation.computed_at,
+            interai::console::TRUST_PLOT_POINTS,
+        )
+        .await
+        .expect("a first-party history");
+    assert_eq!(first_party_day.points.len(), points);
+    assert_eq!(chosen.body.matches("<tr class=\"history-point\">").count(), points);
+    let chosen_svg = &chosen.body[chosen.body.find("<svg").expect("a plot")..];
+    assert_eq!(
+        chosen_svg[..chosen_svg.find("</svg>").expect("its end")]
+            .matches("<circle")
+            .count(),
+        points
+    );
+    let day_first = first_party_day.points.first().expect("a first moment");
+    let day_last = first_party_day.points.last().expect("a last moment");
+    assert_eq!(day_first.at, explanation.computed_at - TimeDelta::days(1));
+    assert_eq!(day_last.value, alone.value, "the first-party column's value, now");
+    assert_ne!(day_last.value, last.value, "beta's use does not count in this view");
+    for point in [day_first, day_last] {
+        let row = format!(
+            "<time datetime=\"{}\"",
+            point.at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+        );
+        assert!(chosen.body.contains(&row), "{row} in {}", chosen.body);
+        let numbers = format!(
+            "<td>{:.3}</td><td>{:.3} – {:.3}</td><td>{}</td>",
+            point.value,
+            point.lower_bound,
+            point.upper_bound,
+            point.status.as_str()
+        );
+        assert!(chosen.body.contains(&numbers), "{numbers} in {}", chosen.body);
+    }
+    // The admin API gives the same view.
+    let request = http::Request::builder()
+        .uri(format!(
+            "/admin/trust/{}/history?trust_view=first_party&until={}&points=1",
+            item.id,
+            explanation
+                .computed_at
+                .to_rfc3339_opts(chrono::SecondsFormat::Nanos, true),
+        ))
+        .header(http::header::HOST, "alpha.test")
+        .header(http::header::AUTHORIZATION, format!("Bearer {}", admin.key))
+        .body(axum::body::Body::empty())
+        .expect("a request");
+    let answer = tower::ServiceExt::oneshot(alpha.router.clone(), request)
+        .await
+        .expect("an answer");
+    assert_eq!(answer.status(), StatusCode::OK);
+    let bytes = axum::body::to_bytes(answer.into_body(), usize::MAX)
+        .await
+        .expect("a body");
+    let answer: serde_json::Value = serde_json::from_slice(&bytes).expect("JSON");
+    assert_eq!(answer["points"][0]["value"].as_f64(), Some(alone.value));
+
+    // A view or a range the form does not offer is a 400 page that says what it takes, as is a query that names
+    // one twice.
+    for (query, said) in [
+        (
+            "range=last_year",
+            "range must be since_created, last_day, last_week or last_30_days",
+        ),
+        ("trust_view=peers", "trust_view must be all or first_party"),
+        ("range=last_day&range=last_week", "range"),
+    ] {
+        let refused = get(alpha, &format!("{path}?{query}"), Some(&cookie)).await;
+        assert_eq!(refused.status, StatusCode::BAD_REQUEST, "{query}: {}", refused.body);
+        assert_security_headers(&refused);
+        assert_eq!(
+            refused
+                .headers
+                .get(http::header::CONTENT_TYPE)
+                .and_then(|value| value.to_str().ok()),
+            Some("text/html; charset=utf-8"),
+            "{query}"
+        );
+        assert!(refused.body.contains(said), "{query}: {}", refused.body);
+        assert!(
+            refused.body.contains("<h1>Bad Request</h1>"),
+            "{query}: {}",
+            refused.body
+        );
+    }
 
     // Its claim has a page of its own; an ID nothing holds is a 404 page, as is an ID of what is no item.
     let claim = &item.claims[0];
@@ -465,7 +602,7 @@ async fn a_past_moment_counts_the_evidence_recorded_by_then_and_a_retraction_or_
     // Used at 12 h, the use retracted at 36 h, a new revision at 60 h; moments at 0, 1, 2 and 3 days.
     let revision = PublicId::parse(&item.revision_id).expect("an ID");
     let history = service
-        .trust_history(&revision, made, made + TimeDelta::days(3), 4)
+        .trust_history(&revision, TrustViewScope::All, made, made + TimeDelta::days(3), 4)
         .await
         .expect("a history");
     let statuses: Vec<TrustStatus> = history.points.iter().map(|point| point.status).collect();
@@ -486,7 +623,13 @@ async fn a_past_moment_counts_the_evidence_recorded_by_then_and_a_retraction_or_
     assert_eq!(
         history.points[1].value,
         service
-            .trust_history(&revision, made + TimeDelta::days(1), made + TimeDelta::days(1), 1)
+            .trust_history(
+                &revision,
+                TrustViewScope::All,
+                made + TimeDelta::days(1),
+                made + TimeDelta::days(1),
+                1,
+            )
             .await
             .expect("one moment")
             .points[0]
@@ -495,10 +638,15 @@ async fn a_past_moment_counts_the_evidence_recorded_by_then_and_a_retraction_or_
     );
 
     // Bounded: at most 100 moments, and never backwards.
-    assert!(service.trust_history(&revision, made, made, 101).await.is_err());
     assert!(
         service
-            .trust_history(&revision, made + TimeDelta::days(1), made, 4)
+            .trust_history(&revision, TrustViewScope::All, made, made, 101)
+            .await
+            .is_err()
+    );
+    assert!(
+        service
+            .trust_history(&revision, TrustViewScope::All, made + TimeDelta::days(1), made, 4)
             .await
             .is_err()
     );

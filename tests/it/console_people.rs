@@ -523,6 +523,93 @@ async fn the_spaces_page_lists_the_spaces_and_creates_one_with_its_visibility() 
 }
 
 #[tokio::test]
+async fn a_form_larger_than_the_instance_takes_gets_a_console_page_and_changes_nothing() {
+    let instance = TestInstance::start_with("alpha.test", |config| config.max_request_bytes = 8192).await;
+    let service = instance.service();
+    let admin = service.authenticate(&instance.admin_key).await.expect("the admin");
+    let cookie = sign_in(&instance, &instance.admin_key).await;
+    let token = get(&instance, "/console/spaces", Some(&cookie)).await.form_token();
+    let spaces = rows(&instance, "spaces").await;
+
+    let description = "runbook ".repeat(2048);
+    let answer = submit(
+        &instance,
+        "/console/spaces",
+        &cookie,
+        &token,
+        &[
+            ("name", "too-large"),
+            ("visibility", "local"),
+            ("description", &description),
+        ],
+    )
+    .await;
+    assert_eq!(answer.status, StatusCode::PAYLOAD_TOO_LARGE, "{}", answer.body);
+    assert_eq!(
+        answer
+            .headers
+            .get(header::CONTENT_TYPE)
+            .and_then(|value| value.to_str().ok()),
+        Some("text/html; charset=utf-8")
+    );
+    assert_security_headers(&answer);
+    assert!(
+        answer
+            .body
+            .contains("The form was larger than this instance takes (8192 bytes), so nothing was done."),
+        "{}",
+        answer.body
+    );
+    assert!(answer.body.contains("<h1>Payload Too Large</h1>"), "{}", answer.body);
+    assert!(
+        answer.body.contains(admin.actor.id.as_str()),
+        "in the frame of the signed-in admin: {}",
+        answer.body
+    );
+    assert_eq!(rows(&instance, "spaces").await, spaces, "no space was created");
+    assert!(
+        audited(service, "space.create").await.is_empty(),
+        "and no action was taken"
+    );
+
+    // A form that says it is too large is refused before its body is read, signed in or not.
+    let request = http::Request::builder()
+        .method(http::Method::POST)
+        .uri("/console/sign-in")
+        .header(header::HOST, "alpha.test")
+        .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+        .header(header::CONTENT_LENGTH, "1000000")
+        .header("sec-fetch-site", "same-origin")
+        .body(axum::body::Body::from(format!("api_key={}", instance.admin_key)))
+        .expect("a request");
+    let answer = tower::ServiceExt::oneshot(instance.instance.router(), request)
+        .await
+        .expect("an answer");
+    assert_eq!(answer.status(), StatusCode::PAYLOAD_TOO_LARGE);
+    assert!(
+        answer.headers().get(header::SET_COOKIE).is_none(),
+        "no session was opened"
+    );
+    assert!(answer.headers().contains_key("content-security-policy"));
+    let bytes = axum::body::to_bytes(answer.into_body(), usize::MAX)
+        .await
+        .expect("a body");
+    assert!(String::from_utf8_lossy(&bytes).contains("so nothing was done"));
+
+    // A form within the limit is taken as before.
+    let created = submit(
+        &instance,
+        "/console/spaces",
+        &cookie,
+        &token,
+        &[("name", "small-enough"), ("visibility", "local")],
+    )
+    .await;
+    assert_eq!(created.status, StatusCode::SEE_OTHER, "{}", created.body);
+    assert_eq!(rows(&instance, "spaces").await, spaces + 1);
+}
+
+#[tokio::test]
 async fn without_a_session_the_pages_send_to_sign_in() {
     let instance = TestInstance::start("alpha.test").await;
     for path in ["/console/people", "/console/spaces"] {

@@ -13,6 +13,7 @@ use super::{AdminState, ApiError, views};
 use crate::service::ServiceError;
 use crate::service::audit::AuditQuery;
 use crate::service::content::ContentQuery;
+use crate::service::trust::TrustViewScope;
 
 /// The routes of this file (behind the admin layer of [`super::routes`]).
 pub(super) fn routes() -> Router<AdminState> {
@@ -103,6 +104,7 @@ struct TrustHistoryParameters {
     from: Option<String>,
     until: Option<String>,
     points: Option<String>,
+    trust_view: Option<String>,
 }
 
 async fn trust_history(
@@ -128,9 +130,17 @@ async fn trust_history(
             ))
         })?),
     };
+    let view = TrustViewScope::from_input(
+        parameters
+            .trust_view
+            .as_deref()
+            .map(str::trim)
+            .filter(|text| !text.is_empty()),
+    )?;
     let answer = views::trust_history(
         state.client.service(),
         &id,
+        view,
         parameters.from.as_deref(),
         parameters.until.as_deref(),
         points,

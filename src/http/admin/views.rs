@@ -14,6 +14,7 @@ use crate::service::federation::Federation;
 use crate::service::federation::peer_status::ReplicationLag;
 use crate::service::federation::peering::PeerView;
 use crate::service::keys::ApiKeyRecord;
+use crate::service::trust::TrustViewScope;
 use crate::service::{Service, ServiceError};
 
 // ---------------------------------------------------------------- actors
@@ -226,10 +227,12 @@ fn moment(field: &str, text: Option<&str>) -> Result<Option<DateTime<Utc>>, Serv
     }
 }
 
-/// The trust of `id` from `from` (default: the target's creation) until `until` (default: now) at `points` moments.
+/// The trust of `id` in `view` from `from` (default: the target's creation) until `until` (default: now) at `points`
+/// moments.
 pub async fn trust_history(
     service: &Service,
     id: &str,
+    view: TrustViewScope,
     from: Option<&str>,
     until: Option<&str>,
     points: Option<u32>,
@@ -238,7 +241,7 @@ pub async fn trust_history(
     let from = moment("from", from)?.unwrap_or(DateTime::<Utc>::MIN_UTC);
     let until = moment("until", until)?.unwrap_or_else(|| service.now());
     let history = service
-        .trust_history(&id, from, until, points.unwrap_or(DEFAULT_TRUST_HISTORY_POINTS))
+        .trust_history(&id, view, from, until, points.unwrap_or(DEFAULT_TRUST_HISTORY_POINTS))
         .await?;
     Ok(TrustHistoryAnswer {
         target: history.target_id.as_str().to_owned(),
