@@ -96,6 +96,23 @@ pub(crate) async fn get(instance: &impl Console, path: &str, cookie: Option<&str
     send(instance, request.body(Body::empty()).expect("a request")).await
 }
 
+/// `GET path` on the admin API with the admin key `key`, on the instance that serves the console: the status and the
+/// JSON answer (`null` when the answer is not JSON).
+pub(crate) async fn admin_get(instance: &impl Console, key: &str, path: &str) -> (StatusCode, serde_json::Value) {
+    let request = Request::builder()
+        .method(Method::GET)
+        .uri(path)
+        .header(header::HOST, "alpha.test")
+        .header(header::AUTHORIZATION, format!("Bearer {key}"))
+        .body(Body::empty())
+        .expect("a request");
+    let answer = send(instance, request).await;
+    (
+        answer.status,
+        serde_json::from_str(&answer.body).unwrap_or(serde_json::Value::Null),
+    )
+}
+
 /// A form posted as a browser on a console page posts it (`Sec-Fetch-Site: same-origin`), or as `site` says.
 pub(crate) async fn post_form(
     instance: &impl Console,

@@ -2,38 +2,15 @@
 //! overview (the same numbers the audit log holds, whether saved yet or not), a peer's replication lag over time on
 //! its page, the admin API's answers of both, and what the activity-history loop keeps and forgets.
 
-use axum::body::Body;
 use chrono::TimeDelta;
-use http::{Method, Request, StatusCode, header};
+use http::StatusCode;
 use serde_json::Value;
-use tower::ServiceExt;
 
-use crate::console::{Console, assert_security_headers, get, post_signed, sign_in, signed_in_admin};
+use crate::console::{admin_get, assert_security_headers, get, post_signed, sign_in, signed_in_admin};
 use crate::federation::peered;
 use crate::fixtures::{agent, agent_of_with_scopes, controller, publish_procedure};
 use crate::harness::{DirectConnection, TestInstance};
 use crate::support::network::Network;
-
-/// `GET path` on the admin API with `key`: the status and the JSON answer.
-async fn admin_get(instance: &impl Console, key: &str, path: &str) -> (StatusCode, Value) {
-    let request = Request::builder()
-        .method(Method::GET)
-        .uri(path)
-        .header(header::HOST, "alpha.test")
-        .header(header::AUTHORIZATION, format!("Bearer {key}"))
-        .body(Body::empty())
-        .expect("a request");
-    let response = instance
-        .console_router()
-        .oneshot(request)
-        .await
-        .expect("the router answers");
-    let status = response.status();
-    let bytes = axum::body::to_bytes(response.into_body(), usize::MAX)
-        .await
-        .expect("a body");
-    (status, serde_json::from_slice(&bytes).unwrap_or(Value::Null))
-}
 
 /// The audit log's own count of calls, successful writes and errors, which the history must agree with.
 async fn audit_log_counts(url: &str) -> (i64, i64, i64) {

@@ -12,7 +12,7 @@ use interai::service::lookup::{GetRequest, ObjectView};
 use interai::service::spaces::NewSpace;
 use interai::service::trust::TrustViewScope;
 
-use crate::console::{Answer, assert_security_headers, get, post_form, sign_in};
+use crate::console::{Answer, admin_get, assert_security_headers, get, post_form, sign_in};
 use crate::federation::peered;
 use crate::fixtures::{agent, agent_of_with_scopes, controller, metadata, publish_procedure, use_it};
 use crate::harness::TestInstance;
@@ -368,27 +368,20 @@ async fn an_item_s_page_lays_out_its_trust_explanation_and_plots_its_value_over_
         assert!(page.body.contains(&row), "{row} in {}", page.body);
     }
     // The admin API gives the same moments.
-    let request = http::Request::builder()
-        .uri(format!(
+    let (status, answer) = admin_get(
+        alpha,
+        &admin.key,
+        &format!(
             "/admin/trust/{}/history?until={}&points={}",
             item.id,
             explanation
                 .computed_at
                 .to_rfc3339_opts(chrono::SecondsFormat::Nanos, true),
             interai::console::TRUST_PLOT_POINTS
-        ))
-        .header(http::header::HOST, "alpha.test")
-        .header(http::header::AUTHORIZATION, format!("Bearer {}", admin.key))
-        .body(axum::body::Body::empty())
-        .expect("a request");
-    let answer = tower::ServiceExt::oneshot(alpha.router.clone(), request)
-        .await
-        .expect("an answer");
-    assert_eq!(answer.status(), StatusCode::OK);
-    let bytes = axum::body::to_bytes(answer.into_body(), usize::MAX)
-        .await
-        .expect("a body");
-    let answer: serde_json::Value = serde_json::from_slice(&bytes).expect("JSON");
+        ),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
     assert_eq!(answer["target"], item.revision_id.as_str());
     let moments = answer["points"].as_array().expect("points");
     assert_eq!(moments.len(), points);
@@ -483,26 +476,19 @@ async fn an_item_s_page_lays_out_its_trust_explanation_and_plots_its_value_over_
         assert!(chosen.body.contains(&numbers), "{numbers} in {}", chosen.body);
     }
     // The admin API gives the same view.
-    let request = http::Request::builder()
-        .uri(format!(
+    let (status, answer) = admin_get(
+        alpha,
+        &admin.key,
+        &format!(
             "/admin/trust/{}/history?trust_view=first_party&until={}&points=1",
             item.id,
             explanation
                 .computed_at
                 .to_rfc3339_opts(chrono::SecondsFormat::Nanos, true),
-        ))
-        .header(http::header::HOST, "alpha.test")
-        .header(http::header::AUTHORIZATION, format!("Bearer {}", admin.key))
-        .body(axum::body::Body::empty())
-        .expect("a request");
-    let answer = tower::ServiceExt::oneshot(alpha.router.clone(), request)
-        .await
-        .expect("an answer");
-    assert_eq!(answer.status(), StatusCode::OK);
-    let bytes = axum::body::to_bytes(answer.into_body(), usize::MAX)
-        .await
-        .expect("a body");
-    let answer: serde_json::Value = serde_json::from_slice(&bytes).expect("JSON");
+        ),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
     assert_eq!(answer["points"][0]["value"].as_f64(), Some(alone.value));
 
     // A view or a range the form does not offer is a 400 page that says what it takes, as is a query that names
