@@ -241,7 +241,12 @@ impl Instance {
             source,
         })?;
         tracing::info!(address = %address, realm = %self.config.realm, backend = ?self.store.backend(), "serving");
-        let workers = Workers::start(&self.service, &self.config, self.federation_loop(), self.activity_history());
+        let workers = Workers::start(
+            &self.service,
+            &self.config,
+            self.federation_loop(),
+            self.activity_history(),
+        );
         let (stop_sender, stop_receiver) = watch::channel(false);
         let grace = Duration::from_secs(self.config.shutdown_grace_seconds);
         let limits = ConnectionLimits::from_config(&self.config);

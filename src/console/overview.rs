@@ -64,8 +64,14 @@ fn activity_view(period: HistoryPeriod, buckets: &[CallBucket]) -> ActivityView 
         HistoryPeriod::LastDay => ("activity-day", "hour"),
     };
     let sum = |count: fn(&CallBucket) -> i64| buckets.iter().map(count).sum::<i64>();
-    let (calls, writes, errors) = (sum(|bucket| bucket.calls), sum(|bucket| bucket.writes), sum(|bucket| bucket.errors));
-    let series = |count: fn(&CallBucket) -> i64| -> Vec<_> { buckets.iter().map(|bucket| (bucket.start, count(bucket))).collect() };
+    let (calls, writes, errors) = (
+        sum(|bucket| bucket.calls),
+        sum(|bucket| bucket.writes),
+        sum(|bucket| bucket.errors),
+    );
+    let series = |count: fn(&CallBucket) -> i64| -> Vec<_> {
+        buckets.iter().map(|bucket| (bucket.start, count(bucket))).collect()
+    };
     let described = period.described();
     ActivityView {
         id,

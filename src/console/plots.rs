@@ -259,7 +259,10 @@ mod tests {
         .expect("drawn");
         assert_eq!(svg.matches("<circle").count(), 3, "{svg}");
         // plotters writes a label's text on a line of its own.
-        assert!(svg.contains(">\n0\n</text>") && svg.contains(">\n5\n</text>"), "labels 0 to 5: {svg}");
+        assert!(
+            svg.contains(">\n0\n</text>") && svg.contains(">\n5\n</text>"),
+            "labels 0 to 5: {svg}"
+        );
         assert!(!svg.contains(".00\n</text>"), "no decimals on a count axis: {svg}");
     }
 

@@ -18,7 +18,12 @@ pub const BACKUP_LOOP: &str = "backups";
 pub const ACTIVITY_HISTORY_LOOP: &str = "activity_history";
 
 /// Every loop an instance may run, in the order the overview lists them.
-pub const KNOWN_LOOPS: [&str; 4] = [FEDERATION_LOOP, AUDIT_RETENTION_LOOP, BACKUP_LOOP, ACTIVITY_HISTORY_LOOP];
+pub const KNOWN_LOOPS: [&str; 4] = [
+    FEDERATION_LOOP,
+    AUDIT_RETENTION_LOOP,
+    BACKUP_LOOP,
+    ACTIVITY_HISTORY_LOOP,
+];
 
 /// A loop that has not finished a pass for this long past its interval is reported `overdue`: at least five minutes,
 /// since one federation pass goes on while work keeps arriving.

@@ -88,7 +88,10 @@ impl ActivityHistory {
             );
             match pass {
                 Ok(pass) if pass.rows_deleted > 0 => {
-                    tracing::debug!(rows_deleted = pass.rows_deleted, "activity history past its keeping deleted");
+                    tracing::debug!(
+                        rows_deleted = pass.rows_deleted,
+                        "activity history past its keeping deleted"
+                    );
                 }
                 Ok(_) => {}
                 Err(error) => tracing::warn!(

@@ -51,7 +51,12 @@ fn totals(calls: i64, writes: i64, errors: i64) -> String {
 /// The sums of an `/admin/activity` answer's buckets.
 fn summed(answer: &Value) -> (i64, i64, i64) {
     let buckets = answer["buckets"].as_array().expect("buckets");
-    let sum = |field: &str| buckets.iter().map(|bucket| bucket[field].as_i64().expect("a count")).sum();
+    let sum = |field: &str| {
+        buckets
+            .iter()
+            .map(|bucket| bucket[field].as_i64().expect("a count"))
+            .sum()
+    };
     (sum("calls"), sum("writes"), sum("errors"))
 }
 
@@ -68,20 +73,48 @@ async fn the_overview_plots_the_calls_writes_and_errors_of_the_last_hour_and_day
     publish_procedure(instance.service(), &author, "first procedure", &[]).await;
     publish_procedure(instance.service(), &author, "second procedure", &[]).await;
     let token = get(&instance, "/console/spaces", Some(&cookie)).await.form_token();
-    let refused = post_signed(&instance, "/console/spaces", &cookie, &token, &[("name", ""), ("visibility", "local")]).await;
+    let refused = post_signed(
+        &instance,
+        "/console/spaces",
+        &cookie,
+        &token,
+        &[("name", ""), ("visibility", "local")],
+    )
+    .await;
     assert_eq!(refused.status, StatusCode::BAD_REQUEST, "{}", refused.body);
     let (calls, writes, errors) = audit_log_counts(&url).await;
-    assert_eq!((writes, errors), (2, 1), "the audit log holds the two writes and the refusal");
+    assert_eq!(
+        (writes, errors),
+        (2, 1),
+        "the audit log holds the two writes and the refusal"
+    );
 
     // Nothing is saved yet: the page counts what this process holds, the same as the audit log.
     assert_eq!(table_rows(&url, "call_minutes").await, 0);
     let page = get(&instance, "/console/", Some(&cookie)).await;
     assert_eq!(page.status, StatusCode::OK, "{}", page.body);
     assert_security_headers(&page);
-    assert!(page.body.contains("Calls over the last hour, per minute"), "{}", page.body);
-    assert!(page.body.contains("Calls over the last 24 hours, per hour"), "{}", page.body);
-    assert_eq!(page.body.matches(&totals(calls, writes, errors)).count(), 2, "hour and day: {}", page.body);
-    assert_eq!(page.body.matches("<svg class=\"plot\"").count(), 4, "writes and errors, hour and day");
+    assert!(
+        page.body.contains("Calls over the last hour, per minute"),
+        "{}",
+        page.body
+    );
+    assert!(
+        page.body.contains("Calls over the last 24 hours, per hour"),
+        "{}",
+        page.body
+    );
+    assert_eq!(
+        page.body.matches(&totals(calls, writes, errors)).count(),
+        2,
+        "hour and day: {}",
+        page.body
+    );
+    assert_eq!(
+        page.body.matches("<svg class=\"plot\"").count(),
+        4,
+        "writes and errors, hour and day"
+    );
     assert!(
         page.body
             .contains("aria-label=\"Successful writes per minute over the last hour, per minute: 2 in all\""),
@@ -98,7 +131,12 @@ async fn the_overview_plots_the_calls_writes_and_errors_of_the_last_hour_and_day
     assert_eq!(table_rows(&url, "call_minutes").await, 1);
     let page = get(&instance, "/console/", Some(&cookie)).await;
     let (calls, writes, errors) = audit_log_counts(&url).await;
-    assert_eq!(page.body.matches(&totals(calls, writes, errors)).count(), 2, "{}", page.body);
+    assert_eq!(
+        page.body.matches(&totals(calls, writes, errors)).count(),
+        2,
+        "{}",
+        page.body
+    );
 
     // An hour and a half later the first minute has left the hour but not the day.
     instance.clock.advance(TimeDelta::minutes(90));
@@ -107,7 +145,11 @@ async fn the_overview_plots_the_calls_writes_and_errors_of_the_last_hour_and_day
     let page = get(&instance, "/console/", Some(&cookie)).await;
     let (calls, writes, errors) = audit_log_counts(&url).await;
     assert!(page.body.contains(&totals(1, 1, 0)), "the last hour: {}", page.body);
-    assert!(page.body.contains(&totals(calls, writes, errors)), "the day: {}", page.body);
+    assert!(
+        page.body.contains(&totals(calls, writes, errors)),
+        "the day: {}",
+        page.body
+    );
 
     // The admin API answers the same buckets.
     let (status, hour) = admin_get(&instance, &admin.key, "/admin/activity").await;
@@ -155,7 +197,11 @@ async fn a_stopping_instance_saves_the_calls_it_counted() {
         .call_history(interai::service::activity_history::HistoryPeriod::LastHour)
         .await
         .expect("the history");
-    assert_eq!(buckets.iter().map(|bucket| bucket.writes).sum::<i64>(), 1, "counted once");
+    assert_eq!(
+        buckets.iter().map(|bucket| bucket.writes).sum::<i64>(),
+        1,
+        "counted once"
+    );
 }
 
 #[tokio::test]
@@ -170,8 +216,17 @@ async fn a_peer_s_page_plots_how_long_what_waits_for_it_has_waited_minute_by_min
     // Before any sample, the page says so and draws nothing.
     let page = get(alpha, "/console/peers/beta.test", Some(&cookie)).await;
     assert_eq!(page.status, StatusCode::OK, "{}", page.body);
-    assert!(page.body.contains("Lag over the last hour, per minute"), "{}", page.body);
-    assert_eq!(page.body.matches("No sample in this period.").count(), 2, "{}", page.body);
+    assert!(
+        page.body.contains("Lag over the last hour, per minute"),
+        "{}",
+        page.body
+    );
+    assert_eq!(
+        page.body.matches("No sample in this period.").count(),
+        2,
+        "{}",
+        page.body
+    );
 
     // Beta is caught up at the first sample; then it goes down while alpha publishes, and waits 20 minutes.
     assert_eq!(history.run_once().await.expect("a pass").peers_sampled, 1);
@@ -184,8 +239,16 @@ async fn a_peer_s_page_plots_how_long_what_waits_for_it_has_waited_minute_by_min
 
     let page = get(alpha, "/console/peers/beta.test", Some(&cookie)).await;
     assert_eq!(page.status, StatusCode::OK, "{}", page.body);
-    assert_eq!(page.body.matches("<svg class=\"plot\"").count(), 2, "hour and day: {}", page.body);
-    assert!(page.body.contains("aria-label=\"How long the oldest event waiting for beta.test had waited"));
+    assert_eq!(
+        page.body.matches("<svg class=\"plot\"").count(),
+        2,
+        "hour and day: {}",
+        page.body
+    );
+    assert!(
+        page.body
+            .contains("aria-label=\"How long the oldest event waiting for beta.test had waited")
+    );
     let rows: Vec<&str> = page
         .body
         .split("<tr class=\"lag-bucket\">")
@@ -194,10 +257,26 @@ async fn a_peer_s_page_plots_how_long_what_waits_for_it_has_waited_minute_by_min
         .collect();
     assert_eq!(rows.len(), 60 + 24);
     let sampled: Vec<&&str> = rows.iter().filter(|row| !row.contains("not sampled")).collect();
-    assert_eq!(sampled.len(), 2 + 1, "two minutes in the hour, one hour of the day: {rows:?}");
-    assert!(sampled[0].contains("<td>0</td><td>0 s</td><td>0</td>"), "caught up: {}", sampled[0]);
-    assert!(sampled[1].contains("<td>1</td><td>20 min</td><td>0</td>"), "behind: {}", sampled[1]);
-    assert!(sampled[2].contains("<td>1</td><td>20 min</td>"), "the hour's worst: {}", sampled[2]);
+    assert_eq!(
+        sampled.len(),
+        2 + 1,
+        "two minutes in the hour, one hour of the day: {rows:?}"
+    );
+    assert!(
+        sampled[0].contains("<td>0</td><td>0 s</td><td>0</td>"),
+        "caught up: {}",
+        sampled[0]
+    );
+    assert!(
+        sampled[1].contains("<td>1</td><td>20 min</td><td>0</td>"),
+        "behind: {}",
+        sampled[1]
+    );
+    assert!(
+        sampled[2].contains("<td>1</td><td>20 min</td>"),
+        "the hour's worst: {}",
+        sampled[2]
+    );
 
     // The admin API answers the same samples.
     let (status, lag) = admin_get(alpha, &admin.key, "/admin/peers/beta.test/lag").await;

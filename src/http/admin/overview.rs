@@ -35,7 +35,8 @@ struct HistoryParameters {
 }
 
 fn history_period(query: Result<Query<HistoryParameters>, QueryRejection>) -> Result<HistoryPeriod, ApiError> {
-    let Query(parameters) = query.map_err(|rejection| ApiError(ServiceError::validation("query", rejection.body_text())))?;
+    let Query(parameters) =
+        query.map_err(|rejection| ApiError(ServiceError::validation("query", rejection.body_text())))?;
     match parameters.period.as_deref() {
         None => Ok(HistoryPeriod::LastHour),
         Some(text) => Ok(HistoryPeriod::parse("period", text)?),

@@ -318,7 +318,11 @@ pub struct PeerLagAnswer {
 }
 
 /// A peer's lag history over `period`.
-pub async fn peer_lag(federation: &Federation, realm: &str, period: HistoryPeriod) -> Result<PeerLagAnswer, ServiceError> {
+pub async fn peer_lag(
+    federation: &Federation,
+    realm: &str,
+    period: HistoryPeriod,
+) -> Result<PeerLagAnswer, ServiceError> {
     let buckets = federation.peer_lag_history(realm, period).await?;
     Ok(PeerLagAnswer {
         peer: crate::service::federation::peer_state::normalize_realm(realm),

@@ -69,7 +69,11 @@ impl Federation {
     }
 
     /// A peer's replication in every bucket of `period`, oldest first; `not_found` for a realm that is not a peer.
-    pub async fn peer_lag_history(&self, realm: &str, period: HistoryPeriod) -> Result<Vec<PeerLagBucket>, ServiceError> {
+    pub async fn peer_lag_history(
+        &self,
+        realm: &str,
+        period: HistoryPeriod,
+    ) -> Result<Vec<PeerLagBucket>, ServiceError> {
         let realm = normalize_realm(realm);
         let starts = period.bucket_starts(self.now());
         let Some(&first) = starts.first() else {
