@@ -27,6 +27,9 @@
 //! evidence records; each page evaluates the trust explanation and 24 past moments of the trust plot), people,
 //! spaces, and the audit log (first page, filtered by an agent, filtered by a tool).
 //!
+//! Then it times the service calls those pages make, called directly (no HTTP, no session, no template), to tell a
+//! page's own work from the service's.
+//!
 //! Options (environment variables, all optional):
 //!
 //! | Variable | Default | Meaning |
@@ -42,6 +45,7 @@
 //! | `INTERAI_BENCH_PAGE_SECONDS` | 120 | a page's measured requests stop after this long (a slow page is reported with fewer) |
 //! | `INTERAI_BENCH_PAGES` | all | which pages to ask for, by key (comma-separated, e.g. `people,item`): `overview`, `peers`, `peer`, `knowledge`, `knowledge-words`, `knowledge-origin`, `knowledge-words-origin`, `knowledge-status`, `knowledge-words-status`, `knowledge-page-2`, `item`, `item-most-evidence`, `people`, `spaces`, `audit`, `audit-actor`, `audit-tool` |
 //! | `INTERAI_BENCH_AUDIT_TOOL` | `publish` | the tool the `audit-tool` page filters by |
+//! | `INTERAI_BENCH_SERVICE_CALLS` | 50 | then, in this process without HTTP nor template, each service call the pages make, timed this many times (the people page's key listing 5 times); 0: not |
 //! | `INTERAI_BENCH_BACKENDS` | `sqlite,postgres` | which backends to run (PostgreSQL only with the URL set) |
 //! | `INTERAI_BENCH_DATABASE_URL` | — | a PostgreSQL server URL; enables the PostgreSQL run |
 //! | `INTERAI_BENCH_DATABASE_PATH` | — | a SQLite file to use instead of a temporary one; seeded only when empty, kept |
@@ -105,6 +109,7 @@ struct Options {
     page_seconds: u64,
     pages: Option<Vec<String>>,
     audit_tool: String,
+    service_calls: usize,
     backends: Vec<Backend>,
     postgres_url: Option<String>,
     sqlite_path: Option<PathBuf>,
@@ -137,6 +142,7 @@ impl Options {
                     .collect()
             }),
             audit_tool: variable("INTERAI_BENCH_AUDIT_TOOL").unwrap_or_else(|| "publish".to_owned()),
+            service_calls: number("INTERAI_BENCH_SERVICE_CALLS", 50_usize),
             backends,
             postgres_url,
             sqlite_path: variable("INTERAI_BENCH_DATABASE_PATH").map(PathBuf::from),
@@ -934,15 +940,27 @@ fn verdict(summary: &Summary) -> &'static str {
     }
 }
 
-fn print_table(title: &str, rows: &[(&'static str, Summary)]) {
+/// Prints `rows`: pages (`pages`: with their size and the target's verdict) or service calls.
+fn print_table(title: &str, rows: &[(&'static str, Summary)], pages: bool) {
     println!("\n{title}\n");
     println!(
-        "| {:<34} | {:>5} | {:>8} | {:>8} | {:>8} | {:>8} | {:>8} | {:<9} |",
-        "page (latency in ms)", "n", "p50", "p95", "p99", "max", "KiB", "p95≤50ms"
+        "| {:<42} | {:>5} | {:>8} | {:>8} | {:>8} | {:>8} | {:>8} | {:<9} |",
+        if pages {
+            "page (latency in ms)"
+        } else {
+            "service call (latency in ms)"
+        },
+        "n",
+        "p50",
+        "p95",
+        "p99",
+        "max",
+        if pages { "KiB" } else { "" },
+        if pages { "p95≤50ms" } else { "" }
     );
     println!(
         "|{}|-------|----------|----------|----------|----------|----------|-----------|",
-        "-".repeat(36)
+        "-".repeat(44)
     );
     for (label, summary) in rows {
         let failures = if summary.failures > 0 {
@@ -951,16 +969,192 @@ fn print_table(title: &str, rows: &[(&'static str, Summary)]) {
             String::new()
         };
         println!(
-            "| {label:<34} | {:>5} | {:>8} | {:>8} | {:>8} | {:>8} | {:>8.1} | {:<9} |{failures}",
+            "| {label:<42} | {:>5} | {:>8} | {:>8} | {:>8} | {:>8} | {:>8} | {:<9} |{failures}",
             summary.count,
             milliseconds(summary.p50),
             milliseconds(summary.p95),
             milliseconds(summary.p99),
             milliseconds(summary.max),
-            summary.bytes as f64 / 1024.0,
-            verdict(summary),
+            if pages {
+                format!("{:.1}", summary.bytes as f64 / 1024.0)
+            } else {
+                String::new()
+            },
+            if pages { verdict(summary) } else { "" },
         );
     }
+}
+
+// ---------------------------------------------------------------- the service calls behind the pages
+
+/// Times `call` `count` times.
+async fn timed(count: usize, mut call: impl AsyncFnMut(usize)) -> Summary {
+    let mut samples = PageSamples::default();
+    for index in 0..count {
+        let started = Instant::now();
+        call(index).await;
+        samples
+            .latencies
+            .push(u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX));
+    }
+    summarize(&samples)
+}
+
+/// The service calls the pages make, each timed in this process: what a page costs before HTTP, the session and
+/// its template.
+async fn service_times(
+    service: &Service,
+    federation: &Federation,
+    admin: &AuthenticatedActor,
+    targets: &Targets,
+    count: usize,
+) -> Vec<(&'static str, Summary)> {
+    let mut rows = Vec::new();
+    rows.push((
+        "instance_overview",
+        timed(count, async |_| {
+            service.instance_overview().await.expect("overview");
+        })
+        .await,
+    ));
+    rows.push((
+        "list_peers (20 peer views)",
+        timed(count, async |_| {
+            federation.list_peers().await.expect("peers");
+        })
+        .await,
+    ));
+    rows.push((
+        "peer_view + dead_letters",
+        timed(count, async |index| {
+            let realm = &targets.peers[index % targets.peers.len()];
+            federation.peer_view(realm).await.expect("peer");
+            federation.dead_letters(Some(realm), 50).await.expect("dead letters");
+        })
+        .await,
+    ));
+    rows.push((
+        "list_spaces",
+        timed(count, async |_| {
+            service.list_spaces().await.expect("spaces");
+        })
+        .await,
+    ));
+    let mut random = SplitMix64::new(0x5E4C);
+    let queries: Vec<Option<String>> = (0..count)
+        .map(|index| {
+            (index % 2 == 1).then(|| {
+                let words = 1 + random.weighted(&[35, 40, 20, 5]);
+                sample_query(&mut random, words).1
+            })
+        })
+        .collect();
+    rows.push((
+        "admin_search (page 1, none or words)",
+        timed(count, async |index| {
+            let request = SearchRequest {
+                query: queries[index].clone(),
+                include_disputed: Some(true),
+                limit: Some(25),
+                ..SearchRequest::default()
+            };
+            service.admin_search(admin, &request).await.expect("search");
+        })
+        .await,
+    ));
+    let item_request = |id: &str| GetRequest {
+        id: id.to_owned(),
+        revision: None,
+        include: Some(
+            ["claims", "revisions", "explanation"]
+                .into_iter()
+                .map(str::to_owned)
+                .collect(),
+        ),
+        evidence_cursor: None,
+        trust_view: TrustViewScope::All,
+    };
+    let mut revisions = Vec::new();
+    for (label, items) in [
+        ("admin_get (item page), random item", &targets.items),
+        ("admin_get (item page), most evidence", &targets.most_evidence),
+    ] {
+        let mut found = Vec::new();
+        let summary = timed(count, async |index| {
+            let item = &items[index % items.len()];
+            if let ObjectView::Content(content) = service.admin_get(admin, &item_request(&item.id)).await.expect("get")
+                && let Some(explained) = content.explanation
+            {
+                found.push((content.revision.id.clone(), explained.explanation.computed_at));
+            }
+        })
+        .await;
+        rows.push((label, summary));
+        revisions.push(found);
+    }
+    for (label, found) in [
+        ("trust_history, 24 moments, random item", &revisions[0]),
+        ("trust_history, 24 moments, most evidence", &revisions[1]),
+    ] {
+        if found.is_empty() {
+            continue;
+        }
+        let summary = timed(count, async |index| {
+            let (revision, until) = &found[index % found.len()];
+            service
+                .trust_history(
+                    revision,
+                    chrono::DateTime::<chrono::Utc>::MIN_UTC,
+                    *until,
+                    interai::console::TRUST_PLOT_POINTS,
+                )
+                .await
+                .expect("trust history");
+        })
+        .await;
+        rows.push((label, summary));
+    }
+    rows.push((
+        "list_actors",
+        timed(count, async |_| {
+            service.list_actors().await.expect("actors");
+        })
+        .await,
+    ));
+    let actors = service.list_actors().await.expect("actors");
+    rows.push((
+        "list_api_keys of every actor",
+        timed(count.min(5), async |_| {
+            for actor in &actors {
+                service.list_api_keys(&actor.id).await.expect("keys");
+            }
+        })
+        .await,
+    ));
+    rows.push((
+        "audit_log, first page",
+        timed(count, async |_| {
+            service
+                .audit_log(interai::service::audit::AuditQuery::default())
+                .await
+                .expect("audit");
+        })
+        .await,
+    ));
+    rows.push((
+        "audit_log, one tool",
+        timed(count, async |_| {
+            service
+                .audit_log(interai::service::audit::AuditQuery {
+                    tool: Some(targets.audit_tool.clone()),
+                    ..interai::service::audit::AuditQuery::default()
+                })
+                .await
+                .expect("audit");
+        })
+        .await,
+    ));
+    rows
 }
 
 // ---------------------------------------------------------------- one backend
@@ -1274,6 +1468,11 @@ async fn run_backend(backend: Backend, options: &Options) -> Option<BackendResul
             concurrent.push((label, summarize(&samples)));
         }
     }
+    let service_rows = if options.service_calls > 0 {
+        service_times(&service, &home.federation, &admin, &targets, options.service_calls).await
+    } else {
+        Vec::new()
+    };
     server.stop().await;
     drop(peers);
 
@@ -1281,11 +1480,20 @@ async fn run_backend(backend: Backend, options: &Options) -> Option<BackendResul
     print_table(
         "one client, each request waited for before the next (the target's meaning)",
         &sequential,
+        true,
     );
     if !concurrent.is_empty() {
         print_table(
             &format!("{} concurrent clients of the same session", options.clients),
             &concurrent,
+            true,
+        );
+    }
+    if !service_rows.is_empty() {
+        print_table(
+            "the service calls behind the pages, in this process (no HTTP, session nor template; the target does not apply)",
+            &service_rows,
+            false,
         );
     }
     Some(BackendResult { backend, sequential })
