@@ -335,7 +335,7 @@ fn level_of(index: usize) -> PeerLevel {
     match index % 7 {
         0 | 3 => PeerLevel::High,
         5 => PeerLevel::Low,
-        6 if index % 2 == 0 => PeerLevel::Quarantine,
+        6 if index.is_multiple_of(2) => PeerLevel::Quarantine,
         _ => PeerLevel::Standard,
     }
 }
