@@ -24,7 +24,9 @@
 //! Pages: the overview, the peers list, a peer's page (each peer in turn), the knowledge search (no filter; words;
 //! this instance's origin; words and origin; status filters; words and status filters; a second page through the
 //! first page's "Next results" link), an item's page (random seeded items, and apart the items with the most
-//! evidence records; each page evaluates the trust explanation and 24 past moments of the trust plot), people,
+//! evidence records, and a hot item: the seeder gives no item more than about a dozen records, so the benchmark
+//! writes `INTERAI_BENCH_HOT_RECORDS` usage reports on one item of its own, once; each item page evaluates the trust
+//! explanation and 24 past moments of the trust plot), people,
 //! spaces, and the audit log (first page, filtered by an agent, filtered by a tool).
 //!
 //! Then it times the service calls those pages make, called directly (no HTTP, no session, no template), to tell a
@@ -43,8 +45,9 @@
 //! | `INTERAI_BENCH_CLIENTS` | 4 | concurrent clients; 0 or 1: no concurrent run |
 //! | `INTERAI_BENCH_WARMUP` | 10 | unmeasured requests per page before its measured ones |
 //! | `INTERAI_BENCH_PAGE_SECONDS` | 120 | a page's measured requests stop after this long (a slow page is reported with fewer) |
-//! | `INTERAI_BENCH_PAGES` | all | which pages to ask for, by key (comma-separated, e.g. `people,item`): `overview`, `peers`, `peer`, `knowledge`, `knowledge-words`, `knowledge-origin`, `knowledge-words-origin`, `knowledge-status`, `knowledge-words-status`, `knowledge-page-2`, `item`, `item-most-evidence`, `people`, `spaces`, `audit`, `audit-actor`, `audit-tool` |
+//! | `INTERAI_BENCH_PAGES` | all | which pages to ask for, by key (comma-separated, e.g. `people,item`): `overview`, `peers`, `peer`, `knowledge`, `knowledge-words`, `knowledge-origin`, `knowledge-words-origin`, `knowledge-status`, `knowledge-words-status`, `knowledge-page-2`, `item`, `item-most-evidence`, `item-hot`, `people`, `spaces`, `audit`, `audit-actor`, `audit-tool` |
 //! | `INTERAI_BENCH_AUDIT_TOOL` | `publish` | the tool the `audit-tool` page filters by |
+//! | `INTERAI_BENCH_HOT_RECORDS` | 2000 | usage reports on the hot item (written once, by 40 agents of their own; 0: no hot item) |
 //! | `INTERAI_BENCH_SERVICE_CALLS` | 50 | then, in this process without HTTP nor template, each service call the pages make, timed this many times (the people page's key listing 5 times); 0: not |
 //! | `INTERAI_BENCH_BACKENDS` | `sqlite,postgres` | which backends to run (PostgreSQL only with the URL set) |
 //! | `INTERAI_BENCH_DATABASE_URL` | — | a PostgreSQL server URL; enables the PostgreSQL run |
@@ -110,6 +113,7 @@ struct Options {
     pages: Option<Vec<String>>,
     audit_tool: String,
     service_calls: usize,
+    hot_records: usize,
     backends: Vec<Backend>,
     postgres_url: Option<String>,
     sqlite_path: Option<PathBuf>,
@@ -143,6 +147,7 @@ impl Options {
             }),
             audit_tool: variable("INTERAI_BENCH_AUDIT_TOOL").unwrap_or_else(|| "publish".to_owned()),
             service_calls: number("INTERAI_BENCH_SERVICE_CALLS", 50_usize),
+            hot_records: number("INTERAI_BENCH_HOT_RECORDS", 2000_usize),
             backends,
             postgres_url,
             sqlite_path: variable("INTERAI_BENCH_DATABASE_PATH").map(PathBuf::from),
@@ -648,12 +653,83 @@ fn words(random: &mut SplitMix64) -> String {
     encoded(&sample_query(random, count).1)
 }
 
+/// The title of the item the hot item page shows (found again on a rerun).
+const HOT_TITLE: &str = "Console benchmark hot item: restart a stuck federation loop";
+
+/// The hot item: an item of its own with `records` usage reports from 40 agents (written once, then found again by
+/// its title); its content ID, or `None` when `records` is 0.
+async fn hot_item(
+    service: &Service,
+    admin: &AuthenticatedActor,
+    home_instance: &Instance,
+    records: usize,
+) -> Option<String> {
+    if records == 0 {
+        return None;
+    }
+    let request = SearchRequest {
+        query: Some(HOT_TITLE.to_owned()),
+        kinds: vec!["content".to_owned()],
+        limit: Some(5),
+        ..SearchRequest::default()
+    };
+    let found = service.admin_search(admin, &request).await.expect("search");
+    if let Some(hit) = found.results.into_iter().find(|hit| hit.title == HOT_TITLE) {
+        return Some(hit.id);
+    }
+    let started = Instant::now();
+    let publisher = common::agents(service, 1, "publish", "Console benchmark hot item author")
+        .await
+        .remove(0);
+    let mut item = backlog_item(0);
+    item.title = HOT_TITLE.to_owned();
+    let id = service
+        .publish(
+            &publisher,
+            &CallMetadata::internal(WriteOperation::Publish, json!({})),
+            item,
+        )
+        .await
+        .expect("publish")
+        .id;
+    let reporters = common::agents(service, 40, "usage", "Console benchmark reporter").await;
+    for number in 0..records {
+        service
+            .report_usage(
+                &reporters[number % reporters.len()],
+                &CallMetadata::internal(WriteOperation::ReportUsage, json!({})),
+                interai::service::evidence::UsageRequest {
+                    target: id.clone(),
+                    usage_type: "operation".to_owned(),
+                    result: if number % 5 == 4 { "failure" } else { "success" }.to_owned(),
+                    real_world_use: number % 3 == 0,
+                    ..interai::service::evidence::UsageRequest::default()
+                },
+            )
+            .await
+            .expect("usage reported");
+    }
+    // The reports go to the peers before anything is measured, not during.
+    let federation_loop = home_instance.federation_loop();
+    for _ in 0..500 {
+        if federation_loop.run_once().await == 0 {
+            break;
+        }
+    }
+    eprintln!(
+        "hot item {id}: {records} usage reports written and pushed in {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
+    Some(id)
+}
+
 /// What one page's requests draw from.
 struct Targets {
     realm: String,
     peers: Vec<String>,
     items: Vec<Item>,
     most_evidence: Vec<Item>,
+    hot: Option<String>,
     agents: Vec<String>,
     audit_tool: String,
     /// Second pages of word searches, found by following the first pages' "Next results" links.
@@ -674,6 +750,7 @@ const PAGES: &[(&str, &str)] = &[
     ("knowledge-page-2", "knowledge, words, page 2"),
     ("item", "item page, random item"),
     ("item-most-evidence", "item page, most evidence"),
+    ("item-hot", "item page, hot item"),
     ("people", "people"),
     ("spaces", "spaces"),
     ("audit", "audit, first page"),
@@ -717,6 +794,7 @@ fn path_for(key: &str, targets: &Targets, random: &mut SplitMix64) -> String {
         "knowledge-page-2" => random.pick(&targets.second_pages).clone(),
         "item" => format!("/console/knowledge/{}", random.pick(&targets.items).id),
         "item-most-evidence" => format!("/console/knowledge/{}", random.pick(&targets.most_evidence).id),
+        "item-hot" => format!("/console/knowledge/{}", targets.hot.as_deref().unwrap_or_default()),
         "people" => "/console/people".to_owned(),
         "spaces" => "/console/spaces".to_owned(),
         "audit" => "/console/audit".to_owned(),
@@ -1074,11 +1152,35 @@ async fn service_times(
         evidence_cursor: None,
         trust_view: TrustViewScope::All,
     };
-    let mut revisions = Vec::new();
-    for (label, items) in [
-        ("admin_get (item page), random item", &targets.items),
-        ("admin_get (item page), most evidence", &targets.most_evidence),
+    let hot: Vec<Item> = targets
+        .hot
+        .iter()
+        .map(|id| Item {
+            id: id.clone(),
+            records: 0,
+        })
+        .collect();
+    let mut found_by_set = Vec::new();
+    for (get_label, history_label, items) in [
+        (
+            "admin_get (item page), random item",
+            "trust_history, 24 moments, random item",
+            &targets.items,
+        ),
+        (
+            "admin_get (item page), most evidence",
+            "trust_history, 24 moments, most evidence",
+            &targets.most_evidence,
+        ),
+        (
+            "admin_get (item page), hot item",
+            "trust_history, 24 moments, hot item",
+            &hot,
+        ),
     ] {
+        if items.is_empty() {
+            continue;
+        }
         let mut found = Vec::new();
         let summary = timed(count, async |index| {
             let item = &items[index % items.len()];
@@ -1089,13 +1191,10 @@ async fn service_times(
             }
         })
         .await;
-        rows.push((label, summary));
-        revisions.push(found);
+        rows.push((get_label, summary));
+        found_by_set.push((history_label, found));
     }
-    for (label, found) in [
-        ("trust_history, 24 moments, random item", &revisions[0]),
-        ("trust_history, 24 moments, most evidence", &revisions[1]),
-    ] {
+    for (label, found) in &found_by_set {
         if found.is_empty() {
             continue;
         }
@@ -1112,7 +1211,7 @@ async fn service_times(
                 .expect("trust history");
         })
         .await;
-        rows.push((label, summary));
+        rows.push((*label, summary));
     }
     rows.push((
         "list_actors",
@@ -1335,6 +1434,7 @@ async fn run_backend(backend: Backend, options: &Options) -> Option<BackendResul
         client: instance.federation_client(),
     };
     let peers = set_up_peers(&home, &instance, &service, &state_dir, &switchboard, options.peers).await;
+    let hot = hot_item(&service, &admin, &instance, options.hot_records).await;
     let sizes = database
         .table_sizes(&[
             "content_items",
@@ -1401,6 +1501,7 @@ async fn run_backend(backend: Backend, options: &Options) -> Option<BackendResul
         peers: peers.iter().map(|peer| peer.realm.clone()).collect(),
         items,
         most_evidence,
+        hot,
         agents,
         audit_tool: options.audit_tool.clone(),
         second_pages: second,
@@ -1411,6 +1512,7 @@ async fn run_backend(backend: Backend, options: &Options) -> Option<BackendResul
         .filter(|(key, _)| options.wants(key))
         .filter(|(key, _)| *key != "knowledge-page-2" || !targets.second_pages.is_empty())
         .filter(|(key, _)| *key != "audit-actor" || !targets.agents.is_empty())
+        .filter(|(key, _)| *key != "item-hot" || targets.hot.is_some())
         .collect();
 
     let mut sequential = Vec::new();
