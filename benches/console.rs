@@ -1203,6 +1203,7 @@ async fn service_times(
             service
                 .trust_history(
                     revision,
+                    interai::service::trust::TrustViewScope::All,
                     chrono::DateTime::<chrono::Utc>::MIN_UTC,
                     *until,
                     interai::console::TRUST_PLOT_POINTS,
