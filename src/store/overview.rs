@@ -33,7 +33,7 @@ pub async fn count_everything(
         sqlx::query_as(
             "SELECT (SELECT COUNT(*) FROM actors WHERE origin = $1), \
              (SELECT COUNT(*) FROM api_keys WHERE revoked_at IS NULL AND (expires_at IS NULL OR expires_at > $2)), \
-             (SELECT COUNT(*) FROM content_items WHERE deleted_at IS NULL), \
+             (SELECT COUNT(*) FROM content_items), \
              (SELECT COUNT(*) FROM content_items WHERE deleted_at IS NOT NULL), \
              (SELECT COUNT(*) FROM claims), \
              (SELECT COUNT(*) FROM usage_events) + (SELECT COUNT(*) FROM reviews) + (SELECT COUNT(*) FROM ratings), \
@@ -44,11 +44,13 @@ pub async fn count_everything(
         .fetch_one(&mut *connection)
         .await?
     });
-    let (actors, active_api_keys, content, deleted_content, claims, evidence, peers) = row;
+    // Every item, less the deleted ones: the deleted are counted from their partial index (migration 0024), where
+    // counting the live ones by their `deleted_at` would read every item's row.
+    let (actors, active_api_keys, all_content, deleted_content, claims, evidence, peers) = row;
     Ok(InstanceCounts {
         actors,
         active_api_keys,
-        content,
+        content: all_content - deleted_content,
         deleted_content,
         claims,
         evidence,

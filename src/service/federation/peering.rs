@@ -543,6 +543,13 @@ impl Federation {
         Ok(views)
     }
 
+    /// The realm of every peer, in order (one statement: for a choice of peers, without each peer's status).
+    pub async fn peer_realms(&self) -> Result<Vec<String>, ServiceError> {
+        let mut reader = self.store().reader().await?;
+        let peers = store::peers::list_peers(&mut reader.conn()).await?;
+        Ok(peers.into_iter().map(|peer| peer.realm).collect())
+    }
+
     /// How many peers are in each state as shown (every state listed, lapsed blocks counted as lifted, a peer that
     /// blocked this instance as `blocked_by_peer`): the same states `peer list` and `/admin/peers` show.
     pub async fn peer_counts(&self) -> Result<Vec<(ShownPeerState, i64)>, ServiceError> {
