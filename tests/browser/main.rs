@@ -171,7 +171,7 @@ async fn create_and_revoke_a_key(tab: &mut Tab, instance: &ServedInstance) {
     visit(tab, instance, "/console/people", "People and keys", "people").await;
     // For the signed-in admin (the one person the realm has besides its bootstrap admin); the usual scopes are ticked.
     let actor = tab
-        .evaluate("const option = document.querySelector('#key_actor option[value^=\"usr_\"]'); return option ? option.value : null;")
+        .evaluate("const option = document.querySelector('#actor-choices option[value^=\"usr_\"]'); return option ? option.value : null;")
         .await;
     let actor = actor.as_str().expect("a person to make a key for").to_owned();
     tab.submit(

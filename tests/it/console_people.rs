@@ -629,3 +629,124 @@ async fn without_a_session_the_pages_send_to_sign_in() {
     .await;
     assert_eq!(refused.status, StatusCode::FORBIDDEN);
 }
+
+#[tokio::test]
+async fn the_people_page_shows_actors_a_hundred_at_a_time_finds_them_by_name_and_lists_the_keys_of_those_shown() {
+    let instance = TestInstance::start("alpha.test").await;
+    let service = instance.service();
+    let cookie = sign_in(&instance, &instance.admin_key).await;
+    // 148 agents and their controller, besides the two actors the instance starts with: 151 actors, two pages.
+    let lab = controller(service, "Lab").await;
+    let mut agents = Vec::new();
+    for number in 0..148 {
+        agents.push(agent_of_with_scopes(service, &lab, &format!("worker {number:03}"), "read").await);
+    }
+    let total = service.list_actors().await.expect("actors").len();
+    assert_eq!(total, 151);
+    let actor_rows = |page: &Answer| {
+        ["usr_", "org_", "ai_"]
+            .iter()
+            .map(|prefix| page.body.matches(&format!("<th scope=\"row\"><code>{prefix}")).count())
+            .sum::<usize>()
+    };
+
+    let first = get(&instance, "/console/people", Some(&cookie)).await;
+    assert_eq!(first.status, StatusCode::OK, "{}", first.body);
+    assert!(first.body.contains("Actors 1 to 100 of 151."), "{}", first.body);
+    assert_eq!(actor_rows(&first), 100);
+    assert!(
+        first.body.contains("href=\"/console/people?page=2\" rel=\"next\""),
+        "{}",
+        first.body
+    );
+    assert!(!first.body.contains("rel=\"prev\""));
+    // The key table holds the keys of the actors shown, and the forms suggest only them.
+    let shown_keys = first.body.matches("<th scope=\"row\"><code>key_").count();
+    let second = get(&instance, "/console/people?page=2", Some(&cookie)).await;
+    assert_eq!(second.status, StatusCode::OK, "{}", second.body);
+    assert!(second.body.contains("Actors 101 to 151 of 151."), "{}", second.body);
+    assert_eq!(actor_rows(&second), 51);
+    assert!(
+        second.body.contains("href=\"/console/people?page=1\" rel=\"prev\""),
+        "{}",
+        second.body
+    );
+    assert!(!second.body.contains("rel=\"next\""));
+    let all_keys = service
+        .list_api_keys_of_actors(
+            &service
+                .list_actors()
+                .await
+                .expect("actors")
+                .into_iter()
+                .map(|actor| actor.id)
+                .collect::<Vec<_>>(),
+        )
+        .await
+        .expect("keys")
+        .len();
+    assert_eq!(
+        shown_keys + second.body.matches("<th scope=\"row\"><code>key_").count(),
+        all_keys,
+        "each key on the page of its actor"
+    );
+    assert_eq!(
+        first.body.matches("<datalist id=\"actor-choices\">").count(),
+        1,
+        "one list of suggestions"
+    );
+    assert_eq!(
+        first.body.split("<datalist id=\"actor-choices\">").nth(1).map(|rest| {
+            rest.split("</datalist>")
+                .next()
+                .unwrap_or_default()
+                .matches("<option")
+                .count()
+        }),
+        Some(100)
+    );
+
+    // Found by a part of the name, any case, or by the ID.
+    let found = get(&instance, "/console/people?find=WORKER+01", Some(&cookie)).await;
+    assert_eq!(found.status, StatusCode::OK, "{}", found.body);
+    assert!(
+        found
+            .body
+            .contains("Actors 1 to 10 of 10 whose name or ID holds “WORKER 01”."),
+        "worker 010 to 019: {}",
+        found.body
+    );
+    assert_eq!(actor_rows(&found), 10);
+    let by_id = get(
+        &instance,
+        &format!("/console/people?find={}", agents[42].caller.actor.id.as_str()),
+        Some(&cookie),
+    )
+    .await;
+    assert_eq!(actor_rows(&by_id), 1, "{}", by_id.body);
+    assert!(by_id.body.contains("worker 042"));
+    let none = get(&instance, "/console/people?find=nobody", Some(&cookie)).await;
+    assert!(
+        none.body.contains("No actor has a name or ID that holds “nobody”."),
+        "{}",
+        none.body
+    );
+    assert_eq!(actor_rows(&none), 0);
+
+    // A page that is not a number is refused with the page's first actors; one past the end says so.
+    let refused = get(&instance, "/console/people?page=0", Some(&cookie)).await;
+    assert_eq!(refused.status, StatusCode::BAD_REQUEST, "{}", refused.body);
+    assert!(
+        refused.body.contains("page must be a whole number from 1"),
+        "{}",
+        refused.body
+    );
+    assert_security_headers(&refused);
+    let beyond = get(&instance, "/console/people?page=9", Some(&cookie)).await;
+    assert_eq!(beyond.status, StatusCode::OK);
+    assert!(
+        beyond.body.contains("No actor on page 9: there are 151."),
+        "{}",
+        beyond.body
+    );
+}
