@@ -23,7 +23,7 @@ use chrono::{DateTime, Utc};
 use serde::Deserialize;
 use serde_json::json;
 
-use super::actions::{self, DoneQuery, Notice};
+use super::actions::{self, Notice};
 use super::session::{form_session, frame, page_session, presented_token, removed_cookie};
 use super::views::{TimeView, link_with_query};
 use super::{ConsoleState, Frame, error_page, page};
