@@ -220,27 +220,16 @@ async fn render(
     let mut frame = frame(state, session, TITLE);
     frame.notice = notice;
     let service = state.client.service();
-    let all_actors = match service.list_actors().await {
-        Ok(actors) => actors,
+    let first = (view.page - 1).saturating_mul(ACTORS_PER_PAGE);
+    let (actors, found) = match service.actors_page(&view.find, first, ACTORS_PER_PAGE).await {
+        Ok(page) => page,
         Err(error) => return error_page(state, Some(frame), &error),
     };
-    // Every actor is read (12-25 ms at 6,407 in benches/console.rs) and the names resolved from them; only a page
-    // of the ones the filter keeps is shown, with its keys.
-    let needle = view.find.to_lowercase();
-    let found: Vec<&Actor> = all_actors
-        .iter()
-        .filter(|actor| {
-            needle.is_empty()
-                || actor.id.as_str().contains(needle.as_str())
-                || actor.display_name.to_lowercase().contains(&needle)
-        })
-        .collect();
-    let first = (view.page - 1).saturating_mul(ACTORS_PER_PAGE);
-    let actors: Vec<&Actor> = found.iter().skip(first).take(ACTORS_PER_PAGE).copied().collect();
+    let needle = view.find.trim();
     let page_link = |page: usize| link_with_query(PAGE_PATH, &[("find", &view.find), ("page", &page.to_string())]);
-    let previous_page = (view.page > 1 && first <= found.len()).then(|| page_link(view.page - 1));
-    let next_page = (first + ACTORS_PER_PAGE < found.len()).then(|| page_link(view.page + 1));
-    let shown = match (actors.first(), found.len()) {
+    let previous_page = (view.page > 1 && first <= found).then(|| page_link(view.page - 1));
+    let next_page = (first + ACTORS_PER_PAGE < found).then(|| page_link(view.page + 1));
+    let shown = match (actors.first(), found) {
         (None, 0) if needle.is_empty() => "No actor yet.".to_owned(),
         (None, 0) => format!("No actor has a name or ID that holds “{}”.", view.find),
         (None, total) => format!("No actor on page {}: there are {total}.", view.page),
@@ -255,6 +244,19 @@ async fn render(
             }
         ),
     };
+    // The controllers named on the page that are not on it themselves.
+    let mut named_ids: Vec<PublicId> = actors
+        .iter()
+        .flat_map(|actor| actor.controller.iter().chain(std::iter::once(&actor.root_controller)))
+        .filter(|id| !actors.iter().any(|actor| &actor.id == *id))
+        .cloned()
+        .collect();
+    named_ids.sort_by(|left, right| left.as_str().cmp(right.as_str()));
+    named_ids.dedup();
+    let named_actors = match service.find_actors(&named_ids).await {
+        Ok(named_actors) => named_actors,
+        Err(error) => return error_page(state, Some(frame), &error),
+    };
     let actor_ids: Vec<PublicId> = actors.iter().map(|actor| actor.id.clone()).collect();
     let keys = match service.list_api_keys_of_actors(&actor_ids).await {
         Ok(keys) => keys,
@@ -267,8 +269,9 @@ async fn render(
     }
     let keys_of = |actor: &Actor| keys_by_actor.get(&actor.id).map_or(&[][..], Vec::as_slice);
     let now = service.now();
-    let names: HashMap<&str, &str> = all_actors
+    let names: HashMap<&str, &str> = actors
         .iter()
+        .chain(&named_actors)
         .map(|actor| (actor.id.as_str(), actor.display_name.as_str()))
         .collect();
     let named = |id: &str| match names.get(id) {
@@ -307,7 +310,7 @@ async fn render(
             signed_in_with: key.id == session.caller.key_id,
         })
         .collect();
-    let choice = |actor: &&Actor| Choice {
+    let choice = |actor: &Actor| Choice {
         id: actor.id.as_str().to_owned(),
         label: format!("{} ({})", actor.display_name, actor.actor_type.as_str()),
     };

@@ -83,6 +83,32 @@ impl Service {
         Ok(store::actors::list_by_origin(&mut reader.conn(), self.realm().as_str()).await?)
     }
 
+    /// One page of this realm's actors, oldest first, and how many match: those whose name (any case) or ID holds
+    /// `find` (every actor when it is empty), from the `offset`th on, at most `limit`.
+    pub async fn actors_page(
+        &self,
+        find: &str,
+        offset: usize,
+        limit: usize,
+    ) -> Result<(Vec<Actor>, usize), ServiceError> {
+        let mut reader = self.store().reader().await?;
+        let (actors, total) = store::actors::page_by_origin(
+            &mut reader.conn(),
+            self.realm().as_str(),
+            find.trim(),
+            i64::try_from(offset).unwrap_or(i64::MAX),
+            i64::try_from(limit).unwrap_or(i64::MAX),
+        )
+        .await?;
+        Ok((actors, usize::try_from(total).unwrap_or(0)))
+    }
+
+    /// The actors with these IDs (unknown ones left out), in one statement.
+    pub async fn find_actors(&self, ids: &[PublicId]) -> Result<Vec<Actor>, ServiceError> {
+        let mut reader = self.store().reader().await?;
+        Ok(store::actors::find_many(&mut reader.conn(), ids).await?)
+    }
+
     /// The actor with this ID.
     pub async fn find_actor(&self, id: &PublicId) -> Result<Actor, ServiceError> {
         if !id.kind().is_actor() {

@@ -2,7 +2,7 @@
 
 use chrono::{DateTime, Utc};
 
-use super::{Conn, StoreError, dispatch};
+use super::{Conn, StoreError, dispatch, fetch_where_in};
 use crate::domain::{Actor, ActorType, PublicId};
 
 #[derive(sqlx::FromRow)]
@@ -75,6 +75,60 @@ pub async fn find(conn: &mut Conn<'_>, id: &PublicId) -> Result<Option<Actor>, S
         .await?
     });
     row.map(ActorRow::into_actor).transpose()
+}
+
+/// One page of an origin realm's actors, oldest first, and how many there are: those whose display name (any case,
+/// for ASCII letters) or ID holds `find` (every actor when it is empty), from the `offset`th on, at most `limit`.
+pub async fn page_by_origin(
+    conn: &mut Conn<'_>,
+    origin: &str,
+    find: &str,
+    offset: i64,
+    limit: i64,
+) -> Result<(Vec<Actor>, i64), StoreError> {
+    // The text is matched as it is: `%`, `_` and the escape character itself are escaped for LIKE.
+    let pattern = format!(
+        "%{}%",
+        find.to_lowercase()
+            .replace('\\', "\\\\")
+            .replace('%', "\\%")
+            .replace('_', "\\_")
+    );
+    const MATCHES: &str = "origin = $1 AND (lower(display_name) LIKE $2 ESCAPE '\\' OR id LIKE $2 ESCAPE '\\')";
+    let (total, rows): (i64, Vec<ActorRow>) = dispatch!(conn, |connection| {
+        let total = sqlx::query_scalar(sqlx::AssertSqlSafe(format!(
+            "SELECT COUNT(*) FROM actors WHERE {MATCHES}"
+        )))
+        .bind(origin)
+        .bind(&pattern)
+        .fetch_one(&mut *connection)
+        .await?;
+        let rows = sqlx::query_as(sqlx::AssertSqlSafe(format!(
+            "SELECT {ACTOR_COLUMNS} FROM actors WHERE {MATCHES} ORDER BY created_at, id LIMIT $3 OFFSET $4"
+        )))
+        .bind(origin)
+        .bind(&pattern)
+        .bind(limit)
+        .bind(offset)
+        .fetch_all(&mut *connection)
+        .await?;
+        (total, rows)
+    });
+    let actors = rows.into_iter().map(ActorRow::into_actor).collect::<Result<_, _>>()?;
+    Ok((actors, total))
+}
+
+/// The actors with these IDs, in one statement; unknown IDs are absent.
+pub async fn find_many(conn: &mut Conn<'_>, ids: &[PublicId]) -> Result<Vec<Actor>, StoreError> {
+    let rows = fetch_where_in!(
+        conn,
+        ActorRow,
+        format!("SELECT {ACTOR_COLUMNS} FROM actors"),
+        "id",
+        ids.iter().map(|id| id.as_str().to_owned()).collect(),
+        ""
+    );
+    rows.into_iter().map(ActorRow::into_actor).collect()
 }
 
 /// Every actor of an origin realm, oldest first.

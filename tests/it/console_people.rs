@@ -732,6 +732,11 @@ async fn the_people_page_shows_actors_a_hundred_at_a_time_finds_them_by_name_and
         none.body
     );
     assert_eq!(actor_rows(&none), 0);
+    // The text is matched as typed: `%` and `_` are no wildcards (as wildcards these would find workers).
+    for wildcard in ["wor%25042", "wo_ker"] {
+        let literal = get(&instance, &format!("/console/people?find={wildcard}"), Some(&cookie)).await;
+        assert_eq!(actor_rows(&literal), 0, "{wildcard}: {}", literal.body);
+    }
 
     // A page that is not a number is refused with the page's first actors; one past the end says so.
     let refused = get(&instance, "/console/people?page=0", Some(&cookie)).await;
