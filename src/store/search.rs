@@ -299,10 +299,11 @@ const SEARCH_DOCUMENT_WITH_VECTOR: InsertShape = InsertShape::new(
 })
 .followed_by(FollowedBy {
     name: "written",
-    returning: "object_id, trust_target_id, created_at, updated_at, title, summary, body, facets, status_facet",
+    returning: "object_id, trust_target_id, origin, created_at, updated_at, title, summary, body, facets, \
+                status_facet",
     statement: concat!(
-        "INSERT INTO search_vectors (object_id, trust_target_id, created_at, updated_at, document) \
-         SELECT object_id, trust_target_id, created_at, updated_at, ",
+        "INSERT INTO search_vectors (object_id, trust_target_id, origin, created_at, updated_at, document) \
+         SELECT object_id, trust_target_id, origin, created_at, updated_at, ",
         postgres_vector!(),
         " FROM written ON CONFLICT (object_id) DO UPDATE SET change_number = nextval('search_change_numbers'), \
          trust_target_id = excluded.trust_target_id, updated_at = excluded.updated_at, \
@@ -315,8 +316,8 @@ const SEARCH_DOCUMENT_WITH_VECTOR: InsertShape = InsertShape::new(
 /// documents last changed, as their writes would have.
 pub(super) async fn rebuild_postgres_vectors(connection: &mut sqlx::PgConnection) -> Result<(), StoreError> {
     sqlx::query(concat!(
-        "INSERT INTO search_vectors (object_id, trust_target_id, created_at, updated_at, document) \
-         SELECT object_id, trust_target_id, created_at, updated_at, ",
+        "INSERT INTO search_vectors (object_id, trust_target_id, origin, created_at, updated_at, document) \
+         SELECT object_id, trust_target_id, origin, created_at, updated_at, ",
         postgres_vector!(),
         " FROM search_documents ORDER BY updated_at, object_id COLLATE \"C\""
     ))
@@ -990,14 +991,12 @@ where
             .push_bind(snapshot);
     }
     if let Some(origin) = &filter.origin {
-        // The origin is no facet term of the index (documents indexed before the filter existed carry none), so it
-        // is checked on each match's document row, before the pool is cut.
+        // Checked on the row the match already is: PostgreSQL's vector rows carry their document's origin (migration
+        // 0026), and SQLite's pool joins the document rows when an origin is asked for. The origin is no facet term
+        // of the index: every match of the home realm would carry it.
         builder
-            .push(format_args!(
-                " AND EXISTS (SELECT 1 FROM search_documents od WHERE od.object_id = {alias}.object_id AND od.origin = "
-            ))
-            .push_bind(origin.clone())
-            .push(")");
+            .push(format_args!(" AND {alias}.origin = "))
+            .push_bind(origin.clone());
     }
     if let Some(ids) = &filter.restrict_to {
         if ids.is_empty() {

@@ -161,6 +161,19 @@ async fn the_knowledge_search_finds_this_realm_s_and_a_peer_s_content_and_claims
         !lists(&from_alpha, "prune the old backups"),
         "the origin filter holds with words too"
     );
+    // A replicated item's index rows carry its realm too (on PostgreSQL its vector row, which the words search).
+    let words_from_beta = search("?origin=beta.test&q=backups").await;
+    assert!(
+        lists(&words_from_beta, "prune the old backups"),
+        "{}",
+        words_from_beta.body
+    );
+    let words_from_alpha = search("?origin=alpha.test&q=backups").await;
+    assert!(
+        !lists(&words_from_alpha, "prune the old backups"),
+        "{}",
+        words_from_alpha.body
+    );
 
     let in_space = search(&format!("?space={}", runbooks.id)).await;
     assert!(lists(&in_space, "restart the queue workers"), "{}", in_space.body);
