@@ -9,6 +9,8 @@
 //! In the first-party view each moment weighs this organization's own records alone, as a search or a read in that
 //! view does now (`TrustViewScope::FirstParty`).
 
+use std::collections::BTreeSet;
+
 use chrono::{DateTime, Utc};
 
 use super::trust::{TrustViewScope, empty_instance_trust_table};
@@ -16,9 +18,12 @@ use super::{Service, ServiceError};
 use crate::domain::evidence::RecordStatus;
 use crate::domain::{IdKind, PublicId, TrustStatus};
 use crate::store::{self, trust::TrustTargetKind};
-use crate::trust::{Evaluation, EvidenceRecord, StatusRule, assess_records};
+use crate::trust::{
+    Evaluation, EvidenceRecord, InstanceTrustTable, RetractionAuthority, StatusRule, TargetDescriptor, TargetState,
+    TrustError, TrustParameters,
+};
 
-/// The most moments one history evaluates: each is a full evaluation of the target's records.
+/// The most moments one history evaluates: each is one reading of the target's trust (see `assess_at_moments`).
 pub const MAX_TRUST_HISTORY_POINTS: u32 = 100;
 
 /// A target's assessment at one moment.
@@ -50,6 +55,7 @@ pub struct TrustHistory {
 }
 
 /// A record with the moment it stopped counting, if it did.
+#[derive(Debug, Clone)]
 struct DatedRecord {
     record: EvidenceRecord,
     /// `None` for an active record, and for a retracted one whose retraction time is not stored (it counts as
@@ -60,7 +66,7 @@ struct DatedRecord {
 impl Service {
     /// The trust of `id` (a content item, a revision, a claim or an entity) in `view` at `points` evenly spaced
     /// moments from `from` to `until`, both included; `from` earlier than the target is moved to its creation, and a
-    /// span of no length is one moment. The records are read once and each moment costs one evaluation of them.
+    /// span of no length is one moment. The records are read once and evaluated in one pass (see `assess_at_moments`).
     pub async fn trust_history(
         &self,
         id: &PublicId,
@@ -139,48 +145,88 @@ impl Service {
                 std::sync::Arc::new(empty_instance_trust_table())
             }
         };
-        let descriptor = self.descriptor(&target);
         let moments = moments(from, until, points);
-        let mut history = Vec::with_capacity(moments.len());
-        for at in moments {
-            let known: Vec<EvidenceRecord> = records
-                .iter()
-                .filter(|dated| dated.record.recorded_at <= at)
-                .map(|dated| {
-                    let mut record = dated.record.clone();
-                    if let Some(retracted_at) = dated.retracted_at {
-                        record.retracted = retracted_at <= at;
-                    }
-                    record
-                })
-                .collect();
-            let assessment = assess_records(
-                &descriptor,
-                &known,
-                self.trust_parameters(),
-                target.created_at,
-                &Evaluation {
-                    now: at,
-                    instance_trust: &table,
-                    superseded: superseded_from.is_some_and(|since| since <= at),
-                },
-            )
-            .map_err(|error| ServiceError::internal(format!("stored evidence is invalid: {error}")))?;
-            history.push(TrustHistoryPoint {
-                at,
-                value: assessment.value,
-                lower_bound: assessment.lower_bound,
-                upper_bound: assessment.upper_bound,
-                status: assessment.status,
-                rule: assessment.rule,
-            });
-        }
+        let history = assess_at_moments(
+            HistoryInputs {
+                descriptor: self.descriptor(&target),
+                params: self.trust_parameters(),
+                base_epoch: target.created_at,
+                instance_trust: &table,
+                superseded_from,
+            },
+            records,
+            &moments,
+        )
+        .map_err(|error| ServiceError::internal(format!("stored evidence is invalid: {error}")))?;
         Ok(TrustHistory {
             target_id: target.id,
             target_created_at: target.created_at,
             points: history,
         })
     }
+}
+
+/// What every moment of a history is evaluated with, besides the records.
+struct HistoryInputs<'a> {
+    descriptor: TargetDescriptor,
+    params: &'a TrustParameters,
+    /// The epoch the target's stored state uses (its creation), so that each moment equals a full recomputation.
+    base_epoch: DateTime<Utc>,
+    instance_trust: &'a InstanceTrustTable,
+    /// When the target became superseded, if it did.
+    superseded_from: Option<DateTime<Utc>>,
+}
+
+/// The assessment at each of `moments` (oldest first) of the records known then. One incremental state (the
+/// engine's `TargetState`, which equals a full recomputation of the records it holds, bit for bit) takes each
+/// record when its moment reaches the record's time and each retraction when it reaches the retraction's, so a
+/// history costs one pass over the records and one reading a moment, rather than a full evaluation a moment (an item
+/// with 2,000 usage reports spent most of its page on those: see docs/benchmarks.md, "Console").
+fn assess_at_moments(
+    inputs: HistoryInputs<'_>,
+    mut records: Vec<DatedRecord>,
+    moments: &[DateTime<Utc>],
+) -> Result<Vec<TrustHistoryPoint>, TrustError> {
+    records.sort_by_key(|dated| dated.record.recorded_at);
+    let mut state = TargetState::new(inputs.descriptor, inputs.params.clone(), inputs.base_epoch);
+    let mut unread = records.into_iter().peekable();
+    // Records taken while still counting, by the moment their retraction takes effect.
+    let mut retractions: BTreeSet<(DateTime<Utc>, String)> = BTreeSet::new();
+    let mut history = Vec::with_capacity(moments.len());
+    for &at in moments {
+        while let Some(DatedRecord {
+            mut record,
+            retracted_at,
+        }) = unread.next_if(|dated| dated.record.recorded_at <= at)
+        {
+            if let Some(retracted_at) = retracted_at {
+                record.retracted = false;
+                retractions.insert((retracted_at, record.record_id.clone()));
+            }
+            state.add(&record)?;
+        }
+        while let Some(first) = retractions.first()
+            && first.0 <= at
+        {
+            if let Some((_, record_id)) = retractions.pop_first() {
+                state.retract(&record_id, &RetractionAuthority::Local)?;
+            }
+        }
+        let assessment = state.assess(&Evaluation {
+            now: at,
+            instance_trust: inputs.instance_trust,
+            superseded: inputs.superseded_from.is_some_and(|since| since <= at),
+        });
+        history.push(TrustHistoryPoint {
+            at,
+            value: assessment.value,
+            lower_bound: assessment.lower_bound,
+            upper_bound: assessment.upper_bound,
+            status: assessment.status,
+            rule: assessment.rule,
+        });
+    }
+    Ok(history)
 }
 
 /// `points` moments evenly spaced from `from` to `until`, both included (one when the span has no length).
@@ -198,6 +244,156 @@ fn moments(from: DateTime<Utc>, until: DateTime<Utc>, points: u32) -> Vec<DateTi
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::domain::evidence::{Grounding, UsageOutcome, Verdict};
+    use crate::trust::{ControllerRef, ControllerStanding, EvidenceKind, assess_records};
+
+    fn at(days: i64, hours: i64) -> DateTime<Utc> {
+        DateTime::parse_from_rfc3339("2026-12-01T00:00:00Z")
+            .expect("a time")
+            .to_utc()
+            + chrono::TimeDelta::days(days)
+            + chrono::TimeDelta::hours(hours)
+    }
+
+    fn record(number: usize, controller: &str, origin: Option<&str>, recorded_at: DateTime<Utc>) -> EvidenceRecord {
+        EvidenceRecord {
+            record_id: format!("rec_{number:03}"),
+            actor: format!("ai_{controller}"),
+            root_controller: controller.to_owned(),
+            origin: origin.map(str::to_owned),
+            origin_signature_valid: true,
+            recorded_at,
+            retracted: false,
+            standing: ControllerStanding::new_controller(at(-30, 0)),
+            kind: EvidenceKind::Usage {
+                real_world_use: number % 3 != 0,
+                result: if number % 4 == 0 {
+                    UsageOutcome::Failure
+                } else {
+                    UsageOutcome::Success
+                },
+            },
+        }
+    }
+
+    /// Usage from several controllers here and on a peer, reviews that supersede one another, records retracted at
+    /// a known time (before and after some moments) and one retracted at no known time.
+    fn dated_records() -> Vec<DatedRecord> {
+        let mut records = Vec::new();
+        for number in 0..60 {
+            let controller = format!("usr_{}", number % 7);
+            let origin = (number % 5 == 0).then_some("beta.test");
+            let recorded_at = at(
+                i64::try_from(number % 20).expect("small"),
+                i64::try_from(number).expect("small"),
+            );
+            let mut record = record(number, &controller, origin, recorded_at);
+            let retracted_at = match number % 9 {
+                0 => Some(recorded_at + chrono::TimeDelta::days(3)),
+                1 => Some(recorded_at),
+                _ => None,
+            };
+            record.retracted = retracted_at.is_some() || number == 17;
+            records.push(DatedRecord { record, retracted_at });
+        }
+        for (number, verdict) in [
+            (100, Verdict::Confirmed),
+            (101, Verdict::Misleading),
+            (102, Verdict::Confirmed),
+        ] {
+            let mut review = record(
+                number,
+                "usr_reviewer",
+                None,
+                at(i64::try_from(number - 95).expect("small"), 0),
+            );
+            review.kind = EvidenceKind::Review {
+                verdict,
+                confidence: 0.8,
+                grounding: Grounding::OwnRealWorldUsage,
+            };
+            let retracted_at = (number == 102).then(|| at(12, 0));
+            review.retracted = retracted_at.is_some();
+            records.push(DatedRecord {
+                record: review,
+                retracted_at,
+            });
+        }
+        records
+    }
+
+    #[test]
+    fn a_history_equals_a_full_recomputation_of_what_each_moment_knew() {
+        let params = TrustParameters::default();
+        let table = InstanceTrustTable::new("test").with("beta.test", 0.6);
+        let descriptor = TargetDescriptor {
+            target_id: "rev_target".to_owned(),
+            author: ControllerRef {
+                origin: None,
+                controller: "usr_author".to_owned(),
+            },
+        };
+        let records = dated_records();
+        let moments = moments(at(-1, 0), at(30, 0), 24);
+        let superseded_from = Some(at(25, 0));
+        let history = assess_at_moments(
+            HistoryInputs {
+                descriptor: descriptor.clone(),
+                params: &params,
+                base_epoch: at(-1, 0),
+                instance_trust: &table,
+                superseded_from,
+            },
+            records.clone(),
+            &moments,
+        )
+        .expect("valid records");
+        assert_eq!(history.len(), 24);
+        let mut values = std::collections::BTreeSet::new();
+        for (point, moment) in history.iter().zip(&moments) {
+            // What the moment knew: the records made by then, each retracted from its retraction on.
+            let known: Vec<EvidenceRecord> = records
+                .iter()
+                .filter(|dated| dated.record.recorded_at <= *moment)
+                .map(|dated| {
+                    let mut record = dated.record.clone();
+                    if let Some(retracted_at) = dated.retracted_at {
+                        record.retracted = retracted_at <= *moment;
+                    }
+                    record
+                })
+                .collect();
+            let full = assess_records(
+                &descriptor,
+                &known,
+                &params,
+                at(-1, 0),
+                &Evaluation {
+                    now: *moment,
+                    instance_trust: &table,
+                    superseded: superseded_from.is_some_and(|since| since <= *moment),
+                },
+            )
+            .expect("valid records");
+            assert_eq!(point.at, *moment);
+            assert_eq!(
+                (
+                    point.value,
+                    point.lower_bound,
+                    point.upper_bound,
+                    point.status,
+                    point.rule
+                ),
+                (full.value, full.lower_bound, full.upper_bound, full.status, full.rule),
+                "at {moment}"
+            );
+            values.insert(point.value.to_bits());
+        }
+        assert!(
+            values.len() > 10,
+            "the records move the value over the span: {values:?}"
+        );
+    }
 
     #[test]
     fn moments_are_evenly_spaced_and_include_both_ends() {
