@@ -77,6 +77,12 @@ pub fn done_message(action: &str) -> Option<&'static str> {
         }
         "trust.recompute" => "Every peer's effective trust was recomputed.",
         "audit.prune" => "The older audit records were deleted.",
+        "backup.start" => {
+            "A backup has started in the background; the last backup below shows it when it is made (reload the page)."
+        }
+        "backup.under_way" => {
+            "A backup asked for earlier is still being made; the last backup below shows it when it is made."
+        }
         "content.delete" => "The content was deleted; its tombstone goes to the peers it was shared with.",
         "dead_letter.replay" => "The message was queued to be sent again.",
         "dead_letter.drop" => "The message was dropped.",

@@ -80,6 +80,7 @@ pub fn routes(state: ConsoleState) -> Router {
     Router::new()
         .route(CONSOLE_PATH, get(|| async { Redirect::to("/console/") }))
         .route("/console/", get(overview::show))
+        .route("/console/backup", post(overview::back_up_now))
         .route("/console/peers", get(peers::list))
         .route("/console/peers/look-up", post(peer_actions::look_up))
         .route("/console/peers/add", post(peer_actions::add))

@@ -1,14 +1,18 @@
 //! The overview page (`/console/`): the realm, what it holds, its peers by state, each background loop of this
 //! process and the last backup (the same overview `GET /admin/instance` answers), and the calls, writes and errors
-//! of the last hour and day as plots with their numbers (`GET /admin/activity`).
+//! of the last hour and day as plots with their numbers (`GET /admin/activity`); and "Back up now"
+//! (`POST /admin/backups`).
 
 use askama::Template;
-use axum::extract::State;
+use axum::extract::{Form, Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
+use serde_json::json;
 
+use super::actions::{DoneQuery, Notice, audited, done};
+use super::peer_actions::TokenForm;
 use super::plots::count_series_svg;
-use super::session::{frame, page_session};
+use super::session::{form_session, frame, page_session};
 use super::views::{TimeView, age_shown, bytes_shown, seconds_shown};
 use super::{ConsoleState, Frame, error_page, page};
 use crate::service::activity_history::{CallBucket, HistoryPeriod};
@@ -126,13 +130,41 @@ struct BackupRow {
     last_success: Option<TimeView>,
 }
 
+/// `POST /console/backup` (`interai admin backup`, into the backup directory): asks the backup loop for a backup
+/// now and sends the browser back to the overview, which shows the backup as the last one when it is made.
+pub async fn back_up_now(
+    State(state): State<ConsoleState>,
+    headers: HeaderMap,
+    Form(form): Form<TokenForm>,
+) -> Response {
+    let session = match form_session(&state, &headers, &form.form_token).await {
+        Ok(session) => session,
+        Err(refusal) => return refusal,
+    };
+    let asked = audited(
+        &state,
+        &session,
+        "backup.start",
+        &json!({}),
+        async { Ok(state.client.service().ask_for_backup()) },
+        |asked| asked.as_str().to_owned(),
+    )
+    .await;
+    match asked {
+        Ok(crate::service::backups::BackupAsked::Started) => done("/console/", "backup.start"),
+        Ok(crate::service::backups::BackupAsked::AlreadyUnderWay) => done("/console/", "backup.under_way"),
+        Err(error) => error_page(&state, Some(frame(&state, &session, "Overview")), &error),
+    }
+}
+
 /// `GET /console/`.
-pub async fn show(State(state): State<ConsoleState>, headers: HeaderMap) -> Response {
+pub async fn show(State(state): State<ConsoleState>, Query(query): Query<DoneQuery>, headers: HeaderMap) -> Response {
     let session = match page_session(&state, &headers).await {
         Ok(session) => session,
         Err(answer) => return answer,
     };
-    let frame = frame(&state, &session, "Overview");
+    let mut frame = frame(&state, &session, "Overview");
+    frame.notice = Notice::done(query.done.as_deref());
     let overview = match state.client.service().instance_overview().await {
         Ok(overview) => overview,
         Err(error) => return error_page(&state, Some(frame), &error),

@@ -395,7 +395,7 @@ pub async fn dead_letter(
 #[derive(Debug, Default, Deserialize)]
 pub struct TokenForm {
     #[serde(default)]
-    form_token: String,
+    pub(super) form_token: String,
 }
 
 /// `POST /console/identity/rotate-key` (`interai admin federation rotate-key`): a new signing key, endorsed by the

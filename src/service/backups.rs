@@ -1,6 +1,6 @@
 //! Backups while serving: a consistent copy of the database (a SQLite file copy, or an archive), made by
-//! `interai admin backup` or the scheduled loop (`workers/backups.rs`), and the last one's outcome, which the
-//! overview and `/metrics` show.
+//! `interai admin backup`, the scheduled loop, or the backup loop when an admin asks for one now (both in
+//! `workers/backups.rs`), and the last one's outcome, which the overview and `/metrics` show.
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -8,6 +8,36 @@ use serde::{Deserialize, Serialize};
 use super::ServiceError;
 use super::archive::{archive_error, database_error, export_to_file_paced, io_error};
 use crate::store::portable;
+
+/// Backups an admin asked for (the console's "Back up now", `POST /admin/backups`), which the serving process's
+/// backup loop makes one at a time. A backup takes seconds to minutes, longer than a request may, so asking only
+/// wakes the loop; the overview shows the backup when it is made.
+#[derive(Debug, Default)]
+pub struct BackupRequests {
+    /// Woken when a backup is asked for.
+    asked: tokio::sync::Notify,
+    /// Whether one was asked for and is not made yet: a second request joins it.
+    outstanding: std::sync::atomic::AtomicBool,
+}
+
+/// What asking for a backup did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BackupAsked {
+    /// The backup loop was woken: a backup starts now.
+    Started,
+    /// A backup asked for earlier is not made yet; this request joins it.
+    AlreadyUnderWay,
+}
+
+impl BackupAsked {
+    /// The wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BackupAsked::Started => "started",
+            BackupAsked::AlreadyUnderWay => "already_under_way",
+        }
+    }
+}
 
 /// The instance setting that holds the last backup's outcome ([`BackupRecord`], JSON), for the overview and
 /// `/metrics`: a setting rather than memory, so a backup made by `interai admin backup` shows as well as a scheduled
@@ -209,5 +239,31 @@ impl super::Service {
         crate::store::settings::put(&mut transaction.conn(), SETTING_LAST_BACKUP, &text, now).await?;
         transaction.commit().await?;
         Ok(record)
+    }
+
+    /// Asks the serving process's backup loop for a backup now, into the backup directory
+    /// (`INTERAI_BACKUP_DIR`), keeping the newest `INTERAI_BACKUP_KEEP` there like the scheduled ones. Returns at once:
+    /// the overview's last backup shows the outcome.
+    pub fn ask_for_backup(&self) -> BackupAsked {
+        let requests = &self.inner.backup_requests;
+        if requests.outstanding.swap(true, std::sync::atomic::Ordering::AcqRel) {
+            return BackupAsked::AlreadyUnderWay;
+        }
+        requests.asked.notify_one();
+        BackupAsked::Started
+    }
+
+    /// Waits until a backup is asked for (the backup loop, which then makes it and calls
+    /// [`Service::asked_backup_finished`]).
+    pub async fn backup_asked(&self) {
+        self.inner.backup_requests.asked.notified().await;
+    }
+
+    /// The backup asked for was made, or failed (its outcome is recorded): the next request starts another.
+    pub fn asked_backup_finished(&self) {
+        self.inner
+            .backup_requests
+            .outstanding
+            .store(false, std::sync::atomic::Ordering::Release);
     }
 }

@@ -106,6 +106,8 @@ struct ServiceInner {
     started_at: chrono::DateTime<chrono::Utc>,
     /// The calls this process audited and has not added to the history yet (see `activity_history.rs`).
     unsaved_call_counts: activity_history::UnsavedCallCounts,
+    /// Backups an admin asked for, waiting for the backup loop (see `backups.rs`).
+    backup_requests: backups::BackupRequests,
 }
 
 impl std::fmt::Debug for Service {
@@ -139,6 +141,7 @@ impl Service {
                 instance_trust_reasons: std::sync::RwLock::new(Arc::default()),
                 started_at,
                 unsaved_call_counts: activity_history::UnsavedCallCounts::default(),
+                backup_requests: backups::BackupRequests::default(),
             }),
         }
     }

@@ -266,8 +266,8 @@ mod tests {
             retracted: false,
             standing: ControllerStanding::new_controller(at(-30, 0)),
             kind: EvidenceKind::Usage {
-                real_world_use: number % 3 != 0,
-                result: if number % 4 == 0 {
+                real_world_use: !number.is_multiple_of(3),
+                result: if number.is_multiple_of(4) {
                     UsageOutcome::Failure
                 } else {
                     UsageOutcome::Success
@@ -280,9 +280,9 @@ mod tests {
     /// a known time (before and after some moments) and one retracted at no known time.
     fn dated_records() -> Vec<DatedRecord> {
         let mut records = Vec::new();
-        for number in 0..60 {
+        for number in 0_usize..60 {
             let controller = format!("usr_{}", number % 7);
-            let origin = (number % 5 == 0).then_some("beta.test");
+            let origin = number.is_multiple_of(5).then_some("beta.test");
             let recorded_at = at(
                 i64::try_from(number % 20).expect("small"),
                 i64::try_from(number).expect("small"),

@@ -1,7 +1,10 @@
-//! The scheduled backup loop: every `INTERAI_BACKUP_INTERVAL_HOURS` of the injected clock, a backup of the database
-//! as `interai admin backup` makes it, into `INTERAI_BACKUP_DIR`, keeping the newest `INTERAI_BACKUP_KEEP`.
+//! The backup loops: every `INTERAI_BACKUP_INTERVAL_HOURS` of the injected clock (the scheduled loop), and whenever an
+//! admin asks for one (the asked-for loop, which always runs), a backup of the database as `interai admin backup`
+//! makes it, into `INTERAI_BACKUP_DIR`, keeping the newest `INTERAI_BACKUP_KEEP`. The two make their backups one at a
+//! time ([`BackupMaker`]).
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use chrono::{DateTime, TimeDelta, Utc};
 use tokio::sync::watch;
@@ -14,34 +17,70 @@ use crate::service::{Service, ServiceError};
 /// What every scheduled backup's file name starts with; pruning deletes only files named so.
 const FILE_PREFIX: &str = "interai-backup-";
 
-/// The loop and its settings.
+/// Where and how this process makes its backups, shared by both loops so that they make one at a time.
 #[derive(Debug)]
-pub struct ScheduledBackups {
+pub struct BackupMaker {
     service: Service,
     database_url: String,
     directory: PathBuf,
-    interval: TimeDelta,
     keep: usize,
     pace: BackupPace,
+    /// Held while a backup is made: a backup asked for during a scheduled one waits for it, and the other way round.
+    one_at_a_time: tokio::sync::Mutex<()>,
+}
+
+impl BackupMaker {
+    /// The backups of an instance with `config`.
+    pub fn new(service: Service, config: &Config) -> BackupMaker {
+        BackupMaker {
+            service,
+            database_url: config.database_url.clone(),
+            directory: config.backup_dir.clone(),
+            keep: usize::try_from(config.backup_keep).unwrap_or(usize::MAX),
+            pace: BackupPace {
+                max_mib_per_second: config.backup_max_mib_per_second,
+            },
+            one_at_a_time: tokio::sync::Mutex::new(()),
+        }
+    }
+
+    /// One backup now, recorded for the overview and `/metrics`, then the oldest beyond the number to keep deleted.
+    /// Returns the file and the report.
+    pub async fn run_once(&self) -> Result<(PathBuf, BackupReport), ServiceError> {
+        let _only_backup = self.one_at_a_time.lock().await;
+        let now = self.service.now();
+        create_private_directory(&self.directory)
+            .map_err(|error| ServiceError::internal(format!("creating {}: {error}", self.directory.display())))?;
+        let file = self.directory.join(file_name(now, &self.database_url));
+        let outcome = backups::backup(&self.database_url, &file, now, None, self.pace).await;
+        self.service.record_backup(&file, &outcome).await?;
+        let report = outcome?;
+        prune(&self.directory, self.keep)
+            .map_err(|error| ServiceError::internal(format!("deleting old backups: {error}")))?;
+        Ok((file, report))
+    }
+}
+
+/// The scheduled loop and its interval.
+#[derive(Debug)]
+pub struct ScheduledBackups {
+    service: Service,
+    maker: Arc<BackupMaker>,
+    interval: TimeDelta,
     passes: watch::Sender<u64>,
 }
 
 impl ScheduledBackups {
     /// The loop the configuration asks for, or `None` when `INTERAI_BACKUP_INTERVAL_HOURS` is 0.
-    pub fn new(service: Service, config: &Config) -> Option<ScheduledBackups> {
+    pub fn new(maker: Arc<BackupMaker>, config: &Config) -> Option<ScheduledBackups> {
         if config.backup_interval_hours == 0 {
             return None;
         }
         let (passes, _) = watch::channel(0);
         Some(ScheduledBackups {
-            service,
-            database_url: config.database_url.clone(),
-            directory: config.backup_dir.clone(),
+            service: maker.service.clone(),
+            maker,
             interval: TimeDelta::hours(i64::from(config.backup_interval_hours)),
-            keep: usize::try_from(config.backup_keep).unwrap_or(usize::MAX),
-            pace: BackupPace {
-                max_mib_per_second: config.backup_max_mib_per_second,
-            },
             passes,
         })
     }
@@ -54,21 +93,6 @@ impl ScheduledBackups {
     /// How many passes have finished: a test waits on it instead of sleeping.
     pub fn passes(&self) -> watch::Receiver<u64> {
         self.passes.subscribe()
-    }
-
-    /// One backup now, recorded for the overview and `/metrics`, then the oldest beyond the number to keep deleted.
-    /// Returns the file and the report.
-    pub async fn run_once(&self) -> Result<(PathBuf, BackupReport), ServiceError> {
-        let now = self.service.now();
-        create_private_directory(&self.directory)
-            .map_err(|error| ServiceError::internal(format!("creating {}: {error}", self.directory.display())))?;
-        let file = self.directory.join(file_name(now, &self.database_url));
-        let outcome = backups::backup(&self.database_url, &file, now, None, self.pace).await;
-        self.service.record_backup(&file, &outcome).await?;
-        let report = outcome?;
-        prune(&self.directory, self.keep)
-            .map_err(|error| ServiceError::internal(format!("deleting old backups: {error}")))?;
-        Ok((file, report))
     }
 
     /// When the first backup is due: at once when the last recorded backup that worked is older than the interval
@@ -85,7 +109,7 @@ impl ScheduledBackups {
     pub async fn run(self, mut stop: watch::Receiver<bool>) {
         let health = self.service.background_loops();
         let mut next = self.first_due().await;
-        tracing::debug!(directory = %self.directory.display(), interval_hours = self.interval.num_hours(), "scheduled backups started");
+        tracing::debug!(directory = %self.maker.directory.display(), interval_hours = self.interval.num_hours(), "scheduled backups started");
         loop {
             tokio::select! {
                 biased;
@@ -95,7 +119,7 @@ impl ScheduledBackups {
                 }
                 () = self.service.clock().wait_until(next) => {}
             }
-            let pass = self.run_once().await;
+            let pass = self.maker.run_once().await;
             health.pass_finished(
                 BACKUP_LOOP,
                 self.service.now(),
@@ -117,6 +141,51 @@ impl ScheduledBackups {
             }
             next = self.service.clock().now() + self.interval;
             self.passes.send_modify(|passes| *passes += 1);
+        }
+    }
+}
+
+/// The loop that makes the backups an admin asks for ([`Service::ask_for_backup`]), whatever the schedule.
+#[derive(Debug)]
+pub struct AskedBackups {
+    service: Service,
+    maker: Arc<BackupMaker>,
+}
+
+impl AskedBackups {
+    /// The loop of this process.
+    pub fn new(maker: Arc<BackupMaker>) -> AskedBackups {
+        AskedBackups {
+            service: maker.service.clone(),
+            maker,
+        }
+    }
+
+    /// Runs until `stop` turns true (or its sender goes): a backup each time one is asked for. A backup under way
+    /// when the instance stops is finished first, as the scheduled loop's is.
+    pub async fn run(self, mut stop: watch::Receiver<bool>) {
+        loop {
+            tokio::select! {
+                biased;
+                _ = stop.wait_for(|stopped| *stopped) => return,
+                () = self.service.backup_asked() => {}
+            }
+            let made = self.maker.run_once().await;
+            self.service.asked_backup_finished();
+            match &made {
+                Ok((file, report)) => tracing::info!(
+                    file = %file.display(),
+                    bytes = report.bytes,
+                    seconds = report.took.as_secs_f64(),
+                    "backup made as an admin asked"
+                ),
+                Err(error) => tracing::warn!(
+                    code = error.code.as_str(),
+                    error = %error,
+                    cause = error.cause.as_deref().unwrap_or(""),
+                    "the backup an admin asked for failed"
+                ),
+            }
         }
     }
 }

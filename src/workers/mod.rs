@@ -42,12 +42,17 @@ impl Workers {
         } else {
             health.disabled(AUDIT_RETENTION_LOOP);
         }
-        if let Some(backups) = backups::ScheduledBackups::new(service.clone(), config) {
+        let backup_maker = std::sync::Arc::new(backups::BackupMaker::new(service.clone(), config));
+        if let Some(backups) = backups::ScheduledBackups::new(backup_maker.clone(), config) {
             health.started(BACKUP_LOOP, backups.interval(), service.now());
             tasks.push(tokio::spawn(backups.run(stopped.clone())));
         } else {
             health.disabled(BACKUP_LOOP);
         }
+        // Not a loop of the overview's: it has no schedule to keep, and each backup's outcome is the last backup's.
+        tasks.push(tokio::spawn(
+            backups::AskedBackups::new(backup_maker).run(stopped.clone()),
+        ));
         health.started(ACTIVITY_HISTORY_LOOP, activity_history::PASS_INTERVAL, service.now());
         tasks.push(tokio::spawn(history.run(stopped.clone())));
         Workers { stop, tasks }

@@ -1123,6 +1123,116 @@ async fn scheduled_backups_keep_the_newest_and_the_overview_and_metrics_show_the
 }
 
 #[tokio::test]
+async fn a_backup_asked_for_through_the_admin_api_is_made_in_the_backup_directory_by_the_serving_process() {
+    let directory = tempfile::tempdir().expect("backup directory");
+    let backups = directory.path().join("asked");
+    let served = {
+        let backups = backups.clone();
+        // No schedule: the asked-for backups are the only ones.
+        ServedInstance::start_with("admin.test", move |config| {
+            config.backup_keep = 2;
+            config.backup_dir = backups;
+        })
+        .await
+    };
+    let files = || -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(&backups)
+            .map(|entries| {
+                entries
+                    .filter_map(Result::ok)
+                    .filter_map(|entry| entry.file_name().into_string().ok())
+                    .collect()
+            })
+            .unwrap_or_default();
+        names.sort();
+        names
+    };
+    // The overview's last backup once it names a file other than `previous` and the directory holds `kept` files (the
+    // loop deletes the oldest just after recording the new one).
+    let made_after = |previous: Option<String>, kept: usize| {
+        let served = &served;
+        let files = &files;
+        async move {
+            for _ in 0..20_000 {
+                let (_, overview) = get(served, "/admin/instance").await;
+                let file = overview["backup"]["file"].as_str().map(str::to_owned);
+                if file.is_some() && file != previous && files().len() == kept {
+                    return overview["backup"].clone();
+                }
+                tokio::task::yield_now().await;
+            }
+            panic!(
+                "the asked-for backup was never made, or the oldest never deleted: {:?}",
+                files()
+            );
+        }
+    };
+
+    let author = agent(&served.service, "author").await;
+    assert_error(
+        &api(&served, &author.key, Method::POST, "/admin/backups", None).await,
+        403,
+        "forbidden_scope",
+    );
+    let (_, overview) = get(&served, "/admin/instance").await;
+    assert_eq!(overview["backup"], Value::Null, "nothing asked yet: {overview}");
+    assert!(files().is_empty());
+
+    assert_eq!(
+        post(&served, "/admin/backups", json!({})).await,
+        (202, json!({ "backup": "started" }))
+    );
+    let first = made_after(None, 1).await;
+    assert_eq!(first["error"], Value::Null, "{first}");
+    assert!(first["bytes"].as_u64().is_some_and(|bytes| bytes > 0), "{first}");
+    let expected_kind = if overview["backend"] == "sqlite" {
+        "database_file"
+    } else {
+        "archive"
+    };
+    assert_eq!(first["kind"], expected_kind, "{first}");
+    let kept = files();
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    assert!(
+        first["file"].as_str().is_some_and(|file| file.ends_with(&kept[0])),
+        "{first} {kept:?}"
+    );
+
+    // Two more, a minute apart: the oldest of three goes, as with scheduled backups.
+    let mut previous = first["file"].as_str().map(str::to_owned);
+    for _ in 0..2 {
+        served.clock.advance(TimeDelta::minutes(1));
+        let (status, _) = post(&served, "/admin/backups", json!({})).await;
+        assert_eq!(status, 202);
+        previous = made_after(previous, 2).await["file"].as_str().map(str::to_owned);
+    }
+    let kept = files();
+    assert_eq!(kept.len(), 2, "{kept:?}");
+    assert!(
+        previous.as_deref().is_some_and(|file| file.ends_with(&kept[1])),
+        "{kept:?}"
+    );
+
+    // Asked twice before the loop runs: the second joins the first.
+    served.clock.advance(TimeDelta::minutes(1));
+    assert_eq!(
+        served.service.ask_for_backup(),
+        interai::service::backups::BackupAsked::Started
+    );
+    assert_eq!(
+        served.service.ask_for_backup(),
+        interai::service::backups::BackupAsked::AlreadyUnderWay
+    );
+    let joined = made_after(previous, 2).await;
+    assert_eq!(joined["error"], Value::Null, "{joined}");
+    assert_eq!(
+        files().len(),
+        2,
+        "one backup made for both requests, the oldest deleted"
+    );
+}
+
+#[tokio::test]
 async fn an_admin_key_searches_and_reads_knowledge_with_the_tools_arguments_and_answers() {
     let served = ServedInstance::start("admin.test").await;
     let author = agent(&served.service, "author").await;

@@ -1189,3 +1189,52 @@ async fn an_admin_rotates_the_signing_key_recomputes_trust_purges_a_peer_s_evide
         "the refusals of three days ago went with the rest; the prune itself is recorded"
     );
 }
+
+#[tokio::test]
+async fn an_admin_asks_for_a_backup_from_the_overview_and_a_second_request_joins_the_first() {
+    // This instance does not serve, so no backup loop takes the request: it stays asked for.
+    let instance = TestInstance::start("alpha.test").await;
+    let cookie = sign_in(&instance, &instance.admin_key).await;
+    let overview = get(&instance, "/console/", Some(&cookie)).await;
+    assert!(
+        overview
+            .body
+            .contains("<form class=\"action\" method=\"post\" action=\"/console/backup\">"),
+        "{}",
+        overview.body
+    );
+    let token = overview.form_token();
+    let refused = post_form(
+        &instance,
+        "/console/backup",
+        Some(&cookie),
+        &[("form_token", "forged")],
+        Some("same-origin"),
+    )
+    .await;
+    assert_eq!(refused.status, StatusCode::FORBIDDEN, "{}", refused.body);
+    assert!(
+        audited(instance.service(), "admin/backup.start").await.is_empty(),
+        "a refused form asks nothing"
+    );
+
+    let asked = post_signed(&instance, "/console/backup", &cookie, &token, &[]).await;
+    assert_eq!(asked.status, StatusCode::SEE_OTHER, "{}", asked.body);
+    assert_eq!(asked.location(), "/console/?done=backup.start");
+    let page = get(&instance, asked.location(), Some(&cookie)).await;
+    assert!(
+        page.body.contains("A backup has started in the background"),
+        "{}",
+        page.body
+    );
+
+    let again = post_signed(&instance, "/console/backup", &cookie, &token, &[]).await;
+    assert_eq!(again.location(), "/console/?done=backup.under_way");
+    assert_eq!(
+        instance.service().ask_for_backup(),
+        interai::service::backups::BackupAsked::AlreadyUnderWay
+    );
+    let records = audited(instance.service(), "admin/backup.start").await;
+    assert_eq!(records.len(), 2, "each request is audited");
+    assert!(records.iter().all(|record| record.outcome == "ok"), "{records:?}");
+}

@@ -1,5 +1,6 @@
 //! The admin API's instance overview (`GET /admin/instance`), the calls' and a peer's lag history the console
-//! plots (`GET /admin/activity`, `GET /admin/peers/{realm}/lag`), and the rotation of the instance's federation key
+//! plots (`GET /admin/activity`, `GET /admin/peers/{realm}/lag`), a backup now (`POST /admin/backups`, as
+//! `interai admin backup` into the backup directory), and the rotation of the instance's federation key
 //! (`POST /admin/federation/identity/rotate`, as `interai admin federation rotate-key`).
 
 use axum::Router;
@@ -20,7 +21,20 @@ pub(super) fn routes() -> Router<AdminState> {
         .route("/admin/instance", get(instance))
         .route("/admin/activity", get(activity))
         .route("/admin/peers/{realm}/lag", get(peer_lag))
+        .route("/admin/backups", post(back_up_now))
         .route("/admin/federation/identity/rotate", post(rotate_key))
+}
+
+/// Asks the backup loop for a backup now and answers `202 Accepted` at once: a backup takes longer than a request
+/// may. `GET /admin/instance` shows it as the last backup when it is made.
+async fn back_up_now(State(state): State<AdminState>) -> Response {
+    let asked = state.client.service().ask_for_backup();
+    tracing::info!(asked = asked.as_str(), "backup asked for through the admin API");
+    (
+        axum::http::StatusCode::ACCEPTED,
+        axum::Json(serde_json::json!({ "backup": asked.as_str() })),
+    )
+        .into_response()
 }
 
 async fn instance(State(state): State<AdminState>) -> Result<Response, ApiError> {
