@@ -1030,6 +1030,20 @@ fn every_admin_route_is_documented_in_docs_admin_api_md() {
     );
 }
 
+/// The names of the files in a backup directory, sorted (none when it does not exist yet).
+fn backup_files(directory: &std::path::Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(directory)
+        .map(|entries| {
+            entries
+                .filter_map(Result::ok)
+                .filter_map(|entry| entry.file_name().into_string().ok())
+                .collect()
+        })
+        .unwrap_or_default();
+    names.sort();
+    names
+}
+
 #[tokio::test]
 async fn scheduled_backups_keep_the_newest_and_the_overview_and_metrics_show_the_last() {
     let directory = tempfile::tempdir().expect("backup directory");
@@ -1043,18 +1057,7 @@ async fn scheduled_backups_keep_the_newest_and_the_overview_and_metrics_show_the
         })
         .await
     };
-    let files = || -> Vec<String> {
-        let mut names: Vec<String> = std::fs::read_dir(&backups)
-            .map(|entries| {
-                entries
-                    .filter_map(Result::ok)
-                    .filter_map(|entry| entry.file_name().into_string().ok())
-                    .collect()
-            })
-            .unwrap_or_default();
-        names.sort();
-        names
-    };
+    let files = || backup_files(&backups);
     // The loop's passes as the overview counts them; each of its backups is a pass.
     let passes_reach = |count: u64| {
         let served = &served;
@@ -1135,18 +1138,7 @@ async fn a_backup_asked_for_through_the_admin_api_is_made_in_the_backup_director
         })
         .await
     };
-    let files = || -> Vec<String> {
-        let mut names: Vec<String> = std::fs::read_dir(&backups)
-            .map(|entries| {
-                entries
-                    .filter_map(Result::ok)
-                    .filter_map(|entry| entry.file_name().into_string().ok())
-                    .collect()
-            })
-            .unwrap_or_default();
-        names.sort();
-        names
-    };
+    let files = || backup_files(&backups);
     // The overview's last backup once it names a file other than `previous` and the directory holds `kept` files (the
     // loop deletes the oldest just after recording the new one).
     let made_after = |previous: Option<String>, kept: usize| {
