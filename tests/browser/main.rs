@@ -31,6 +31,7 @@ async fn an_admin_signs_in_reads_every_page_and_signs_out_and_no_page_says_anyth
     instance.admin(&["seed", "--items", "12"]).await;
     sign_in(&mut tab, &instance, "").await;
     overview(&mut tab, &instance, "").await;
+    back_up_now(&mut tab, &instance).await;
     peers(&mut tab, &instance, "").await;
     knowledge_and_an_item_s_trust(&mut tab, &instance).await;
     create_and_revoke_a_key(&mut tab, &instance).await;
@@ -133,6 +134,29 @@ async fn overview(tab: &mut Tab, instance: &ServedInstance, prefix: &str) {
     visit(tab, instance, "/console/", "Overview", &format!("{prefix}overview")).await;
     let text = tab.text("main").await.unwrap_or_default();
     assert!(text.contains(&instance.realm), "the overview names the realm: {text}");
+}
+
+/// "Back up now" on the overview: the page says a backup started, and the overview shows it as the last backup once
+/// the instance's backup loop has made it.
+async fn back_up_now(tab: &mut Tab, instance: &ServedInstance) {
+    tab.open(&instance.url("/console/")).await;
+    assert_eq!(fact(tab, "File").await, "", "no backup before");
+    tab.submit("form[action=\"/console/backup\"]", &[]).await;
+    let notice = tab.text("main .notice").await.unwrap_or_default();
+    assert!(notice.contains("A backup has started"), "the page says so: {notice:?}");
+    tab.assert_no_problem("the overview after asking for a backup").await;
+    let started = tokio::time::Instant::now();
+    while !fact(tab, "File").await.contains("interai-backup-") {
+        assert!(
+            started.elapsed() < PEERING_PATIENCE,
+            "the overview shows no backup after {PEERING_PATIENCE:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(250)).await;
+        tab.open(&instance.url("/console/")).await;
+    }
+    assert_eq!(fact(tab, "Error").await, "none", "the backup worked");
+    tab.assert_no_problem("the overview with the backup made").await;
+    tab.screenshot("overview-backed-up").await;
 }
 
 /// The peers page; returns this instance's own key fingerprints, as its identity section shows them.
