@@ -64,7 +64,6 @@ impl BackupMaker {
 /// The scheduled loop and its interval.
 #[derive(Debug)]
 pub struct ScheduledBackups {
-    service: Service,
     maker: Arc<BackupMaker>,
     interval: TimeDelta,
     passes: watch::Sender<u64>,
@@ -78,7 +77,6 @@ impl ScheduledBackups {
         }
         let (passes, _) = watch::channel(0);
         Some(ScheduledBackups {
-            service: maker.service.clone(),
             maker,
             interval: TimeDelta::hours(i64::from(config.backup_interval_hours)),
             passes,
@@ -98,8 +96,8 @@ impl ScheduledBackups {
     /// When the first backup is due: at once when the last recorded backup that worked is older than the interval
     /// (or there is none), else one interval after it, so a restart does not make a backup each time.
     async fn first_due(&self) -> DateTime<Utc> {
-        let now = self.service.now();
-        match self.service.last_backup().await {
+        let now = self.maker.service.now();
+        match self.maker.service.last_backup().await {
             Ok(Some(record)) => record.last_success_at.map_or(now, |at| (at + self.interval).max(now)),
             _ => now,
         }
@@ -107,39 +105,26 @@ impl ScheduledBackups {
 
     /// Runs until `stop` turns true (or its sender goes): a backup when one is due, then one every interval.
     pub async fn run(self, mut stop: watch::Receiver<bool>) {
-        let health = self.service.background_loops();
+        let health = self.maker.service.background_loops();
         let mut next = self.first_due().await;
         tracing::debug!(directory = %self.maker.directory.display(), interval_hours = self.interval.num_hours(), "scheduled backups started");
         loop {
             tokio::select! {
                 biased;
                 _ = stop.wait_for(|stopped| *stopped) => {
-                    health.stopped(BACKUP_LOOP, self.service.now());
+                    health.stopped(BACKUP_LOOP, self.maker.service.now());
                     return;
                 }
-                () = self.service.clock().wait_until(next) => {}
+                () = self.maker.service.clock().wait_until(next) => {}
             }
             let pass = self.maker.run_once().await;
             health.pass_finished(
                 BACKUP_LOOP,
-                self.service.now(),
+                self.maker.service.now(),
                 pass.as_ref().err().map(ToString::to_string),
             );
-            match &pass {
-                Ok((file, report)) => tracing::info!(
-                    file = %file.display(),
-                    bytes = report.bytes,
-                    seconds = report.took.as_secs_f64(),
-                    "scheduled backup made"
-                ),
-                Err(error) => tracing::warn!(
-                    code = error.code.as_str(),
-                    error = %error,
-                    cause = error.cause.as_deref().unwrap_or(""),
-                    "scheduled backup failed; the next one is tried after the interval"
-                ),
-            }
-            next = self.service.clock().now() + self.interval;
+            log_outcome(&pass, "scheduled; a failed one is tried again after the interval");
+            next = self.maker.service.clock().now() + self.interval;
             self.passes.send_modify(|passes| *passes += 1);
         }
     }
@@ -148,17 +133,13 @@ impl ScheduledBackups {
 /// The loop that makes the backups an admin asks for ([`Service::ask_for_backup`]), whatever the schedule.
 #[derive(Debug)]
 pub struct AskedBackups {
-    service: Service,
     maker: Arc<BackupMaker>,
 }
 
 impl AskedBackups {
     /// The loop of this process.
     pub fn new(maker: Arc<BackupMaker>) -> AskedBackups {
-        AskedBackups {
-            service: maker.service.clone(),
-            maker,
-        }
+        AskedBackups { maker }
     }
 
     /// Runs until `stop` turns true (or its sender goes): a backup each time one is asked for. A backup under way
@@ -168,25 +149,32 @@ impl AskedBackups {
             tokio::select! {
                 biased;
                 _ = stop.wait_for(|stopped| *stopped) => return,
-                () = self.service.backup_asked() => {}
+                () = self.maker.service.backup_asked() => {}
             }
             let made = self.maker.run_once().await;
-            self.service.asked_backup_finished();
-            match &made {
-                Ok((file, report)) => tracing::info!(
-                    file = %file.display(),
-                    bytes = report.bytes,
-                    seconds = report.took.as_secs_f64(),
-                    "backup made as an admin asked"
-                ),
-                Err(error) => tracing::warn!(
-                    code = error.code.as_str(),
-                    error = %error,
-                    cause = error.cause.as_deref().unwrap_or(""),
-                    "the backup an admin asked for failed"
-                ),
-            }
+            self.maker.service.asked_backup_finished();
+            log_outcome(&made, "asked for by an admin");
         }
+    }
+}
+
+/// Logs what a backup loop's backup came to; `why` says which loop made it.
+fn log_outcome(made: &Result<(PathBuf, BackupReport), ServiceError>, why: &'static str) {
+    match made {
+        Ok((file, report)) => tracing::info!(
+            why,
+            file = %file.display(),
+            bytes = report.bytes,
+            seconds = report.took.as_secs_f64(),
+            "backup made"
+        ),
+        Err(error) => tracing::warn!(
+            why,
+            code = error.code.as_str(),
+            error = %error,
+            cause = error.cause.as_deref().unwrap_or(""),
+            "backup failed"
+        ),
     }
 }
 
