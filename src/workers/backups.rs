@@ -12,7 +12,7 @@ use tokio::sync::watch;
 use crate::config::Config;
 use crate::service::backups::{self, BackupPace, BackupReport};
 use crate::service::loop_health::BACKUP_LOOP;
-use crate::service::{Service, ServiceError};
+use crate::service::{ErrorCode, Service, ServiceError};
 
 /// What every scheduled backup's file name starts with; pruning deletes only files named so.
 const FILE_PREFIX: &str = "interai-backup-";
@@ -49,10 +49,16 @@ impl BackupMaker {
     pub async fn run_once(&self) -> Result<(PathBuf, BackupReport), ServiceError> {
         let _only_backup = self.one_at_a_time.lock().await;
         let now = self.service.now();
-        create_private_directory(&self.directory)
-            .map_err(|error| ServiceError::internal(format!("creating {}: {error}", self.directory.display())))?;
         let file = self.directory.join(file_name(now, &self.database_url));
-        let outcome = backups::backup(&self.database_url, &file, now, None, self.pace).await;
+        // A directory that cannot be made is the backup's failure too: the overview says so, not the log alone (an
+        // admin who asked for the backup would otherwise see nothing happen).
+        let outcome = match create_private_directory(&self.directory) {
+            Ok(()) => backups::backup(&self.database_url, &file, now, None, self.pace).await,
+            Err(error) => Err(ServiceError::new(
+                ErrorCode::InternalError,
+                format!("creating the backup directory {}: {error}", self.directory.display()),
+            )),
+        };
         self.service.record_backup(&file, &outcome).await?;
         let report = outcome?;
         prune(&self.directory, self.keep)

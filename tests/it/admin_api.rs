@@ -1225,6 +1225,33 @@ async fn a_backup_asked_for_through_the_admin_api_is_made_in_the_backup_director
 }
 
 #[tokio::test]
+async fn a_backup_that_cannot_be_written_shows_its_error_as_the_last_backup() {
+    // The backup directory would be inside a regular file: it cannot be made, whoever runs the test.
+    let not_a_directory = tempfile::NamedTempFile::new().expect("a file");
+    let backups = not_a_directory.path().join("backups");
+    let served = ServedInstance::start_with("admin.test", move |config| config.backup_dir = backups).await;
+    assert_eq!(
+        post(&served, "/admin/backups", json!({})).await,
+        (202, json!({ "backup": "started" }))
+    );
+    for _ in 0..20_000 {
+        let (_, overview) = get(&served, "/admin/instance").await;
+        if let Some(error) = overview["backup"]["error"].as_str() {
+            assert!(error.contains("creating the backup directory"), "{overview}");
+            assert_eq!(overview["backup"]["last_success_at"], Value::Null, "{overview}");
+            // The failure ended the request: the next one starts another backup.
+            assert_eq!(
+                served.service.ask_for_backup(),
+                interai::service::backups::BackupAsked::Started
+            );
+            return;
+        }
+        tokio::task::yield_now().await;
+    }
+    panic!("the failed backup never showed on the overview");
+}
+
+#[tokio::test]
 async fn an_admin_key_searches_and_reads_knowledge_with_the_tools_arguments_and_answers() {
     let served = ServedInstance::start("admin.test").await;
     let author = agent(&served.service, "author").await;
